@@ -1,0 +1,160 @@
+# hostprof build. `make` builds build/hostprof; `make help` lists the targets.
+# V=1 shows full commands. OUTPUT=dir moves the build directory. VMLINUX_H=path overrides the
+# checked-in vmlinux.h for the target architecture.
+
+OUTPUT ?= build
+ARCH ?= $(shell uname -m | sed -e 's/aarch64/arm64/')
+VMLINUX_H ?= vmlinux/$(ARCH)/vmlinux.h
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+PROTOC_C ?= protoc-c
+
+ifeq ($(ARCH),x86_64)
+BPF_TARGET_ARCH := x86
+else
+BPF_TARGET_ARCH := $(ARCH)
+endif
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+WARNINGS := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wformat=2 -Wstrict-prototypes
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 $(WARNINGS) -MMD -MP -D_GNU_SOURCE \
+	-DHOSTPROF_VERSION='"$(VERSION)"' -DHOSTPROF_GIT_REV='"$(GIT_REV)"' \
+	-Iinclude -Isrc -I$(OUTPUT) -I$(OUTPUT)/proto
+LDLIBS += -lbpf -ldw -lelf -lz -lprotobuf-c -lpthread
+EXTRA_CFLAGS ?=
+EXTRA_LDFLAGS ?=
+
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_TARGET_ARCH) -Wall -Werror \
+	-I$(OUTPUT)/bpf -Iinclude -Ibpf
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.skel.h,$(BPF_SRCS))
+
+PROTOS := $(wildcard proto/*.proto)
+PB_SRCS := $(patsubst proto/%.proto,$(OUTPUT)/proto/%.pb-c.c,$(PROTOS))
+PB_HDRS := $(PB_SRCS:.c=.h)
+PB_OBJS := $(PB_SRCS:.c=.o)
+
+SRCS := $(wildcard src/*.c)
+OBJS := $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS))
+LIB_OBJS := $(filter-out $(OUTPUT)/src/main.o,$(OBJS)) $(PB_OBJS)
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+
+.PHONY: all deps deps-test run test unit e2e check format format-check clean help
+.DEFAULT_GOAL := all
+# Keep the BPF objects: make would delete them as intermediates of the skeletons.
+.SECONDARY:
+
+all: $(OUTPUT)/hostprof
+
+help:
+	@echo "make            build $(OUTPUT)/hostprof"
+	@echo "make deps       install missing Debian build packages (root)"
+	@echo "make run        profile the whole host for 5 s into ./profile.pb.gz and ./profile.folded"
+	@echo "make test       unit tests (no root), then end-to-end tests on the real kernel"
+	@echo "make check      -Werror build, unit tests under ASan+UBSan, static analysis"
+	@echo "make format     clang-format every source file in place"
+
+deps:
+	$(Q)scripts/deps.sh build
+
+deps-test:
+	$(Q)scripts/deps.sh test
+
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/src $(OUTPUT)/proto $(OUTPUT)/tests:
+	$(Q)mkdir -p $@
+
+# --- BPF: CO-RE objects and their skeletons ---
+$(OUTPUT)/bpf/vmlinux.h: $(VMLINUX_H) | $(OUTPUT)/bpf
+	$(Q)cp $< $@
+
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(OUTPUT)/bpf/vmlinux.h include/hostprof_abi.h $(wildcard bpf/*.bpf.h) | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(OUTPUT)/bpf/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
+
+# --- protobuf ---
+$(OUTPUT)/proto/%.pb-c.c $(OUTPUT)/proto/%.pb-c.h: proto/%.proto | $(OUTPUT)/proto
+	$(call msg,PROTOC,$<)
+	$(Q)$(PROTOC_C) --proto_path=proto --c_out=$(OUTPUT)/proto $<
+
+$(OUTPUT)/proto/%.pb-c.o: $(OUTPUT)/proto/%.pb-c.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Wno-unused-parameter $(EXTRA_CFLAGS) -c $< -o $@
+
+# --- userspace ---
+$(OUTPUT)/src/%.o: src/%.c $(SKELS) $(PB_HDRS) | $(OUTPUT)/src
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(EXTRA_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/libhostprof.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(OUTPUT)/hostprof: $(OUTPUT)/src/main.o $(OUTPUT)/libhostprof.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(EXTRA_CFLAGS) $(EXTRA_LDFLAGS) $^ $(LDLIBS) -o $@
+
+# --- tests ---
+include tests/unit/fixtures.mk
+include tests/e2e/workloads.mk
+
+$(OUTPUT)/tests/test_%: tests/unit/test_%.c tests/unit/check.h $(OUTPUT)/libhostprof.a | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(EXTRA_CFLAGS) -Itests/unit $(EXTRA_LDFLAGS) $< $(OUTPUT)/libhostprof.a $(LDLIBS) -o $@
+
+unit: $(UNIT_BINS) unit-fixtures
+	$(Q)OUTPUT=$(OUTPUT) tests/run-unit.sh $(UNIT_BINS)
+
+e2e: $(OUTPUT)/hostprof e2e-workloads
+	$(Q)OUTPUT=$(OUTPUT) tests/e2e/run.sh
+
+test: deps-test
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory e2e
+
+run: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(OUTPUT)/hostprof profile --all --duration 5 -o profile.pb.gz -o profile.folded
+
+# check: warnings are errors, unit tests under ASan and UBSan in a separate build directory,
+# and cppcheck over src/.
+check: deps-test
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/check \
+		EXTRA_CFLAGS='-Werror -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' \
+		EXTRA_LDFLAGS='-fsanitize=address,undefined' all unit
+	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
+		--suppress=missingIncludeSystem -Iinclude -Isrc src/
+
+FORMAT_FILES = $(wildcard src/*.c src/*.h bpf/*.c bpf/*.h include/*.h tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/fixtures/*.c bench/*.c)
+
+format:
+	$(Q)clang-format -i $(FORMAT_FILES)
+
+format-check:
+	$(Q)clang-format --dry-run --Werror $(FORMAT_FILES)
+
+clean:
+	$(Q)rm -rf $(OUTPUT)
+
+-include $(wildcard $(OUTPUT)/src/*.d $(OUTPUT)/tests/*.d)

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * CPU sampling: a perf_event program on every CPU's cpu-clock. Each sample records the kernel and
+ * user stacks (frame pointers, through bpf_get_stackid) and is counted in the kernel per
+ * {process, thread, user stack, kernel stack}, so userspace reads one entry per distinct stack
+ * instead of one event per sample.
+ *
+ * The counts and stacks maps come in two sets. `active_buffer` says which set BPF writes; userspace
+ * flips it, waits for in-flight programs to finish, then drains and clears the other set. Samples
+ * taken while userspace drains land in the new set, and the stack map is emptied at every drain,
+ * so it cannot fill up over a long run.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "hostprof_abi.h"
+
+#define EFAULT 14
+#define EEXIST 17
+#define ENOMEM 12
+
+/* Set by userspace between open and load. */
+const volatile bool filter_pids = false;
+const volatile bool include_idle = false;
+
+/* Written by userspace while running: which buffer set BPF fills. */
+volatile __u32 active_buffer = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32); /* tgid */
+	__type(value, __u8);
+} target_pids SEC(".maps");
+
+/* max_entries of these four are set by userspace before load. */
+#define STACK_MAP(name)                                                                            \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_STACK_TRACE);                                            \
+		__uint(max_entries, 16384);                                                        \
+		__uint(key_size, sizeof(__u32));                                                   \
+		__uint(value_size, HP_MAX_STACK_DEPTH * sizeof(__u64));                            \
+	} name SEC(".maps")
+
+#define COUNTS_MAP(name)                                                                           \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
+		__uint(max_entries, 65536);                                                        \
+		__type(key, struct hp_sample_key);                                                 \
+		__type(value, struct hp_sample_value);                                             \
+	} name SEC(".maps")
+
+STACK_MAP(stacks_0);
+STACK_MAP(stacks_1);
+COUNTS_MAP(counts_0);
+COUNTS_MAP(counts_1);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, HP_LOSS__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} losses SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, HP_STAT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void bump(void *map, __u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(map, &idx);
+
+	if (v)
+		*v += 1; /* per-CPU: no other writer */
+}
+
+/*
+ * Map a bpf_get_stackid() error to a loss counter. -EFAULT means "no stack of this kind": that is
+ * expected for the kernel stack of a sample taken in user mode, and for the user stack of a kernel
+ * thread, and is only a loss when the caller says a stack should have been there.
+ */
+static __always_inline void count_stack_error(long err, bool user, bool expected)
+{
+	if (err == -ENOMEM)
+		bump(&losses, user ? HP_LOSS_USER_STACK_MAP_FULL : HP_LOSS_KERN_STACK_MAP_FULL);
+	else if (err == -EEXIST)
+		bump(&losses, user ? HP_LOSS_USER_STACK_COLLISION : HP_LOSS_KERN_STACK_COLLISION);
+	else if (expected)
+		bump(&losses, user ? HP_LOSS_USER_STACK_MISSING : HP_LOSS_KERN_STACK_MISSING);
+}
+
+static __always_inline int record(struct bpf_perf_event_data *ctx, void *stacks, void *counts,
+				  __u32 tgid, __u32 tid)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct hp_sample_key key = {.pid = tgid, .tid = tid};
+	struct hp_sample_value *val, init = {.count = 1};
+	bool has_mm = BPF_CORE_READ(task, mm) != NULL;
+	bool in_kernel;
+	long err;
+
+	/* A kernel thread has no user stack; a user task always has one to read. */
+	key.user_stack_id = -1;
+	if (has_mm) {
+		err = bpf_get_stackid(ctx, stacks, BPF_F_USER_STACK);
+		if (err >= 0)
+			key.user_stack_id = err;
+		else
+			count_stack_error(err, true, true);
+	}
+
+	/* Kernel text lives in the upper half of the address space on x86_64 and arm64, so the
+	 * sign of the interrupted IP tells whether the sample hit kernel code. */
+	in_kernel = !has_mm || (__s64)PT_REGS_IP(&ctx->regs) < 0;
+	err = bpf_get_stackid(ctx, stacks, 0);
+	key.kern_stack_id = err >= 0 ? err : -1;
+	if (err < 0)
+		count_stack_error(err, false, in_kernel);
+
+	val = bpf_map_lookup_elem(counts, &key);
+	if (val) {
+		__sync_fetch_and_add(&val->count, 1);
+		bump(&stats, HP_STAT_SAMPLES_RECORDED);
+		return 0;
+	}
+
+	bpf_get_current_comm(init.thread_name, sizeof(init.thread_name));
+	BPF_CORE_READ_STR_INTO(&init.process_name, task, group_leader, comm);
+	err = bpf_map_update_elem(counts, &key, &init, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		/* Another CPU created the entry between our lookup and update. */
+		val = bpf_map_lookup_elem(counts, &key);
+		if (val) {
+			__sync_fetch_and_add(&val->count, 1);
+			err = 0;
+		}
+	}
+	if (err) {
+		bump(&losses, HP_LOSS_COUNTS_MAP_FULL);
+		return 0;
+	}
+	bump(&stats, HP_STAT_SAMPLES_RECORDED);
+	return 0;
+}
+
+SEC("perf_event")
+int hp_cpu_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	__u32 tid = (__u32)id;
+
+	if (tid == 0 && !include_idle)
+		return 0;
+	if (filter_pids && !bpf_map_lookup_elem(&target_pids, &tgid))
+		return 0;
+
+	bump(&stats, HP_STAT_SAMPLES_SEEN);
+	if (active_buffer == 0)
+		return record(ctx, &stacks_0, &counts_0, tgid, tid);
+	return record(ctx, &stacks_1, &counts_1, tgid, tid);
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Install the Debian packages that hostprof needs, and only those that are missing, so that a
+# second run costs one dpkg-query. Usage: scripts/deps.sh [build|test]
+set -euo pipefail
+
+build_pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
+	protobuf-c-compiler libprotobuf-c-dev pkg-config)
+# go tool pprof decodes our pprof output independently; protoc decodes protobuf by schema.
+test_pkgs=(golang-go protobuf-compiler python3 clang-format)
+
+want=("${build_pkgs[@]}")
+if [ "${1:-build}" = test ]; then
+	want+=("${test_pkgs[@]}")
+fi
+
+missing=()
+for p in "${want[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing+=("$p")
+	fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps: missing Debian packages: ${missing[*]}" >&2
+	echo "deps: run 'make deps' as root, or: sudo apt-get install ${missing[*]}" >&2
+	exit 1
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

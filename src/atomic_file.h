@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Whole-file writes that never leave a partial file behind. */
+#ifndef HOSTPROF_ATOMIC_FILE_H
+#define HOSTPROF_ATOMIC_FILE_H
+
+#include <stddef.h>
+
+/*
+ * Write buf to path through a temporary file in the same directory, fsync it, and rename it into
+ * place, mode 0644. On error the temporary file is removed, any old file at path is untouched,
+ * and -errno is returned.
+ */
+int atomic_file__write(const char *path, const void *buf, size_t len);
+
+#endif /* HOSTPROF_ATOMIC_FILE_H */

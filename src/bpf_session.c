@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "bpf_session.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/capability.h>
+#include <linux/membarrier.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bpf/cpu.skel.h"
+#include "log.h"
+
+#define BTF_PATH "/sys/kernel/btf/vmlinux"
+#define NSEC_PER_SEC 1000000000ULL
+
+/* Not in every libc's headers; numbers are the kernel's (include/uapi/linux/capability.h). */
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+struct bpf_session {
+	struct cpu_bpf *skel;
+	struct bpf_link **links;
+	int nr_links;
+	int nr_cpus_possible;
+	uint32_t active; /* the buffer set BPF writes now */
+	uint64_t *stack_buf; /* HP_MAX_STACK_DEPTH entries each for the user and the kernel stack */
+	struct hp_sample_key *keys; /* drain scratch: counts_map_entries keys */
+	uint32_t max_keys;
+	uint32_t *stack_ids; /* drain scratch: stack_map_entries ids */
+	uint32_t max_stack_ids;
+};
+
+static bool has_cap(const struct __user_cap_data_struct data[2], int cap)
+{
+	return data[cap / 32].effective & (1U << (cap % 32));
+}
+
+int bpf_session__preflight(char *msg, size_t len)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[2] = {};
+
+	if (access(BTF_PATH, R_OK) != 0) {
+		snprintf(msg, len,
+			 "this kernel has no BTF (%s is missing): hostprof's CO-RE programs need a "
+			 "kernel built with CONFIG_DEBUG_INFO_BTF=y (Linux 5.8 or later; most "
+			 "distribution kernels have it)",
+			 BTF_PATH);
+		return -ENOTSUP;
+	}
+	if (syscall(SYS_capget, &hdr, data) != 0) {
+		int err = -errno;
+
+		snprintf(msg, len, "cannot read this process's capabilities: %s", strerror(-err));
+		return err;
+	}
+	if (has_cap(data, CAP_SYS_ADMIN))
+		return 0;
+	if (!has_cap(data, CAP_BPF) || !has_cap(data, CAP_PERFMON)) {
+		snprintf(msg, len,
+			 "missing capabilities:%s%s. Run as root, or grant them: sudo setcap "
+			 "cap_bpf,cap_perfmon,cap_sys_ptrace,cap_syslog,cap_checkpoint_restore+ep "
+			 "hostprof (CAP_SYS_PTRACE reads other users' /proc/PID/maps, CAP_SYSLOG shows "
+			 "kernel addresses, CAP_CHECKPOINT_RESTORE opens /proc/PID/map_files)",
+			 has_cap(data, CAP_BPF) ? "" : " CAP_BPF",
+			 has_cap(data, CAP_PERFMON) ? "" : " CAP_PERFMON");
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int configure(struct cpu_bpf *skel, const struct bpf_session_opts *opts)
+{
+	struct bpf_map *stacks[] = {skel->maps.stacks_0, skel->maps.stacks_1};
+	struct bpf_map *counts[] = {skel->maps.counts_0, skel->maps.counts_1};
+	int err;
+
+	skel->rodata->filter_pids = opts->filter_pids;
+	skel->rodata->include_idle = opts->include_idle;
+	for (int i = 0; i < HP_NR_BUFFERS; i++) {
+		err = bpf_map__set_max_entries(stacks[i], opts->stack_map_entries);
+		if (!err)
+			err = bpf_map__set_max_entries(counts[i], opts->counts_map_entries);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+struct bpf_session *bpf_session__new(const struct bpf_session_opts *opts)
+{
+	struct bpf_session *s;
+	int err;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->nr_cpus_possible = libbpf_num_possible_cpus();
+	if (s->nr_cpus_possible <= 0) {
+		err = s->nr_cpus_possible ? s->nr_cpus_possible : -EINVAL;
+		log_error("cannot count the possible CPUs: %s", strerror(-err));
+		goto fail;
+	}
+	s->max_keys = opts->counts_map_entries;
+	s->max_stack_ids = opts->stack_map_entries;
+	s->stack_buf = calloc(2 * HP_MAX_STACK_DEPTH, sizeof(*s->stack_buf));
+	s->keys = calloc(s->max_keys, sizeof(*s->keys));
+	s->stack_ids = calloc(s->max_stack_ids, sizeof(*s->stack_ids));
+	if (!s->stack_buf || !s->keys || !s->stack_ids) {
+		err = -ENOMEM;
+		goto fail;
+	}
+
+	s->skel = cpu_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		log_error("BPF object 'cpu': open failed: %s", strerror(-err));
+		goto fail;
+	}
+	err = configure(s->skel, opts);
+	if (err) {
+		log_error("BPF object 'cpu': configure failed: %s", strerror(-err));
+		goto fail;
+	}
+	err = cpu_bpf__load(s->skel);
+	if (err) {
+		log_error("BPF object 'cpu': load failed: %s%s", strerror(-err),
+			  err == -EPERM ? " (need root, or CAP_BPF and CAP_PERFMON)" : "");
+		goto fail;
+	}
+	return s;
+fail:
+	bpf_session__delete(s);
+	errno = -err;
+	return NULL;
+}
+
+void bpf_session__delete(struct bpf_session *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->nr_links; i++)
+		bpf_link__destroy(s->links[i]);
+	free(s->links);
+	cpu_bpf__destroy(s->skel);
+	free(s->stack_buf);
+	free(s->keys);
+	free(s->stack_ids);
+	free(s);
+}
+
+int bpf_session__add_pid(struct bpf_session *s, pid_t pid)
+{
+	__u32 key = pid;
+	__u8 one = 1;
+
+	if (bpf_map__update_elem(s->skel->maps.target_pids, &key, sizeof(key), &one, sizeof(one),
+				 BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static int perf_event_open_cpu_clock(int cpu, uint32_t hz)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		/* cpu-clock counts nanoseconds, so a fixed period samples at exactly hz; frequency
+		 * mode would let the kernel drift the period to meet its own throttling. */
+		.sample_period = NSEC_PER_SEC / hz,
+	};
+
+	return syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/*
+ * Parse a CPU list such as "0-3,5,7-8" (the format of /sys/devices/system/cpu/online) into a
+ * bitmap of at most max CPUs. Returns the number of CPUs set, or -EINVAL.
+ */
+static int parse_cpu_list(const char *text, bool *cpus, int max)
+{
+	const char *p = text;
+	int count = 0;
+
+	while (*p && *p != '\n') {
+		char *end;
+		long lo = strtol(p, &end, 10), hi;
+
+		if (end == p || lo < 0)
+			return -EINVAL;
+		hi = lo;
+		p = end;
+		if (*p == '-') {
+			hi = strtol(p + 1, &end, 10);
+			if (end == p + 1 || hi < lo)
+				return -EINVAL;
+			p = end;
+		}
+		for (long c = lo; c <= hi && c < max; c++) {
+			count += !cpus[c];
+			cpus[c] = true;
+		}
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			return -EINVAL;
+	}
+	return count;
+}
+
+static int read_online_cpus(bool *cpus, int max)
+{
+	char text[4096];
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	int err;
+
+	if (!f)
+		return -errno;
+	if (!fgets(text, sizeof(text), f)) {
+		err = ferror(f) ? -EIO : -EINVAL;
+		fclose(f);
+		return err;
+	}
+	fclose(f);
+	return parse_cpu_list(text, cpus, max);
+}
+
+int bpf_session__attach(struct bpf_session *s, uint32_t frequency_hz)
+{
+	bool *online;
+	int err, nr_online;
+
+	online = calloc(s->nr_cpus_possible, sizeof(*online));
+	s->links = calloc(s->nr_cpus_possible, sizeof(*s->links));
+	if (!online || !s->links) {
+		free(online);
+		return -ENOMEM;
+	}
+	nr_online = read_online_cpus(online, s->nr_cpus_possible);
+	if (nr_online <= 0) {
+		err = nr_online ? nr_online : -ENODEV;
+		log_error("cannot read the online CPUs from /sys/devices/system/cpu/online: %s",
+			  strerror(-err));
+		goto out;
+	}
+	for (int cpu = 0; cpu < s->nr_cpus_possible; cpu++) {
+		struct bpf_link *link;
+		int fd;
+
+		if (!online[cpu])
+			continue;
+		fd = perf_event_open_cpu_clock(cpu, frequency_hz);
+		if (fd < 0) {
+			err = -errno;
+			if (err == -ENODEV) /* went offline since we read the list */
+				continue;
+			log_error("perf_event_open(cpu-clock, cpu %d) failed: %s%s", cpu,
+				  strerror(-err),
+				  err == -EACCES || err == -EPERM
+					  ? " (need root or CAP_PERFMON; or lower "
+					    "/proc/sys/kernel/perf_event_paranoid)"
+					  : "");
+			goto out;
+		}
+		link = bpf_program__attach_perf_event(s->skel->progs.hp_cpu_sample, fd);
+		if (!link) {
+			err = -errno;
+			close(fd);
+			log_error("BPF program 'hp_cpu_sample': attach to cpu %d failed: %s", cpu,
+				  strerror(-err));
+			goto out;
+		}
+		/* The link owns fd from here: bpf_link__destroy() closes it. */
+		s->links[s->nr_links++] = link;
+	}
+	err = s->nr_links ? 0 : -ENODEV;
+	if (err)
+		log_error("no online CPU accepted a cpu-clock perf event");
+out:
+	free(online);
+	return err;
+}
+
+int bpf_session__nr_cpus(const struct bpf_session *s)
+{
+	return s->nr_links;
+}
+
+/*
+ * Wait until no BPF program can still be running with the old value of active_buffer. The sampler
+ * runs from a perf interrupt, inside an RCU read-side section, so one RCU grace period is enough,
+ * and membarrier(MEMBARRIER_CMD_GLOBAL) is exactly synchronize_rcu(). It returns -EINVAL on
+ * nohz_full kernels; there a sleep far longer than any program run (microseconds) does the job.
+ */
+static void wait_for_inflight_programs(void)
+{
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) != 0) {
+		struct timespec ts = {.tv_nsec = 20 * 1000 * 1000};
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Copy a stack trace out of a stack map; returns its depth (0 if the id is gone). */
+static uint32_t read_stack(int map_fd, __s32 id, uint64_t *ips, bool *gone)
+{
+	uint32_t n = 0;
+	__u32 key = id;
+
+	*gone = false;
+	if (id < 0)
+		return 0;
+	if (bpf_map_lookup_elem(map_fd, &key, ips)) {
+		*gone = true;
+		return 0;
+	}
+	while (n < HP_MAX_STACK_DEPTH && ips[n])
+		n++;
+	return n;
+}
+
+/* Delete every key of a map. Keys are collected first: deleting while walking with
+ * get_next_key can restart the walk from the beginning on hash maps. */
+static void clear_stack_map(struct bpf_session *s, int fd)
+{
+	__u32 key, next, n = 0;
+	__u32 *prev = NULL;
+
+	while (n < s->max_stack_ids && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		s->stack_ids[n++] = next;
+		key = next;
+		prev = &key;
+	}
+	for (__u32 i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &s->stack_ids[i]);
+}
+
+int bpf_session__drain(struct bpf_session *s, drain_fn fn, void *ctx)
+{
+	struct bpf_map *stacks_maps[] = {s->skel->maps.stacks_0, s->skel->maps.stacks_1};
+	struct bpf_map *counts_maps[] = {s->skel->maps.counts_0, s->skel->maps.counts_1};
+	uint32_t old = s->active, n = 0;
+	struct hp_sample_key *prev = NULL;
+	int counts_fd, stacks_fd, ret = 0;
+
+	s->active = !old;
+	__atomic_store_n(&s->skel->bss->active_buffer, s->active, __ATOMIC_SEQ_CST);
+	wait_for_inflight_programs();
+
+	counts_fd = bpf_map__fd(counts_maps[old]);
+	stacks_fd = bpf_map__fd(stacks_maps[old]);
+	while (n < s->max_keys && bpf_map_get_next_key(counts_fd, prev, &s->keys[n]) == 0) {
+		prev = &s->keys[n];
+		n++;
+	}
+
+	for (uint32_t i = 0; i < n && ret == 0; i++) {
+		struct hp_sample_value value;
+		struct drained_entry e = {
+			.key = &s->keys[i],
+			.value = &value,
+			.user_ips = s->stack_buf,
+			.kern_ips = s->stack_buf + HP_MAX_STACK_DEPTH,
+		};
+
+		if (bpf_map_lookup_elem(counts_fd, &s->keys[i], &value))
+			continue;
+		e.nr_user = read_stack(stacks_fd, s->keys[i].user_stack_id, s->stack_buf,
+				       &e.user_stack_gone);
+		e.nr_kern = read_stack(stacks_fd, s->keys[i].kern_stack_id,
+				       s->stack_buf + HP_MAX_STACK_DEPTH, &e.kern_stack_gone);
+		ret = fn(&e, ctx);
+	}
+
+	for (uint32_t i = 0; i < n; i++)
+		bpf_map_delete_elem(counts_fd, &s->keys[i]);
+	clear_stack_map(s, stacks_fd);
+	return ret ? ret : (int)n;
+}
+
+static int sum_percpu(struct bpf_session *s, struct bpf_map *map, uint32_t nr, uint64_t *out)
+{
+	uint64_t *vals = calloc(s->nr_cpus_possible, sizeof(*vals));
+
+	if (!vals)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nr; i++) {
+		out[i] = 0;
+		if (bpf_map__lookup_elem(map, &i, sizeof(i), vals,
+					 sizeof(*vals) * s->nr_cpus_possible, 0))
+			continue;
+		for (int c = 0; c < s->nr_cpus_possible; c++)
+			out[i] += vals[c];
+	}
+	free(vals);
+	return 0;
+}
+
+int bpf_session__read_counters(struct bpf_session *s, uint64_t losses[HP_LOSS__COUNT],
+			       uint64_t stats[HP_STAT__COUNT])
+{
+	int err = sum_percpu(s, s->skel->maps.losses, HP_LOSS__COUNT, losses);
+
+	return err ? err : sum_percpu(s, s->skel->maps.stats, HP_STAT__COUNT, stats);
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The only user of the BPF skeletons: preflight checks, open → configure → load → attach, and the
+ * drain primitives that the collector uses.
+ */
+#ifndef HOSTPROF_BPF_SESSION_H
+#define HOSTPROF_BPF_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hostprof_abi.h"
+
+struct bpf_session;
+
+struct bpf_session_opts {
+	bool filter_pids; /* only the PIDs given with bpf_session__add_pid() */
+	bool include_idle; /* count the idle task (pid 0) */
+	uint32_t stack_map_entries; /* per buffer */
+	uint32_t counts_map_entries; /* per buffer */
+};
+
+/*
+ * Check what loading needs before trying: kernel BTF and the capabilities (root, or CAP_BPF with
+ * CAP_PERFMON). On failure returns -errno and writes a message naming the problem and its fix.
+ */
+int bpf_session__preflight(char *msg, size_t len);
+
+/* Open, configure and load. Returns NULL and sets errno; the reason has been logged. */
+struct bpf_session *bpf_session__new(const struct bpf_session_opts *opts);
+void bpf_session__delete(struct bpf_session *s);
+
+/* Add a process (all its threads) to the kernel filter. 0 or -errno. */
+int bpf_session__add_pid(struct bpf_session *s, pid_t pid);
+
+/* Open a cpu-clock perf event on every online CPU and attach the sampler. 0 or -errno. */
+int bpf_session__attach(struct bpf_session *s, uint32_t frequency_hz);
+/* Number of CPUs the sampler is attached to. */
+int bpf_session__nr_cpus(const struct bpf_session *s);
+
+/* One drained aggregation entry. The stacks point into session-owned buffers, valid for the call. */
+struct drained_entry {
+	const struct hp_sample_key *key;
+	const struct hp_sample_value *value;
+	const uint64_t *user_ips; /* leaf first */
+	uint32_t nr_user;
+	const uint64_t *kern_ips; /* leaf first */
+	uint32_t nr_kern;
+	bool user_stack_gone; /* the key named a user stack that the map no longer held */
+	bool kern_stack_gone;
+};
+
+typedef int (*drain_fn)(const struct drained_entry *e, void *ctx);
+
+/*
+ * Switch BPF to the other buffer set, wait until no program can still write the old one, then call
+ * fn for each entry of the old set and clear it (counts and stacks). A non-zero return from fn
+ * stops the walk and is returned; the old set is cleared regardless, so entries are never counted
+ * twice. Returns the number of entries drained, or -errno.
+ */
+int bpf_session__drain(struct bpf_session *s, drain_fn fn, void *ctx);
+
+/* Totals over all CPUs since load. */
+int bpf_session__read_counters(struct bpf_session *s, uint64_t losses[HP_LOSS__COUNT],
+			       uint64_t stats[HP_STAT__COUNT]);
+
+#endif /* HOSTPROF_BPF_SESSION_H */

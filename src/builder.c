@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "builder.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hostprof_abi.h"
+
+/* Kernel addresses are shared by every process: they are cached under this pseudo-PID. */
+#define KERNEL_PID UINT32_MAX
+
+struct loc_slot {
+	uint64_t addr;
+	uint32_t pid;
+	uint32_t loc; /* 0: empty slot */
+	bool is_return_address;
+};
+
+struct builder {
+	struct profile *profile;
+	struct symbolizer *sym;
+	struct loc_slot *slots;
+	size_t nr_slots; /* a power of two */
+	size_t used;
+};
+
+static size_t round_pow2(size_t n)
+{
+	size_t p = 1024;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+struct builder *builder__new(struct profile *p, struct symbolizer *sym,
+			     size_t max_cached_locations)
+{
+	struct builder *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->profile = p;
+	b->sym = sym;
+	/* Open addressing stays fast below ~70% load: size the table for the cap at that load. */
+	b->nr_slots = round_pow2(max_cached_locations + max_cached_locations / 2);
+	b->slots = calloc(b->nr_slots, sizeof(*b->slots));
+	if (!b->slots) {
+		free(b);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return b;
+}
+
+void builder__delete(struct builder *b)
+{
+	if (!b)
+		return;
+	free(b->slots);
+	free(b);
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static struct loc_slot *cache_slot(struct builder *b, uint32_t pid, uint64_t addr, bool ret)
+{
+	size_t mask = b->nr_slots - 1;
+	size_t i = mix(addr ^ ((uint64_t)pid << 32) ^ ret) & mask;
+
+	while (b->slots[i].loc && !(b->slots[i].pid == pid && b->slots[i].addr == addr &&
+				    b->slots[i].is_return_address == ret))
+		i = (i + 1) & mask;
+	return &b->slots[i];
+}
+
+static int64_t intern_frame(struct builder *b, const struct frame *f)
+{
+	struct profile_location loc = {.address = f->address, .kind = f->kind};
+	int64_t idx;
+
+	if (f->has_mapping) {
+		struct profile_mapping m = {
+			.start = f->mapping.start,
+			.limit = f->mapping.limit,
+			.offset = f->mapping.offset,
+		};
+
+		idx = profile__string(b->profile, f->mapping.path ? f->mapping.path : "");
+		if (idx < 0)
+			return idx;
+		m.filename = idx;
+		idx = profile__string(b->profile, f->mapping.build_id_hex);
+		if (idx < 0)
+			return idx;
+		m.build_id = idx;
+		/* Set when we named the function, so that pprof does not try to re-symbolize. */
+		m.has_functions = f->function != NULL;
+		idx = profile__mapping(b->profile, &m);
+		if (idx < 0)
+			return idx;
+		loc.mapping = idx;
+	}
+	if (f->function) {
+		struct profile_function fn = {0};
+
+		idx = profile__string(b->profile, f->function);
+		if (idx < 0)
+			return idx;
+		fn.name = fn.system_name = idx;
+		idx = profile__function(b->profile, &fn);
+		if (idx < 0)
+			return idx;
+		loc.function = idx;
+	} else {
+		idx = profile__string(b->profile, f->unknown);
+		if (idx < 0)
+			return idx;
+		loc.label = idx;
+	}
+	return profile__location(b->profile, &loc);
+}
+
+/* The profile location of one address, symbolizing it on a cache miss. */
+static int64_t location_of(struct builder *b, uint32_t pid, uint64_t addr, bool kernel,
+			   bool is_return_address)
+{
+	uint32_t cache_pid = kernel ? KERNEL_PID : pid;
+	struct loc_slot *slot = cache_slot(b, cache_pid, addr, is_return_address);
+	struct frame f;
+	int64_t idx;
+
+	if (slot->loc)
+		return slot->loc;
+	if (kernel)
+		symbolizer__kernel(b->sym, addr, is_return_address, &f);
+	else
+		symbolizer__user(b->sym, pid, addr, is_return_address, &f);
+	idx = intern_frame(b, &f);
+	if (idx <= 0)
+		return idx < 0 ? idx : -EINVAL;
+
+	/* Full: forget everything rather than grow; the profile keeps the locations, only the
+	 * shortcut to them is lost. */
+	if (b->used + 1 > b->nr_slots - b->nr_slots / 4) {
+		memset(b->slots, 0, b->nr_slots * sizeof(*b->slots));
+		b->used = 0;
+		slot = cache_slot(b, cache_pid, addr, is_return_address);
+	}
+	*slot = (struct loc_slot){
+		.addr = addr, .pid = cache_pid, .loc = idx, .is_return_address = is_return_address};
+	b->used++;
+	return idx;
+}
+
+static int64_t intern_labels(struct builder *b, const struct raw_sample *s,
+			     struct profile_labels *labels)
+{
+	int64_t idx;
+
+	labels->pid = s->pid;
+	labels->tid = s->tid;
+	idx = profile__string(b->profile, s->process_name);
+	if (idx < 0)
+		return idx;
+	labels->comm = idx;
+	idx = profile__string(b->profile, s->thread_name);
+	if (idx < 0)
+		return idx;
+	labels->thread_name = idx;
+	return 0;
+}
+
+int builder__add_batch(struct builder *b, const struct sample_batch *batch, int64_t period)
+{
+	uint32_t locs[2 * HP_MAX_STACK_DEPTH];
+
+	for (size_t i = 0; i < batch->n; i++) {
+		const struct raw_sample *s = &batch->v[i];
+		const uint64_t *kern = batch->ips + s->kern_off;
+		const uint64_t *user = batch->ips + s->user_off;
+		struct profile_labels labels;
+		size_t n = 0;
+		int64_t idx;
+
+		/* Leaf first: the kernel part of the stack sits above the user part. */
+		for (uint32_t k = 0; k < s->nr_kern && n < 2 * HP_MAX_STACK_DEPTH; k++) {
+			idx = location_of(b, s->pid, kern[k], true, k > 0);
+			if (idx < 0)
+				return idx;
+			locs[n++] = idx;
+		}
+		for (uint32_t u = 0; u < s->nr_user && n < 2 * HP_MAX_STACK_DEPTH; u++) {
+			idx = location_of(b, s->pid, user[u], false, u > 0);
+			if (idx < 0)
+				return idx;
+			locs[n++] = idx;
+		}
+		idx = profile__stack(b->profile, locs, n);
+		if (idx < 0)
+			return idx;
+		if (intern_labels(b, s, &labels) < 0)
+			return -ENOMEM;
+		if (profile__add_sample(b->profile, idx, &labels, (int64_t)s->count * period,
+					(int64_t)s->count))
+			return -ENOMEM;
+	}
+	return 0;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Adds sample batches to a profile: symbolizes each address (through a bounded cache of
+ * (pid, address) → location, since the same stacks come back drain after drain) and interns the
+ * mappings, functions, locations and stacks.
+ */
+#ifndef HOSTPROF_BUILDER_H
+#define HOSTPROF_BUILDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collector.h"
+#include "profile.h"
+#include "symbolize.h"
+
+struct builder;
+
+/* max_cached_locations bounds the address cache; it is emptied when it fills up. */
+struct builder *builder__new(struct profile *p, struct symbolizer *sym,
+			     size_t max_cached_locations);
+void builder__delete(struct builder *b);
+
+/* Add every sample of the batch, with value = count * period. 0 or -ENOMEM. */
+int builder__add_batch(struct builder *b, const struct sample_batch *batch, int64_t period);
+
+#endif /* HOSTPROF_BUILDER_H */

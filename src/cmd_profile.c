@@ -1,0 +1,545 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * `hostprof profile`: a one-shot capture. Wires the BPF session, the collector, the symbolizer and
+ * the profile model together, drains once per interval until the capture ends, then writes the
+ * outputs and prints the summary.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bpf_session.h"
+#include "builder.h"
+#include "cmds.h"
+#include "collector.h"
+#include "config.h"
+#include "encode.h"
+#include "log.h"
+#include "profile.h"
+#include "summary.h"
+#include "symbolize.h"
+
+#define EXIT_USAGE 2
+#define NSEC_PER_SEC 1000000000ULL
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void print_help(FILE *out)
+{
+	fprintf(out,
+		"Usage: hostprof profile (--pid PID[,PID...] | --all) [options]\n"
+		"       hostprof profile [options] -- COMMAND [ARGS...]\n"
+		"\n"
+		"Capture a CPU profile with eBPF: every CPU is sampled on its cpu-clock, and each\n"
+		"sample's kernel and user stacks are counted in the kernel, then symbolized here.\n"
+		"\n"
+		"What to profile (one of):\n"
+		"  -p, --pid PID[,PID...]  these processes, all their threads (repeatable)\n"
+		"  -a, --all               every process on the host\n"
+		"  -- COMMAND [ARGS...]    run COMMAND and profile it until it exits\n"
+		"\n"
+		"Options:\n"
+		"  -d, --duration SECONDS  stop after this long (default: until Ctrl-C, the command\n"
+		"                          exits, or every --pid target has exited)\n"
+		"  -F, --frequency HZ      samples per second per CPU (default 99; 1 to 10000)\n"
+		"  -o, --output FILE       write the profile to FILE; the extension picks the format:\n"
+		"                            .pb.gz   pprof (open with: go tool pprof -http=: FILE)\n"
+		"                            .folded  collapsed stacks, 'comm;root;...;leaf count'\n"
+		"                          repeatable (default: profile.pb.gz)\n"
+		"      --include-idle      also count samples of the idle task (pid 0)\n"
+		"      --top N             functions in the summary (default 10)\n"
+		"  -q, --quiet             print only errors and the output paths\n"
+		"  -v, --verbose           print debug messages (libbpf's too)\n"
+		"  -h, --help              show this help\n"
+		"\n"
+		"Examples:\n"
+		"  sudo hostprof profile --pid 1234 --duration 10 -o cpu.pb.gz -o cpu.folded\n"
+		"  sudo hostprof profile --all --duration 5\n"
+		"  sudo hostprof profile -F 999 -o run.pb.gz -- ./my-benchmark --iterations 100\n"
+		"\n"
+		"Needs root, or CAP_BPF and CAP_PERFMON (with CAP_SYS_PTRACE, CAP_SYSLOG and\n"
+		"CAP_CHECKPOINT_RESTORE to read other users' processes and kernel symbols), and a\n"
+		"kernel with BTF (Linux 5.8 or later).\n");
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "hostprof profile: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nSee 'hostprof profile --help'.\n");
+	return -EINVAL;
+}
+
+enum { OPT_INCLUDE_IDLE = 256, OPT_TOP };
+
+/* Returns 0 to run, 1 when help was printed, or -EINVAL after printing the problem. */
+static int parse_args(int argc, char **argv, struct config *c)
+{
+	static const struct option options[] = {
+		{"pid", required_argument, NULL, 'p'},
+		{"all", no_argument, NULL, 'a'},
+		{"duration", required_argument, NULL, 'd'},
+		{"frequency", required_argument, NULL, 'F'},
+		{"output", required_argument, NULL, 'o'},
+		{"include-idle", no_argument, NULL, OPT_INCLUDE_IDLE},
+		{"top", required_argument, NULL, OPT_TOP},
+		{"quiet", no_argument, NULL, 'q'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	char err[256];
+	int opt;
+
+	opterr = 0;
+	optind = 1;
+	/* '+': stop at the first non-option, so that everything after "--" is the command. */
+	while ((opt = getopt_long(argc, argv, "+:p:ad:F:o:qvh", options, NULL)) != -1) {
+		int rc = 0;
+
+		switch (opt) {
+		case 'p':
+			rc = config__parse_pids(c, optarg, err, sizeof(err));
+			break;
+		case 'a':
+			c->all = true;
+			break;
+		case 'd':
+			rc = config__parse_duration(optarg, &c->duration_s, err, sizeof(err));
+			break;
+		case 'F':
+			rc = config__parse_frequency(optarg, &c->frequency_hz, err, sizeof(err));
+			break;
+		case 'o':
+			rc = config__add_output(c, optarg, err, sizeof(err));
+			break;
+		case OPT_INCLUDE_IDLE:
+			c->include_idle = true;
+			break;
+		case OPT_TOP:
+			rc = config__parse_count(optarg, 1, 1000, &c->top_n, err, sizeof(err));
+			break;
+		case 'q':
+			c->quiet = true;
+			break;
+		case 'v':
+			c->verbose = true;
+			break;
+		case 'h':
+			print_help(stdout);
+			return 1;
+		case ':':
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+		if (rc)
+			return usage_error("%s: %s", argv[optind - 1], err);
+	}
+	if (optind < argc) {
+		if (strcmp(argv[optind - 1], "--") != 0)
+			return usage_error("unexpected argument '%s': to profile a command, put it "
+					   "after '--'",
+					   argv[optind]);
+		c->command = &argv[optind];
+	}
+	if ((c->nr_pids > 0) + c->all + (c->command != NULL) != 1)
+		return usage_error("say what to profile: exactly one of --pid PID, --all, or "
+				   "-- COMMAND");
+	if (c->nr_outputs == 0)
+		config__add_output(c, "profile.pb.gz", err, sizeof(err));
+	return 0;
+}
+
+/* Fail before the capture, not after it, when an output cannot be written. */
+static int check_outputs(const struct config *c)
+{
+	for (size_t i = 0; i < c->nr_outputs; i++) {
+		char dir[PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "%s", c->outputs[i].path);
+		if (access(dirname(dir), W_OK) != 0) {
+			log_error("cannot write '%s': directory is not writable: %s",
+				  c->outputs[i].path, strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+static bool process_exists(pid_t pid)
+{
+	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+static uint64_t now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/*
+ * Fork the command, held at a pipe until the sampler is attached, so that its very first
+ * instructions are profiled. Returns the child's PID, or -errno.
+ */
+static pid_t spawn_held(char **command, int *release_fd)
+{
+	int pipefd[2];
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return err;
+	}
+	if (pid == 0) {
+		char go;
+
+		close(pipefd[1]);
+		if (read(pipefd[0], &go, 1) != 1)
+			_exit(126); /* hostprof gave up before starting the command */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		execvp(command[0], command);
+		fprintf(stderr, "hostprof: cannot run '%s': %s\n", command[0], strerror(errno));
+		_exit(127);
+	}
+	close(pipefd[0]);
+	*release_fd = pipefd[1];
+	return pid;
+}
+
+struct capture {
+	const struct config *cfg;
+	struct bpf_session *session;
+	struct symbolizer *sym;
+	struct profile *profile;
+	struct builder *builder;
+	struct sample_batch batch;
+	struct collector_stats stats;
+	pid_t child;
+	int child_status;
+	bool child_exited;
+	int64_t period_ns;
+};
+
+static int drain_once(struct capture *cap)
+{
+	int n = collector__drain(cap->session, &cap->batch, &cap->stats);
+
+	if (n < 0) {
+		log_error("draining the BPF maps failed: %s", strerror(-n));
+		return n;
+	}
+	n = builder__add_batch(cap->builder, &cap->batch, cap->period_ns);
+	if (n < 0)
+		log_error("adding samples to the profile failed: %s", strerror(-n));
+	return n;
+}
+
+/* Why the capture should end now, or NULL to go on. */
+static const char *should_stop(struct capture *cap)
+{
+	const struct config *c = cap->cfg;
+
+	if (stop_signal)
+		return "interrupted";
+	if (cap->child > 0 && !cap->child_exited &&
+	    waitpid(cap->child, &cap->child_status, WNOHANG) == cap->child) {
+		cap->child_exited = true;
+		return "the command exited";
+	}
+	if (c->nr_pids) {
+		for (size_t i = 0; i < c->nr_pids; i++)
+			if (process_exists(c->pids[i]))
+				return NULL;
+		return c->nr_pids == 1 ? "the process exited" : "every target process exited";
+	}
+	return NULL;
+}
+
+static int run_loop(struct capture *cap)
+{
+	const struct config *c = cap->cfg;
+	uint64_t start = now_ns(CLOCK_MONOTONIC);
+	uint64_t deadline = c->duration_s > 0 ? start + (uint64_t)(c->duration_s * NSEC_PER_SEC) : 0;
+	uint64_t interval = (uint64_t)(c->drain_interval_s * NSEC_PER_SEC);
+	uint64_t next_drain = start + interval;
+	const char *why = NULL;
+	int err;
+
+	for (;;) {
+		uint64_t now = now_ns(CLOCK_MONOTONIC);
+		struct timespec nap = {.tv_nsec = 50 * 1000 * 1000};
+
+		if (deadline && now >= deadline) {
+			why = "the duration elapsed";
+			break;
+		}
+		why = should_stop(cap);
+		if (why)
+			break;
+		if (now >= next_drain) {
+			err = drain_once(cap);
+			if (err < 0)
+				return err;
+			next_drain = now + interval;
+		}
+		nanosleep(&nap, NULL);
+	}
+	if (!c->quiet)
+		log_info("capture ended: %s", why);
+	return drain_once(cap);
+}
+
+static size_t count_processes(const struct profile *p)
+{
+	size_t n = profile__nr_samples(p), distinct = 0;
+	uint32_t *pids = calloc(n ? n : 1, sizeof(*pids));
+
+	if (!pids)
+		return 0;
+	for (size_t i = 1; i < n; i++) { /* sample 0 is the model's zero entry */
+		uint32_t pid = profile__sample_at(p, i)->labels.pid;
+		size_t j;
+
+		for (j = 0; j < distinct && pids[j] != pid; j++)
+			;
+		if (j == distinct)
+			pids[distinct++] = pid;
+	}
+	free(pids);
+	return distinct;
+}
+
+static void print_summary(const struct capture *cap, double elapsed_s)
+{
+	const struct collector_stats *st = &cap->stats;
+	struct symbolizer_stats ss;
+	struct summary sum;
+	uint64_t lost_whole = st->losses[HP_LOSS_COUNTS_MAP_FULL];
+
+	symbolizer__stats(cap->sym, &ss);
+	printf("Captured %.1f s at %u Hz on %d CPUs: %" PRIu64 " samples recorded, %" PRIu64
+	       " lost, %zu processes\n",
+	       elapsed_s, cap->cfg->frequency_hz, bpf_session__nr_cpus(cap->session),
+	       st->samples_drained, lost_whole, count_processes(cap->profile));
+	for (int i = 0; i < HP_LOSS__COUNT; i++)
+		if (st->losses[i])
+			printf("  %-36s %" PRIu64 "\n", collector__loss_name(i), st->losses[i]);
+	if (ss.frames_user_unresolved || ss.frames_kernel_unresolved)
+		printf("Unresolved frames: %" PRIu64 " of %" PRIu64 " user (%" PRIu64
+		       " from processes that had exited), %" PRIu64 " of %" PRIu64 " kernel\n",
+		       ss.frames_user_unresolved, ss.frames_user, ss.frames_proc_gone,
+		       ss.frames_kernel_unresolved, ss.frames_kernel);
+	if (summary__compute(cap->profile, &sum) == 0) {
+		summary__print_top(&sum, cap->cfg->top_n, stdout);
+		summary__release(&sum);
+	}
+}
+
+static int write_outputs(const struct capture *cap)
+{
+	int failed = 0;
+
+	for (size_t i = 0; i < cap->cfg->nr_outputs; i++) {
+		const struct output *o = &cap->cfg->outputs[i];
+		int err = o->format == OUTPUT_PPROF ? enc_pprof__write(cap->profile, o->path)
+						    : enc_folded__write(cap->profile, o->path);
+
+		if (err) {
+			log_error("writing '%s' failed: %s", o->path, strerror(-err));
+			failed = err;
+		} else {
+			printf("Wrote %s\n", o->path);
+		}
+	}
+	return failed;
+}
+
+static int setup(struct capture *cap, int *release_fd)
+{
+	const struct config *c = cap->cfg;
+	struct bpf_session_opts bopts = {
+		.filter_pids = !c->all,
+		.include_idle = c->include_idle,
+		.stack_map_entries = c->stack_map_entries,
+		.counts_map_entries = c->counts_map_entries,
+	};
+	struct symbolizer_opts sopts = {
+		.proc_root = c->proc_root,
+		.kallsyms_path = c->kallsyms_path,
+		.max_procs = c->max_procs,
+		.max_dsos = c->max_dsos,
+	};
+	struct profile_desc desc = {
+		.sample_type = "cpu",
+		.sample_unit = "nanoseconds",
+		.period_type = "cpu",
+		.period_unit = "nanoseconds",
+		.period = cap->period_ns,
+		.time_nanos = now_ns(CLOCK_REALTIME),
+	};
+	int err;
+
+	cap->session = bpf_session__new(&bopts);
+	if (!cap->session)
+		return -errno;
+	if (c->command) {
+		cap->child = spawn_held(c->command, release_fd);
+		if (cap->child < 0) {
+			log_error("cannot start '%s': %s", c->command[0], strerror(-cap->child));
+			return cap->child;
+		}
+		err = bpf_session__add_pid(cap->session, cap->child);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < c->nr_pids; i++) {
+		err = bpf_session__add_pid(cap->session, c->pids[i]);
+		if (err) {
+			log_error("map 'target_pids': adding PID %d failed: %s", c->pids[i],
+				  strerror(-err));
+			return err;
+		}
+	}
+	cap->sym = symbolizer__new(&sopts);
+	cap->profile = profile__new(&desc);
+	if (!cap->sym || !cap->profile)
+		return -ENOMEM;
+	cap->builder = builder__new(cap->profile, cap->sym, c->max_cached_locations);
+	if (!cap->builder)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nr_pids; i++)
+		if (symbolizer__track(cap->sym, c->pids[i]))
+			log_warn("cannot read the maps of PID %d yet; its frames may be [unknown]",
+				 c->pids[i]);
+	return bpf_session__attach(cap->session, c->frequency_hz);
+}
+
+static void describe_target(const struct config *c)
+{
+	char what[128];
+
+	if (c->all)
+		snprintf(what, sizeof(what), "the whole host");
+	else if (c->command)
+		snprintf(what, sizeof(what), "'%s'", c->command[0]);
+	else if (c->nr_pids == 1)
+		snprintf(what, sizeof(what), "PID %d", c->pids[0]);
+	else
+		snprintf(what, sizeof(what), "%zu processes", c->nr_pids);
+	if (c->duration_s > 0)
+		log_info("profiling %s at %u Hz for %.1f s", what, c->frequency_hz, c->duration_s);
+	else
+		log_info("profiling %s at %u Hz; press Ctrl-C to stop", what, c->frequency_hz);
+}
+
+int do_profile(int argc, char **argv)
+{
+	struct config cfg;
+	struct capture cap = {.cfg = &cfg, .child = -1};
+	struct sigaction sa = {.sa_handler = on_signal};
+	char why[512];
+	int err, release_fd = -1, rc;
+	uint64_t started;
+
+	config__defaults(&cfg);
+	rc = parse_args(argc, argv, &cfg);
+	if (rc)
+		return rc > 0 ? 0 : EXIT_USAGE;
+	log_set_level(cfg.verbose ? LOG_DEBUG : cfg.quiet ? LOG_ERROR : LOG_INFO);
+	log_bridge_libbpf();
+	for (size_t i = 0; i < cfg.nr_pids; i++) {
+		if (!process_exists(cfg.pids[i])) {
+			log_error("PID %d: no such process (check the PID with 'ps -p %d')",
+				  cfg.pids[i], cfg.pids[i]);
+			return 1;
+		}
+	}
+	if (check_outputs(&cfg))
+		return 1;
+	err = bpf_session__preflight(why, sizeof(why));
+	if (err) {
+		log_error("%s", why);
+		return 1;
+	}
+
+	cap.period_ns = (int64_t)(NSEC_PER_SEC / cfg.frequency_hz);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	err = setup(&cap, &release_fd);
+	if (err)
+		goto out;
+	if (!cfg.quiet)
+		describe_target(&cfg);
+	started = now_ns(CLOCK_MONOTONIC);
+	if (release_fd >= 0) {
+		if (write(release_fd, "g", 1) != 1)
+			log_warn("cannot release the command: %s", strerror(errno));
+		close(release_fd);
+		release_fd = -1;
+	}
+	err = run_loop(&cap);
+	/* Whatever went wrong during the capture, what was collected is still written. */
+	{
+		const double elapsed = (now_ns(CLOCK_MONOTONIC) - started) / 1e9;
+		int werr;
+
+		profile__set_window(cap.profile, profile__desc(cap.profile)->time_nanos,
+				    (uint64_t)(elapsed * NSEC_PER_SEC));
+		werr = write_outputs(&cap);
+		if (!cfg.quiet)
+			print_summary(&cap, elapsed);
+		if (!err)
+			err = werr;
+	}
+out:
+	if (release_fd >= 0)
+		close(release_fd); /* the held child sees EOF and exits without running */
+	if (cap.child > 0) {
+		if (!cap.child_exited) {
+			if (err)
+				kill(cap.child, SIGTERM);
+			waitpid(cap.child, &cap.child_status, 0);
+		}
+		if (!cfg.quiet && WIFEXITED(cap.child_status) && WEXITSTATUS(cap.child_status))
+			log_info("the command exited with status %d",
+				 WEXITSTATUS(cap.child_status));
+	}
+	builder__delete(cap.builder);
+	profile__delete(cap.profile);
+	symbolizer__delete(cap.sym);
+	sample_batch__release(&cap.batch);
+	bpf_session__delete(cap.session);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "collector.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const loss_names[HP_LOSS__COUNT] = {
+	[HP_LOSS_USER_STACK_MAP_FULL] = "user stack: stack map full",
+	[HP_LOSS_USER_STACK_COLLISION] = "user stack: hash collision",
+	[HP_LOSS_USER_STACK_MISSING] = "user stack: could not be read",
+	[HP_LOSS_KERN_STACK_MAP_FULL] = "kernel stack: stack map full",
+	[HP_LOSS_KERN_STACK_COLLISION] = "kernel stack: hash collision",
+	[HP_LOSS_KERN_STACK_MISSING] = "kernel stack: could not be read",
+	[HP_LOSS_COUNTS_MAP_FULL] = "sample dropped: counts map full",
+};
+
+const char *collector__loss_name(enum hp_loss loss)
+{
+	return loss < HP_LOSS__COUNT ? loss_names[loss] : "unknown";
+}
+
+void sample_batch__reset(struct sample_batch *b)
+{
+	b->n = 0;
+	b->nr_ips = 0;
+}
+
+void sample_batch__release(struct sample_batch *b)
+{
+	free(b->v);
+	free(b->ips);
+	memset(b, 0, sizeof(*b));
+}
+
+static int grow(void **buf, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 64;
+	void *nbuf;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	nbuf = realloc(*buf, ncap * elem);
+	if (!nbuf)
+		return -ENOMEM;
+	*buf = nbuf;
+	*cap = ncap;
+	return 0;
+}
+
+int sample_batch__add(struct sample_batch *b, const struct raw_sample *s, const uint64_t *user,
+		      const uint64_t *kern)
+{
+	size_t need_ips = b->nr_ips + s->nr_user + s->nr_kern;
+	struct raw_sample *dst;
+
+	if (grow((void **)&b->v, &b->cap, b->n + 1, sizeof(*b->v)) ||
+	    grow((void **)&b->ips, &b->cap_ips, need_ips, sizeof(*b->ips)))
+		return -ENOMEM;
+	dst = &b->v[b->n++];
+	*dst = *s;
+	dst->user_off = b->nr_ips;
+	memcpy(b->ips + b->nr_ips, user, s->nr_user * sizeof(*user));
+	b->nr_ips += s->nr_user;
+	dst->kern_off = b->nr_ips;
+	memcpy(b->ips + b->nr_ips, kern, s->nr_kern * sizeof(*kern));
+	b->nr_ips += s->nr_kern;
+	return 0;
+}
+
+struct drain_ctx {
+	struct sample_batch *batch;
+	struct collector_stats *stats;
+};
+
+static int on_entry(const struct drained_entry *e, void *ctx)
+{
+	struct drain_ctx *dc = ctx;
+	struct raw_sample s = {
+		.pid = e->key->pid,
+		.tid = e->key->tid,
+		.count = e->value->count,
+		.nr_user = e->nr_user,
+		.nr_kern = e->nr_kern,
+	};
+
+	memcpy(s.thread_name, e->value->thread_name, sizeof(s.thread_name));
+	memcpy(s.process_name, e->value->process_name, sizeof(s.process_name));
+	s.thread_name[HP_COMM_LEN - 1] = '\0';
+	s.process_name[HP_COMM_LEN - 1] = '\0';
+	/* A stack id whose trace is gone was overwritten or cleared under us: the sample is kept
+	 * with what remains, and counted like a stack that could not be read. */
+	if (e->user_stack_gone)
+		dc->stats->losses[HP_LOSS_USER_STACK_MISSING] += s.count;
+	if (e->kern_stack_gone)
+		dc->stats->losses[HP_LOSS_KERN_STACK_MISSING] += s.count;
+	dc->stats->samples_drained += s.count;
+	return sample_batch__add(dc->batch, &s, e->user_ips, e->kern_ips);
+}
+
+int collector__drain(struct bpf_session *session, struct sample_batch *b,
+		     struct collector_stats *stats)
+{
+	uint64_t kernel_losses[HP_LOSS__COUNT], kernel_stats[HP_STAT__COUNT];
+	struct drain_ctx dc = {.batch = b, .stats = stats};
+	uint64_t userspace_losses[HP_LOSS__COUNT];
+	int n, err;
+
+	/* stats->losses holds the kernel's totals plus what userspace found itself; keep the
+	 * userspace part aside while the kernel totals are refreshed. */
+	sample_batch__reset(b);
+	n = bpf_session__drain(session, on_entry, &dc);
+	if (n < 0)
+		return n;
+	stats->drains++;
+	err = bpf_session__read_counters(session, kernel_losses, kernel_stats);
+	if (err)
+		return err;
+	for (int i = 0; i < HP_LOSS__COUNT; i++) {
+		userspace_losses[i] = stats->losses[i] - stats->kernel_losses[i];
+		stats->kernel_losses[i] = kernel_losses[i];
+		stats->losses[i] = kernel_losses[i] + userspace_losses[i];
+	}
+	stats->samples_seen = kernel_stats[HP_STAT_SAMPLES_SEEN];
+	stats->samples_recorded = kernel_stats[HP_STAT_SAMPLES_RECORDED];
+	return n;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Turns the drained BPF maps into a sample batch (pid, tid, names, user and kernel addresses,
+ * count), and keeps the counts of what could not be recorded.
+ */
+#ifndef HOSTPROF_COLLECTOR_H
+#define HOSTPROF_COLLECTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf_session.h"
+#include "hostprof_abi.h"
+
+struct raw_sample {
+	uint32_t pid;
+	uint32_t tid;
+	char thread_name[HP_COMM_LEN];
+	char process_name[HP_COMM_LEN];
+	uint64_t count;
+	uint32_t nr_user; /* user addresses, leaf first, at batch->ips[user_off] */
+	uint32_t nr_kern; /* kernel addresses, leaf first, at batch->ips[kern_off] */
+	size_t user_off;
+	size_t kern_off;
+};
+
+/* Samples of one drain. Reused from drain to drain: memory grows to the largest drain only. */
+struct sample_batch {
+	struct raw_sample *v;
+	size_t n, cap;
+	uint64_t *ips;
+	size_t nr_ips, cap_ips;
+};
+
+struct collector_stats {
+	uint64_t samples_seen; /* perf events that passed the kernel filter */
+	uint64_t samples_recorded; /* of those, aggregated in a counts map */
+	uint64_t samples_drained; /* sum of the counts read from the maps */
+	uint64_t losses[HP_LOSS__COUNT]; /* kernel counters + what userspace found */
+	uint64_t kernel_losses[HP_LOSS__COUNT]; /* the kernel's part, last read */
+	uint64_t drains;
+};
+
+void sample_batch__reset(struct sample_batch *b);
+void sample_batch__release(struct sample_batch *b);
+/* Append one sample, copying its stacks. 0 or -ENOMEM. */
+int sample_batch__add(struct sample_batch *b, const struct raw_sample *s, const uint64_t *user,
+		      const uint64_t *kern);
+
+/* Drain the session into b (which is reset first) and update stats. Returns entries or -errno. */
+int collector__drain(struct bpf_session *session, struct sample_batch *b,
+		     struct collector_stats *stats);
+
+/* A short name for a loss counter, for summaries ("user stack map full", ...). */
+const char *collector__loss_name(enum hp_loss loss);
+
+#endif /* HOSTPROF_COLLECTOR_H */

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DURATION_S (7 * 24 * 3600.0)
+/* The kernel caps perf sampling (kernel.perf_event_max_sample_rate, 100000 by default); beyond a
+ * few kHz a profiler perturbs what it measures more than it learns. */
+#define MAX_FREQUENCY_HZ 10000
+
+void config__defaults(struct config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->duration_s = 0;
+	c->frequency_hz = 99;
+	c->drain_interval_s = 1.0;
+	c->top_n = 10;
+	/* At 99 Hz on 128 CPUs a one-second drain sees at most ~12,700 samples: these bounds
+	 * leave room for that many distinct stacks per drain. */
+	c->stack_map_entries = 16384;
+	c->counts_map_entries = 16384;
+	c->max_procs = 4096;
+	c->max_dsos = 1024;
+	c->max_cached_locations = 262144;
+	c->proc_root = "/proc";
+	c->kallsyms_path = "/proc/kallsyms";
+}
+
+int config__parse_duration(const char *text, double *out, char *err, size_t len)
+{
+	char *end;
+	double v;
+
+	/* strtod skips leading blanks and takes signs: only plain decimal numbers are durations. */
+	if (!isdigit((unsigned char)text[0]) && text[0] != '.')
+		goto bad;
+	errno = 0;
+	v = strtod(text, &end);
+	if (end == text || *end != '\0' || errno || !isfinite(v) || v <= 0 || v > MAX_DURATION_S) {
+bad:
+		snprintf(err, len, "'%s' is not a duration: give seconds, a number above 0 and at most "
+				   "%.0f (one week), e.g. --duration 10",
+			 text, MAX_DURATION_S);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+int config__parse_frequency(const char *text, uint32_t *out, char *err, size_t len)
+{
+	size_t v;
+
+	if (config__parse_count(text, 1, MAX_FREQUENCY_HZ, &v, NULL, 0)) {
+		snprintf(err, len, "'%s' is not a sampling frequency: give a whole number of Hz "
+				   "from 1 to %d, e.g. --frequency 99",
+			 text, MAX_FREQUENCY_HZ);
+		return -EINVAL;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int config__parse_count(const char *text, size_t min, size_t max, size_t *out, char *err,
+			size_t len)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	if (text[0] == '-' || text[0] == '+' || text[0] == '\0')
+		goto bad;
+	v = strtoull(text, &end, 10);
+	if (*end != '\0' || errno || v < min || v > max)
+		goto bad;
+	*out = (size_t)v;
+	return 0;
+bad:
+	if (err)
+		snprintf(err, len, "'%s' is not a whole number from %zu to %zu", text, min, max);
+	return -EINVAL;
+}
+
+int config__parse_pids(struct config *c, const char *text, char *err, size_t len)
+{
+	const char *p = text;
+
+	while (*p) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		char item[32];
+		size_t pid;
+
+		if (n == 0 || n >= sizeof(item) ||
+		    (memcpy(item, p, n), item[n] = '\0',
+		     config__parse_count(item, 1, INT_MAX, &pid, NULL, 0))) {
+bad:
+			snprintf(err, len, "'%s' is not a PID list: give process IDs separated by "
+					   "commas, e.g. --pid 1234 or --pid 1234,5678",
+				 text);
+			return -EINVAL;
+		}
+		if (c->nr_pids == CONFIG_MAX_PIDS) {
+			snprintf(err, len, "too many PIDs: at most %d", CONFIG_MAX_PIDS);
+			return -E2BIG;
+		}
+		c->pids[c->nr_pids++] = (pid_t)pid;
+		p += n;
+		if (*p == ',' && *++p == '\0')
+			goto bad; /* a trailing comma: something was left out */
+	}
+	if (p == text) {
+		snprintf(err, len, "--pid needs a process ID, e.g. --pid 1234");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+int config__add_output(struct config *c, const char *path, char *err, size_t len)
+{
+	enum output_format f;
+
+	if (ends_with(path, ".pb.gz")) {
+		f = OUTPUT_PPROF;
+	} else if (ends_with(path, ".folded")) {
+		f = OUTPUT_FOLDED;
+	} else {
+		snprintf(err, len, "'%s': unknown output format: name the file *.pb.gz (pprof) or "
+				   "*.folded (collapsed stacks)",
+			 path);
+		return -EINVAL;
+	}
+	if (c->nr_outputs == CONFIG_MAX_OUTPUTS) {
+		snprintf(err, len, "too many outputs: at most %d", CONFIG_MAX_OUTPUTS);
+		return -E2BIG;
+	}
+	c->outputs[c->nr_outputs++] = (struct output){.path = path, .format = f};
+	return 0;
+}

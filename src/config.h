@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The options of a run, with their defaults and the parsers that validate them. Flag parsing
+ * fills a struct config once; every other module only reads it.
+ */
+#ifndef HOSTPROF_CONFIG_H
+#define HOSTPROF_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define CONFIG_MAX_PIDS 1024 /* the kernel filter map's size */
+#define CONFIG_MAX_OUTPUTS 8
+
+enum output_format {
+	OUTPUT_PPROF = 0, /* .pb.gz */
+	OUTPUT_FOLDED, /* .folded */
+};
+
+struct output {
+	const char *path;
+	enum output_format format;
+};
+
+struct config {
+	/* what to profile */
+	pid_t pids[CONFIG_MAX_PIDS];
+	size_t nr_pids;
+	bool all; /* the whole host */
+	char **command; /* argv after "--", or NULL */
+	bool include_idle;
+
+	/* how */
+	double duration_s; /* 0: until Ctrl-C (or the command/targets exit) */
+	uint32_t frequency_hz;
+	double drain_interval_s;
+
+	/* outputs */
+	struct output outputs[CONFIG_MAX_OUTPUTS];
+	size_t nr_outputs;
+	size_t top_n;
+	bool quiet;
+	bool verbose;
+
+	/* bounds of the tables */
+	uint32_t stack_map_entries;
+	uint32_t counts_map_entries;
+	size_t max_procs;
+	size_t max_dsos;
+	size_t max_cached_locations;
+
+	const char *proc_root;
+	const char *kallsyms_path;
+};
+
+/* Defaults for one-shot `hostprof profile`. */
+void config__defaults(struct config *c);
+
+/*
+ * Value parsers. Each returns 0, or -EINVAL and writes into err (len bytes) what is wrong with
+ * the value and what is accepted.
+ */
+int config__parse_duration(const char *text, double *out, char *err, size_t len);
+int config__parse_frequency(const char *text, uint32_t *out, char *err, size_t len);
+int config__parse_count(const char *text, size_t min, size_t max, size_t *out, char *err,
+			size_t len);
+/* "123" or "1,2,3": appends to c->pids. */
+int config__parse_pids(struct config *c, const char *text, char *err, size_t len);
+/* Pick the format from the file name's extension and append to c->outputs. */
+int config__add_output(struct config *c, const char *path, char *err, size_t len);
+
+#endif /* HOSTPROF_CONFIG_H */

@@ -1,0 +1,868 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Binaries, read once per identity. A dso keeps only what symbolization needs (load segments,
+ * build-id, a sorted function table with its own copy of the names): the file and its Elf handle
+ * are closed as soon as it is loaded, so an agent watching thousands of binaries holds no fds.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dso.h"
+
+#ifndef NT_GNU_BUILD_ID
+#define NT_GNU_BUILD_ID 3
+#endif
+
+struct dso_sym {
+	uint64_t addr;
+	uint64_t end; /* exclusive: addr + size, or up to the next symbol when size is 0 */
+	uint64_t size; /* as in the ELF file */
+	const char *name; /* points into dso->names */
+};
+
+struct load_seg {
+	uint64_t offset, vaddr, filesz, memsz;
+	uint32_t flags;
+};
+
+/*
+ * What stat() says about the file a dso was read from. The cache checks it on every hit, because
+ * (dev, inode) alone does not name a file for ever: once a binary is deleted and no longer mapped,
+ * its inode number can be handed to a new file.
+ */
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+};
+
+struct dso {
+	uint64_t dev, inode; /* the identity the caller gave, from /proc/PID/maps */
+	char *path; /* display path */
+	char *error; /* NULL when readable */
+	bool readable;
+	bool have_fid;
+	struct file_id fid;
+
+	uint8_t build_id[DSO_BUILD_ID_MAX];
+	size_t build_id_len;
+	char build_id_hex[2 * DSO_BUILD_ID_MAX + 1];
+
+	struct load_seg *segs;
+	size_t nsegs;
+	struct dso_sym *syms; /* sorted by addr, one per address */
+	size_t nsyms;
+	char *names; /* one block holding every symbol name */
+
+	/* cache links */
+	struct dso *hnext;
+	struct dso *lru_prev, *lru_next; /* lru_prev towards the most recently used */
+	uint64_t last_use;
+};
+
+struct dso_cache {
+	size_t max_dsos;
+	size_t n;
+	struct dso **buckets;
+	unsigned int bucket_bits;
+	struct dso *lru_head, *lru_tail;
+	uint64_t clock; /* bumped on every use; orders entries that share an identity */
+};
+
+#define DSO_MAX_BUCKET_BITS 16
+
+/* ------------------------------------------------------------------------------------------ */
+/* Loading one binary */
+
+/* A symbol as read from the file, before sorting and deduplication. */
+struct raw_sym {
+	uint64_t addr, size;
+	uint64_t sec_end; /* end of the symbol's section, UINT64_MAX when unknown */
+	const char *name; /* points into the Elf's string table: copied before elf_end() */
+	size_t name_len;
+	int rank; /* binding preference: global > weak > local */
+};
+
+static void dso_free(struct dso *d)
+{
+	if (!d)
+		return;
+	free(d->path);
+	free(d->error);
+	free(d->segs);
+	free(d->syms);
+	free(d->names);
+	free(d);
+}
+
+/*
+ * Marks d unreadable with a message. Returns -EINVAL, the error of a corrupt or unreadable file,
+ * or -ENOMEM when even the message cannot be kept.
+ */
+static int __attribute__((format(printf, 2, 3))) dso_fail(struct dso *d, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	d->readable = false;
+	free(d->error);
+	d->error = NULL;
+	va_start(ap, fmt);
+	n = vasprintf(&d->error, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		d->error = NULL;
+		return -ENOMEM;
+	}
+	/* Whatever was read before the failure is not trustworthy. */
+	free(d->segs);
+	free(d->syms);
+	free(d->names);
+	d->segs = NULL;
+	d->syms = NULL;
+	d->names = NULL;
+	d->nsegs = d->nsyms = 0;
+	d->build_id_len = 0;
+	d->build_id_hex[0] = '\0';
+	return -EINVAL;
+}
+
+static void fid_from_stat(struct file_id *fid, const struct stat *st)
+{
+	fid->dev = st->st_dev;
+	fid->ino = st->st_ino;
+	fid->size = st->st_size;
+	fid->mtime = st->st_mtim;
+	fid->ctime = st->st_ctim;
+}
+
+static bool fid_equal(const struct file_id *a, const struct stat *st)
+{
+	return a->dev == st->st_dev && a->ino == st->st_ino && a->size == st->st_size &&
+	       a->mtime.tv_sec == st->st_mtim.tv_sec && a->mtime.tv_nsec == st->st_mtim.tv_nsec &&
+	       a->ctime.tv_sec == st->st_ctim.tv_sec && a->ctime.tv_nsec == st->st_ctim.tv_nsec;
+}
+
+/* true when [off, off + size) lies inside a file of file_size bytes. */
+static bool in_file(uint64_t off, uint64_t size, uint64_t file_size)
+{
+	return off <= file_size && size <= file_size - off;
+}
+
+/* Looks for a GNU build-id note in one block of notes. */
+static bool find_build_id(struct dso *d, Elf_Data *data)
+{
+	size_t off = 0, next, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	if (!data || !data->d_buf)
+		return false;
+	while (off < data->d_size &&
+	       (next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		const char *base = data->d_buf;
+
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    in_file(name_off, 4, data->d_size) && !memcmp(base + name_off, "GNU", 4) &&
+		    nh.n_descsz > 0 && in_file(desc_off, nh.n_descsz, data->d_size)) {
+			/*
+			 * Longer ids (--build-id=0x...) do not fit the fixed buffer; a truncated id
+			 * would name another binary in debuginfod, so none is better.
+			 */
+			if (nh.n_descsz > DSO_BUILD_ID_MAX)
+				return false;
+			memcpy(d->build_id, base + desc_off, nh.n_descsz);
+			d->build_id_len = nh.n_descsz;
+			for (size_t i = 0; i < d->build_id_len; i++)
+				snprintf(d->build_id_hex + 2 * i, 3, "%02x", d->build_id[i]);
+			return true;
+		}
+		off = next;
+	}
+	return false;
+}
+
+static int read_segments(struct dso *d, Elf *elf, uint64_t file_size)
+{
+	size_t phnum, nload = 0;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &phnum))
+		return dso_fail(d, "%s: bad program headers: %s", d->path, elf_errmsg(-1));
+	for (size_t i = 0; i < phnum; i++) {
+		if (!gelf_getphdr(elf, i, &ph))
+			return dso_fail(d, "%s: bad program header %zu: %s", d->path, i,
+					elf_errmsg(-1));
+		if (ph.p_type == PT_LOAD)
+			nload++;
+	}
+	if (nload) {
+		d->segs = calloc(nload, sizeof(*d->segs));
+		if (!d->segs)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < phnum; i++) {
+		if (!gelf_getphdr(elf, i, &ph))
+			return -EINVAL; /* cannot happen: the same call succeeded above */
+		/* A truncated binary cannot be trusted: its tail may be any other file's. */
+		if ((ph.p_type == PT_LOAD || ph.p_type == PT_NOTE) &&
+		    !in_file(ph.p_offset, ph.p_filesz, file_size))
+			return dso_fail(d, "%s: segment %zu lies beyond the end of the file", d->path,
+					i);
+		if (ph.p_type == PT_LOAD) {
+			struct load_seg *s = &d->segs[d->nsegs++];
+
+			s->offset = ph.p_offset;
+			s->vaddr = ph.p_vaddr;
+			s->filesz = ph.p_filesz;
+			s->memsz = ph.p_memsz;
+			s->flags = ph.p_flags;
+		} else if (ph.p_type == PT_NOTE && !d->build_id_len && ph.p_filesz) {
+			Elf_Type type = ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR;
+
+			find_build_id(d, elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz, type));
+		}
+	}
+	return 0;
+}
+
+static int sym_rank(unsigned char bind)
+{
+	switch (bind) {
+	case STB_GLOBAL:
+	case STB_GNU_UNIQUE:
+		return 3;
+	case STB_WEAK:
+		return 2;
+	case STB_LOCAL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static size_t leading_underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/*
+ * Orders by address, and among aliases at one address puts the preferred name first: global
+ * before weak before local, then the name with fewer leading underscores ("memcpy" over
+ * "__memcpy"), then the shorter, then alphabetical, so that the choice never depends on the order
+ * of the symbol table.
+ */
+static int raw_sym_cmp(const void *a, const void *b)
+{
+	const struct raw_sym *x = a, *y = b;
+	size_t ux, uy;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return y->rank - x->rank;
+	ux = leading_underscores(x->name);
+	uy = leading_underscores(y->name);
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	if (x->name_len != y->name_len)
+		return x->name_len < y->name_len ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static uint64_t section_end(Elf *elf, size_t shndx, uint64_t addr)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	if (shndx == SHN_UNDEF || shndx >= SHN_LORESERVE)
+		return UINT64_MAX;
+	scn = elf_getscn(elf, shndx);
+	if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC))
+		return UINT64_MAX;
+	if (addr < sh.sh_addr || sh.sh_size > UINT64_MAX - sh.sh_addr ||
+	    addr >= sh.sh_addr + sh.sh_size)
+		return UINT64_MAX;
+	return sh.sh_addr + sh.sh_size;
+}
+
+/* The end of the load segment containing vaddr, for a zero-size symbol with nothing after it. */
+static uint64_t segment_end(const struct dso *d, uint64_t vaddr)
+{
+	for (size_t i = 0; i < d->nsegs; i++) {
+		const struct load_seg *s = &d->segs[i];
+
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->memsz)
+			return s->vaddr + s->memsz;
+	}
+	return vaddr + 1;
+}
+
+/*
+ * Reads the function symbols of one symbol table into d. Returns 0 (d->nsyms may be 0), -EINVAL
+ * after dso_fail() on a corrupt table, or -ENOMEM.
+ */
+static int read_symbols(struct dso *d, Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, int machine)
+{
+	struct raw_sym *raw = NULL;
+	size_t nraw = 0, count, entsize, names_len = 0, nout = 0;
+	Elf_Data *data;
+	char *p;
+	int err;
+
+	data = elf_getdata(scn, NULL);
+	if (!data)
+		return dso_fail(d, "%s: unreadable symbol table: %s", d->path, elf_errmsg(-1));
+	entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+	if (!entsize || !data->d_buf)
+		return 0;
+	count = data->d_size / entsize;
+	raw = calloc(count ? count : 1, sizeof(*raw));
+	if (!raw)
+		return -ENOMEM;
+
+	for (size_t i = 0; i < count; i++) {
+		unsigned char type;
+		const char *name;
+		GElf_Sym sym;
+
+		if (!gelf_getsym(data, i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF)
+			continue;
+		/* elf_strptr() checks that the name is NUL-terminated inside the string table. */
+		name = elf_strptr(elf, shdr->sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		/* Thumb functions have bit 0 set in st_value; the code starts one byte lower. */
+		if (machine == EM_ARM)
+			sym.st_value &= ~(GElf_Addr)1;
+		raw[nraw] = (struct raw_sym){
+			.addr = sym.st_value,
+			.size = sym.st_size,
+			.name = name,
+			.name_len = strlen(name),
+			.rank = sym_rank(GELF_ST_BIND(sym.st_info)),
+			.sec_end = sym.st_size ? UINT64_MAX
+					       : section_end(elf, sym.st_shndx, sym.st_value),
+		};
+		nraw++;
+	}
+	if (!nraw) {
+		free(raw);
+		return 0;
+	}
+
+	qsort(raw, nraw, sizeof(*raw), raw_sym_cmp);
+	/* Keep the first (preferred) name at each address; aliases may disagree on the size. */
+	for (size_t i = 0; i < nraw; i++) {
+		if (nout && raw[nout - 1].addr == raw[i].addr) {
+			if (raw[i].size > raw[nout - 1].size)
+				raw[nout - 1].size = raw[i].size;
+			if (raw[i].sec_end < raw[nout - 1].sec_end)
+				raw[nout - 1].sec_end = raw[i].sec_end;
+			continue;
+		}
+		raw[nout++] = raw[i];
+	}
+	for (size_t i = 0; i < nout; i++)
+		names_len += raw[i].name_len + 1;
+
+	err = -ENOMEM;
+	d->syms = calloc(nout, sizeof(*d->syms));
+	d->names = malloc(names_len);
+	if (!d->syms || !d->names)
+		goto out;
+	p = d->names;
+	for (size_t i = 0; i < nout; i++) {
+		struct dso_sym *s = &d->syms[i];
+		const struct raw_sym *r = &raw[i];
+
+		memcpy(p, r->name, r->name_len + 1);
+		s->name = p;
+		p += r->name_len + 1;
+		s->addr = r->addr;
+		s->size = r->size;
+		if (r->size) {
+			s->end = r->size > UINT64_MAX - r->addr ? UINT64_MAX : r->addr + r->size;
+		} else {
+			/* No size (hand-written assembly): it runs to the next symbol. */
+			uint64_t end = i + 1 < nout ? raw[i + 1].addr : UINT64_MAX;
+
+			if (r->sec_end < end)
+				end = r->sec_end;
+			if (end == UINT64_MAX)
+				end = segment_end(d, r->addr);
+			s->end = end > r->addr ? end : r->addr + 1;
+		}
+	}
+	d->nsyms = nout;
+	err = 0;
+out:
+	free(raw);
+	return err;
+}
+
+/*
+ * libelf quietly reports no program or section headers when their table lies beyond the end of
+ * the file, which is what a truncated binary looks like: check the header's own numbers.
+ */
+static int check_tables(struct dso *d, Elf *elf, const GElf_Ehdr *eh, uint64_t file_size)
+{
+	size_t phent = gelf_fsize(elf, ELF_T_PHDR, 1, EV_CURRENT);
+	size_t shent = gelf_fsize(elf, ELF_T_SHDR, 1, EV_CURRENT);
+	size_t phnum = eh->e_phnum, shnum = eh->e_shnum, n;
+
+	/* Extended numbering keeps the real counts in section 0. */
+	if (phnum == PN_XNUM || (!shnum && eh->e_shoff)) {
+		if (!eh->e_shoff || !in_file(eh->e_shoff, shent, file_size))
+			return dso_fail(d, "%s: section headers lie beyond the end of the file",
+					d->path);
+		if (phnum == PN_XNUM && elf_getphdrnum(elf, &phnum))
+			return dso_fail(d, "%s: bad program headers: %s", d->path, elf_errmsg(-1));
+		if (!shnum && elf_getshdrnum(elf, &shnum))
+			return dso_fail(d, "%s: bad section headers: %s", d->path, elf_errmsg(-1));
+	}
+	/* Counts are at most 32 bits and entries are small: the products cannot overflow. */
+	if (phnum && !in_file(eh->e_phoff, (uint64_t)phnum * phent, file_size))
+		return dso_fail(d, "%s: program headers lie beyond the end of the file", d->path);
+	if (shnum && (!eh->e_shoff || !in_file(eh->e_shoff, (uint64_t)shnum * shent, file_size)))
+		return dso_fail(d, "%s: section headers lie beyond the end of the file", d->path);
+	/* libelf must see the same tables, or it dropped one for a reason of its own. */
+	if (elf_getphdrnum(elf, &n) || n != phnum)
+		return dso_fail(d, "%s: bad program headers", d->path);
+	if (elf_getshdrnum(elf, &n) || n != shnum)
+		return dso_fail(d, "%s: bad section headers", d->path);
+	return 0;
+}
+
+/* Reads the ELF contents into d. Returns 0, -EINVAL after dso_fail(), or -ENOMEM. */
+static int read_elf(struct dso *d, Elf *elf, uint64_t file_size)
+{
+	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	GElf_Shdr symtab_sh, dynsym_sh, sh;
+	size_t shnum = 0, nscn = 0;
+	GElf_Ehdr eh;
+	int err;
+
+	if (elf_kind(elf) != ELF_K_ELF)
+		return dso_fail(d, "%s: not an ELF file", d->path);
+	if (!gelf_getehdr(elf, &eh))
+		return dso_fail(d, "%s: bad ELF header: %s", d->path, elf_errmsg(-1));
+
+	err = check_tables(d, elf, &eh, file_size);
+	if (err)
+		return err;
+	err = read_segments(d, elf, file_size);
+	if (err)
+		return err;
+
+	if (elf_getshdrnum(elf, &shnum))
+		return dso_fail(d, "%s: bad section table: %s", d->path, elf_errmsg(-1));
+	while ((scn = elf_nextscn(elf, scn))) {
+		nscn++;
+		if (!gelf_getshdr(scn, &sh))
+			return dso_fail(d, "%s: bad section header: %s", d->path, elf_errmsg(-1));
+		if (sh.sh_type != SHT_NOBITS && !in_file(sh.sh_offset, sh.sh_size, file_size))
+			return dso_fail(d, "%s: section %zu lies beyond the end of the file", d->path,
+					elf_ndxscn(scn));
+		if (sh.sh_type == SHT_SYMTAB && !symtab) {
+			symtab = scn;
+			symtab_sh = sh;
+		} else if (sh.sh_type == SHT_DYNSYM && !dynsym) {
+			dynsym = scn;
+			dynsym_sh = sh;
+		} else if (sh.sh_type == SHT_NOTE && !d->build_id_len) {
+			/* Binaries without program headers (debug files) keep it in a section. */
+			find_build_id(d, elf_getdata(scn, NULL));
+		}
+	}
+	/* elf_nextscn() also stops on errors: a table that cannot be walked to its end is corrupt. */
+	if (nscn + 1 < shnum)
+		return dso_fail(d, "%s: bad section table", d->path);
+
+	if (symtab) {
+		err = read_symbols(d, elf, symtab, &symtab_sh, eh.e_machine);
+		if (err)
+			return err;
+	}
+	/* Stripped binaries keep the exported functions in .dynsym. */
+	if (!d->nsyms && dynsym) {
+		err = read_symbols(d, elf, dynsym, &dynsym_sh, eh.e_machine);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * Opens and reads one binary. Returns NULL only when memory runs out; a file that cannot be read
+ * yields a dso with readable == false.
+ */
+static struct dso *dso_load(uint64_t dev, uint64_t inode, const char *open_path,
+			    const char *display_path)
+{
+	struct dso *d;
+	struct stat st;
+	Elf *elf = NULL;
+	int fd = -1, err;
+
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->dev = dev;
+	d->inode = inode;
+	d->path = strdup(display_path ? display_path : open_path ? open_path : "");
+	if (!d->path)
+		goto nomem;
+	if (!open_path) {
+		if (dso_fail(d, "%s: no path to open", d->path) == -ENOMEM)
+			goto nomem;
+		return d;
+	}
+
+	fd = open(open_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		/* Remember which file failed, so that the next lookup does not retry it. */
+		if (!stat(open_path, &st)) {
+			fid_from_stat(&d->fid, &st);
+			d->have_fid = true;
+		}
+		if (dso_fail(d, "open %s: %s", open_path, strerror(err)) == -ENOMEM)
+			goto nomem;
+		return d;
+	}
+	if (fstat(fd, &st)) {
+		err = errno;
+		if (dso_fail(d, "stat %s: %s", open_path, strerror(err)) == -ENOMEM)
+			goto nomem;
+		goto out;
+	}
+	fid_from_stat(&d->fid, &st);
+	d->have_fid = true;
+	if (!S_ISREG(st.st_mode)) {
+		if (dso_fail(d, "%s: not a regular file", d->path) == -ENOMEM)
+			goto nomem;
+		goto out;
+	}
+
+	/*
+	 * ELF_C_READ, not ELF_C_READ_MMAP: libelf then reads with pread(), so a binary truncated
+	 * while we read it gives a read error instead of SIGBUS.
+	 */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf) {
+		if (dso_fail(d, "%s: not an ELF file (%s)", d->path, elf_errmsg(-1)) == -ENOMEM)
+			goto nomem;
+		goto out;
+	}
+	d->readable = true;
+	err = read_elf(d, elf, st.st_size);
+	if (err == -ENOMEM)
+		goto nomem;
+out:
+	elf_end(elf);
+	close(fd);
+	return d;
+
+nomem:
+	elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	dso_free(d);
+	errno = ENOMEM;
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The cache */
+
+struct dso_cache *dso_cache__new(size_t max_dsos)
+{
+	struct dso_cache *c;
+
+	if (!max_dsos) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* libelf refuses to work until told which ELF version its caller speaks. */
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		errno = ENOTSUP;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->max_dsos = max_dsos;
+	c->bucket_bits = 4;
+	while (((size_t)1 << c->bucket_bits) < max_dsos && c->bucket_bits < DSO_MAX_BUCKET_BITS)
+		c->bucket_bits++;
+	c->buckets = calloc((size_t)1 << c->bucket_bits, sizeof(*c->buckets));
+	if (!c->buckets) {
+		free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return c;
+}
+
+void dso_cache__delete(struct dso_cache *c)
+{
+	struct dso *d, *next;
+
+	if (!c)
+		return;
+	for (d = c->lru_head; d; d = next) {
+		next = d->lru_next;
+		dso_free(d);
+	}
+	free(c->buckets);
+	free(c);
+}
+
+size_t dso_cache__size(const struct dso_cache *c)
+{
+	return c ? c->n : 0;
+}
+
+static size_t dso_bucket(const struct dso_cache *c, uint64_t dev, uint64_t inode)
+{
+	uint64_t h = (inode ^ (dev * 0x9e3779b97f4a7c15ull)) * 0x9e3779b97f4a7c15ull;
+
+	return h >> (64 - c->bucket_bits);
+}
+
+static void lru_unlink(struct dso_cache *c, struct dso *d)
+{
+	if (d->lru_prev)
+		d->lru_prev->lru_next = d->lru_next;
+	else
+		c->lru_head = d->lru_next;
+	if (d->lru_next)
+		d->lru_next->lru_prev = d->lru_prev;
+	else
+		c->lru_tail = d->lru_prev;
+	d->lru_prev = d->lru_next = NULL;
+}
+
+static void lru_push_front(struct dso_cache *c, struct dso *d)
+{
+	d->lru_prev = NULL;
+	d->lru_next = c->lru_head;
+	if (c->lru_head)
+		c->lru_head->lru_prev = d;
+	c->lru_head = d;
+	if (!c->lru_tail)
+		c->lru_tail = d;
+}
+
+static struct dso *touch(struct dso_cache *c, struct dso *d)
+{
+	lru_unlink(c, d);
+	lru_push_front(c, d);
+	d->last_use = ++c->clock;
+	return d;
+}
+
+static void cache_remove(struct dso_cache *c, struct dso *d)
+{
+	struct dso **pp = &c->buckets[dso_bucket(c, d->dev, d->inode)];
+
+	while (*pp && *pp != d)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = d->hnext;
+	lru_unlink(c, d);
+	c->n--;
+	dso_free(d);
+}
+
+static void cache_insert(struct dso_cache *c, struct dso *d)
+{
+	size_t b = dso_bucket(c, d->dev, d->inode);
+
+	if (c->n >= c->max_dsos)
+		cache_remove(c, c->lru_tail);
+	d->hnext = c->buckets[b];
+	c->buckets[b] = d;
+	lru_push_front(c, d);
+	d->last_use = ++c->clock;
+	c->n++;
+}
+
+static bool same_build_id(const struct dso *a, const struct dso *b)
+{
+	return a->readable && b->readable && a->build_id_len &&
+	       a->build_id_len == b->build_id_len &&
+	       !memcmp(a->build_id, b->build_id, a->build_id_len);
+}
+
+struct dso *dso_cache__get(struct dso_cache *c, uint64_t dev, uint64_t inode, const char *open_path,
+			   const char *display_path)
+{
+	struct dso *d, *next, *latest = NULL, *fresh;
+	size_t b;
+	struct stat st;
+	bool have_st;
+
+	if (!c) {
+		errno = EINVAL;
+		return NULL;
+	}
+	b = dso_bucket(c, dev, inode);
+	/*
+	 * One stat() per lookup tells whether the file behind this identity is still the one we
+	 * read. It is much cheaper than reading the build-id again, and it catches inode reuse.
+	 */
+	have_st = open_path && !stat(open_path, &st);
+	for (d = c->buckets[b]; d; d = d->hnext) {
+		if (d->dev != dev || d->inode != inode)
+			continue;
+		if (have_st && d->have_fid && fid_equal(&d->fid, &st))
+			return touch(c, d);
+		if (!latest || d->last_use > latest->last_use)
+			latest = d;
+	}
+	/* The file cannot be checked (its process is gone, say): what we last knew is the best. */
+	if (latest && !have_st)
+		return touch(c, latest);
+
+	fresh = dso_load(dev, inode, open_path, display_path);
+	if (!fresh)
+		return NULL;
+	for (d = c->buckets[b]; d; d = next) {
+		next = d->hnext;
+		if (d->dev != dev || d->inode != inode)
+			continue;
+		/* The same binary, touched (chmod, unlink) or reached through another path. */
+		if (same_build_id(d, fresh)) {
+			d->fid = fresh->fid;
+			d->have_fid = fresh->have_fid;
+			dso_free(fresh);
+			return touch(c, d);
+		}
+		/*
+		 * Without a build-id, or without having read the old file, nothing says the old
+		 * entry still describes anything mapped: the fresh read replaces it. Two different
+		 * build-ids are two files (inode reuse) and both stay.
+		 */
+		if (!d->readable || !d->build_id_len)
+			cache_remove(c, d);
+	}
+	cache_insert(c, fresh);
+	return fresh;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Queries */
+
+bool dso__readable(const struct dso *d)
+{
+	return d && d->readable;
+}
+
+const char *dso__error(const struct dso *d)
+{
+	if (!d)
+		return "no dso";
+	return d->error ? d->error : "";
+}
+
+const char *dso__path(const struct dso *d)
+{
+	return d ? d->path : "";
+}
+
+size_t dso__build_id(const struct dso *d, const uint8_t **id)
+{
+	if (!d || !d->build_id_len) {
+		if (id)
+			*id = NULL;
+		return 0;
+	}
+	if (id)
+		*id = d->build_id;
+	return d->build_id_len;
+}
+
+const char *dso__build_id_hex(const struct dso *d)
+{
+	return d ? d->build_id_hex : "";
+}
+
+bool dso__file_addr(const struct dso *d, uint64_t map_start, uint64_t map_pgoff, uint64_t addr,
+		    uint64_t *file_addr)
+{
+	const struct load_seg *best = NULL;
+	uint64_t off;
+
+	if (!d || addr < map_start) {
+		if (file_addr)
+			*file_addr = 0;
+		return false;
+	}
+	off = addr - map_start + map_pgoff;
+	if (file_addr)
+		*file_addr = off;
+	/*
+	 * Segments may share a page of the file (the kernel maps whole pages), so several can
+	 * cover one offset; a sampled address is code, so the executable one wins.
+	 */
+	for (size_t i = 0; i < d->nsegs; i++) {
+		const struct load_seg *s = &d->segs[i];
+
+		if (off < s->offset || off - s->offset >= s->filesz)
+			continue;
+		if (!best || ((s->flags & PF_X) && !(best->flags & PF_X)))
+			best = s;
+	}
+	if (!best)
+		return false;
+	if (file_addr)
+		*file_addr = off - best->offset + best->vaddr;
+	return true;
+}
+
+bool dso__find_symbol(const struct dso *d, uint64_t file_addr, struct dso_symbol *sym)
+{
+	size_t lo = 0, hi;
+	const struct dso_sym *s;
+
+	if (!d || !d->nsyms)
+		return false;
+	/* The last symbol starting at or before file_addr. */
+	hi = d->nsyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->syms[mid].addr <= file_addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return false;
+	s = &d->syms[lo - 1];
+	if (file_addr >= s->end)
+		return false;
+	if (sym) {
+		sym->name = s->name;
+		sym->addr = s->addr;
+		sym->size = s->size;
+	}
+	return true;
+}

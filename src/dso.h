@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * One object per binary identity (device, inode, build-id): its ELF symbol tables, load segments
+ * and build-id. Binaries are cached by identity, never by path, so the same library mapped by many
+ * processes (or seen through different container roots) is read once.
+ */
+#ifndef HOSTPROF_DSO_H
+#define HOSTPROF_DSO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DSO_BUILD_ID_MAX 20
+
+struct dso;
+struct dso_cache;
+
+struct dso_symbol {
+	const char *name; /* owned by the dso; valid while the dso is */
+	uint64_t addr; /* ELF virtual address of the symbol's start */
+	uint64_t size;
+};
+
+/* Returns NULL and sets errno on failure. max_dsos caps the cache (least recently used evicted). */
+struct dso_cache *dso_cache__new(size_t max_dsos);
+void dso_cache__delete(struct dso_cache *c);
+
+/*
+ * The dso for the file with this identity, opening `open_path` (a path that this process can open,
+ * e.g. /proc/PID/map_files/...) on first use. A file that cannot be opened or is not a valid ELF
+ * still yields a dso, marked unreadable, so that its frames become "[unknown]" without retrying
+ * the open for every sample. Returns NULL only on allocation failure.
+ * The pointer is valid until the next dso_cache__get() on the same cache.
+ */
+struct dso *dso_cache__get(struct dso_cache *c, uint64_t dev, uint64_t inode, const char *open_path,
+			   const char *display_path);
+size_t dso_cache__size(const struct dso_cache *c);
+
+/* false when the file could not be opened or parsed as ELF; dso__error() says why. */
+bool dso__readable(const struct dso *d);
+const char *dso__error(const struct dso *d);
+const char *dso__path(const struct dso *d); /* the display path */
+/* Raw GNU build-id bytes; returns their length (0 when the binary has none). */
+size_t dso__build_id(const struct dso *d, const uint8_t **id);
+/* Lowercase hex of the build-id, "" when none. */
+const char *dso__build_id_hex(const struct dso *d);
+
+/*
+ * Turn a runtime address into the ELF virtual address it was loaded from, given the mapping's
+ * start and file offset (pgoff). Works for PIE and non-PIE executables, shared libraries and
+ * binaries with several executable segments: the address is first turned into a file offset
+ * (addr - map_start + pgoff), and then into a virtual address through the PT_LOAD segment that
+ * covers that offset. Returns false when no segment covers it (then *file_addr is the file offset).
+ */
+bool dso__file_addr(const struct dso *d, uint64_t map_start, uint64_t map_pgoff, uint64_t addr,
+		    uint64_t *file_addr);
+
+/*
+ * The function symbol containing file_addr, from .symtab, falling back to .dynsym when the binary
+ * is stripped. Returns false when there is none.
+ */
+bool dso__find_symbol(const struct dso *d, uint64_t file_addr, struct dso_symbol *sym);
+
+#endif /* HOSTPROF_DSO_H */

@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The pprof encoder: the profile model to a gzipped perftools.profiles.Profile.
+ *
+ * pprof ids are the model's indices (mapping, location and function i get id i), so no table is
+ * renumbered. Locations that the symbolizer could not resolve get a synthetic function named by
+ * their "[unknown] binary+0xoffset" label, with ids after the real functions, so that pprof keeps
+ * every frame instead of showing a bare address. All protobuf-c structs are built in arrays owned
+ * by struct pprof_build and point into the model's strings; nothing is copied twice.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "atomic_file.h"
+#include "encode.h"
+#include "profile.pb-c.h"
+
+/* Strings that pprof needs and the model may not hold; appended after the model's strings. */
+#define MAX_EXTRA_STRINGS 16
+
+/* Sample values, in the order of sample_type; Go's CPU profiles use the same two. */
+enum { VALUE_COUNT, VALUE_MAIN, NR_VALUES };
+
+enum { LABEL_PID, LABEL_TID, LABEL_COMM, LABEL_THREAD_NAME, NR_LABELS };
+
+static const char *const label_names[NR_LABELS] = {
+	[LABEL_PID] = "pid",
+	[LABEL_TID] = "tid",
+	[LABEL_COMM] = "comm",
+	[LABEL_THREAD_NAME] = "thread_name",
+};
+
+struct pprof_build {
+	const struct profile *p;
+	Perftools__Profiles__Profile msg;
+
+	char **strings; /* the model's strings, then the extras */
+	size_t nr_strings;
+	const char *extras[MAX_EXTRA_STRINGS];
+	size_t nr_extras;
+
+	Perftools__Profiles__ValueType types[NR_VALUES + 1]; /* the last is period_type */
+	Perftools__Profiles__ValueType *type_ptrs[NR_VALUES];
+
+	Perftools__Profiles__Mapping *mappings;
+	Perftools__Profiles__Mapping **mapping_ptrs;
+
+	Perftools__Profiles__Function *functions;
+	Perftools__Profiles__Function **function_ptrs;
+	uint32_t *synthetic_by_label; /* label string index -> synthetic function id; 0 = none */
+
+	Perftools__Profiles__Location *locations;
+	Perftools__Profiles__Location **location_ptrs;
+	Perftools__Profiles__Line *lines;
+	Perftools__Profiles__Line **line_ptrs;
+
+	Perftools__Profiles__Sample *samples;
+	Perftools__Profiles__Sample **sample_ptrs;
+	uint64_t *location_ids; /* every sample's ids back to back */
+	int64_t *values;
+	Perftools__Profiles__Label *labels;
+	Perftools__Profiles__Label **label_ptrs;
+};
+
+static void pprof_build__free(struct pprof_build *b)
+{
+	free(b->label_ptrs);
+	free(b->labels);
+	free(b->values);
+	free(b->location_ids);
+	free(b->sample_ptrs);
+	free(b->samples);
+	free(b->line_ptrs);
+	free(b->lines);
+	free(b->location_ptrs);
+	free(b->locations);
+	free(b->synthetic_by_label);
+	free(b->function_ptrs);
+	free(b->functions);
+	free(b->mapping_ptrs);
+	free(b->mappings);
+	free(b->strings);
+}
+
+static void *alloc_array(size_t n, size_t size)
+{
+	/* calloc(0, ...) may return NULL; an empty table is not an error. */
+	return calloc(n ? n : 1, size);
+}
+
+/* The string index of s: the model's own when it has s, else an extra appended to the table. */
+static int64_t pprof_build__string(struct pprof_build *b, const char *s)
+{
+	size_t base = profile__nr_strings(b->p);
+	int64_t idx = profile__find_string(b->p, s);
+
+	if (idx >= 0)
+		return idx;
+	for (size_t i = 0; i < b->nr_extras; i++) {
+		if (strcmp(b->extras[i], s) == 0)
+			return base + i;
+	}
+	if (b->nr_extras == MAX_EXTRA_STRINGS)
+		return -E2BIG;
+	b->extras[b->nr_extras] = s;
+	return base + b->nr_extras++;
+}
+
+static int pprof_build__header(struct pprof_build *b)
+{
+	const struct profile_desc *d = profile__desc(b->p);
+	/* (type, unit) pairs: sample_type[0], sample_type[1], then period_type. */
+	const char *names[] = {
+		"samples", "count", d->sample_type, d->sample_unit, d->period_type, d->period_unit,
+	};
+	int64_t idx[sizeof(names) / sizeof(names[0])];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		idx[i] = pprof_build__string(b, names[i]);
+		if (idx[i] < 0)
+			return (int)idx[i];
+	}
+	for (int i = 0; i <= NR_VALUES; i++) {
+		perftools__profiles__value_type__init(&b->types[i]);
+		b->types[i].type = idx[2 * i];
+		b->types[i].unit = idx[2 * i + 1];
+	}
+	for (int i = 0; i < NR_VALUES; i++)
+		b->type_ptrs[i] = &b->types[i];
+	b->msg.n_sample_type = NR_VALUES;
+	b->msg.sample_type = b->type_ptrs;
+	b->msg.period_type = &b->types[NR_VALUES];
+	b->msg.default_sample_type = b->types[VALUE_MAIN].type;
+	b->msg.period = d->period;
+	b->msg.time_nanos = (int64_t)d->time_nanos;
+	b->msg.duration_nanos = (int64_t)d->duration_nanos;
+	return 0;
+}
+
+static int pprof_build__mappings(struct pprof_build *b)
+{
+	size_t n = profile__nr_mappings(b->p) - 1;
+
+	b->mappings = alloc_array(n, sizeof(*b->mappings));
+	b->mapping_ptrs = alloc_array(n, sizeof(*b->mapping_ptrs));
+	if (!b->mappings || !b->mapping_ptrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_mapping *m = profile__mapping_at(b->p, i + 1);
+		Perftools__Profiles__Mapping *pm = &b->mappings[i];
+
+		perftools__profiles__mapping__init(pm);
+		pm->id = i + 1;
+		pm->memory_start = m->start;
+		pm->memory_limit = m->limit;
+		pm->file_offset = m->offset;
+		pm->filename = m->filename;
+		pm->build_id = m->build_id;
+		pm->has_functions = m->has_functions;
+		b->mapping_ptrs[i] = pm;
+	}
+	b->msg.n_mapping = n;
+	b->msg.mapping = b->mapping_ptrs;
+	return 0;
+}
+
+static void pprof_build__function(struct pprof_build *b, uint64_t id, int64_t name,
+				  int64_t system_name, int64_t filename)
+{
+	Perftools__Profiles__Function *f = &b->functions[id - 1];
+
+	perftools__profiles__function__init(f);
+	f->id = id;
+	f->name = name;
+	f->system_name = system_name;
+	f->filename = filename;
+	b->function_ptrs[id - 1] = f;
+}
+
+/* Functions and locations together: the synthetic functions come from the locations. */
+static int pprof_build__locations(struct pprof_build *b, int64_t unknown_name)
+{
+	size_t nr_funcs = profile__nr_functions(b->p) - 1;
+	size_t nr_locs = profile__nr_locations(b->p) - 1;
+	uint64_t next_func;
+
+	/* At most one synthetic function per location. */
+	b->functions = alloc_array(nr_funcs + nr_locs, sizeof(*b->functions));
+	b->function_ptrs = alloc_array(nr_funcs + nr_locs, sizeof(*b->function_ptrs));
+	b->synthetic_by_label = alloc_array(b->nr_strings, sizeof(*b->synthetic_by_label));
+	b->locations = alloc_array(nr_locs, sizeof(*b->locations));
+	b->location_ptrs = alloc_array(nr_locs, sizeof(*b->location_ptrs));
+	b->lines = alloc_array(nr_locs, sizeof(*b->lines));
+	b->line_ptrs = alloc_array(nr_locs, sizeof(*b->line_ptrs));
+	if (!b->functions || !b->function_ptrs || !b->synthetic_by_label || !b->locations ||
+	    !b->location_ptrs || !b->lines || !b->line_ptrs)
+		return -ENOMEM;
+
+	for (size_t i = 1; i <= nr_funcs; i++) {
+		const struct profile_function *f = profile__function_at(b->p, i);
+
+		pprof_build__function(b, i, f->name, f->system_name, f->filename);
+	}
+	next_func = nr_funcs + 1;
+
+	for (size_t i = 0; i < nr_locs; i++) {
+		const struct profile_location *l = profile__location_at(b->p, i + 1);
+		Perftools__Profiles__Location *pl = &b->locations[i];
+		Perftools__Profiles__Line *line = &b->lines[i];
+		uint64_t func = l->function;
+
+		if (!func) {
+			func = b->synthetic_by_label[l->label];
+			if (!func) {
+				int64_t name = l->label ? (int64_t)l->label : unknown_name;
+
+				func = next_func++;
+				pprof_build__function(b, func, name, name, 0);
+				b->synthetic_by_label[l->label] = func;
+			}
+		}
+		perftools__profiles__line__init(line);
+		line->function_id = func;
+		b->line_ptrs[i] = line;
+
+		perftools__profiles__location__init(pl);
+		pl->id = i + 1;
+		/* Kernel frames belong to no mapping of the process. */
+		pl->mapping_id = l->kind == FRAME_KERNEL ? 0 : l->mapping;
+		pl->address = l->address;
+		pl->n_line = 1;
+		pl->line = &b->line_ptrs[i];
+		b->location_ptrs[i] = pl;
+	}
+	b->msg.n_function = next_func - 1;
+	b->msg.function = b->function_ptrs;
+	b->msg.n_location = nr_locs;
+	b->msg.location = b->location_ptrs;
+	return 0;
+}
+
+static int pprof_build__samples(struct pprof_build *b, const int64_t *label_keys)
+{
+	size_t nr = profile__nr_samples(b->p) - 1;
+	size_t nr_ids = 0, depth, id_off = 0, nr_labels = 0;
+	const uint32_t *stack;
+
+	for (size_t i = 1; i <= nr; i++) {
+		profile__stack_at(b->p, profile__sample_at(b->p, i)->stack, &depth);
+		nr_ids += depth;
+	}
+	if (nr > SIZE_MAX / (NR_LABELS * sizeof(*b->labels)))
+		return -ENOMEM;
+	b->samples = alloc_array(nr, sizeof(*b->samples));
+	b->sample_ptrs = alloc_array(nr, sizeof(*b->sample_ptrs));
+	b->location_ids = alloc_array(nr_ids, sizeof(*b->location_ids));
+	b->values = alloc_array(nr * NR_VALUES, sizeof(*b->values));
+	b->labels = alloc_array(nr * NR_LABELS, sizeof(*b->labels));
+	b->label_ptrs = alloc_array(nr * NR_LABELS, sizeof(*b->label_ptrs));
+	if (!b->samples || !b->sample_ptrs || !b->location_ids || !b->values || !b->labels ||
+	    !b->label_ptrs)
+		return -ENOMEM;
+
+	for (size_t i = 0; i < nr; i++) {
+		const struct profile_sample *s = profile__sample_at(b->p, i + 1);
+		Perftools__Profiles__Sample *ps = &b->samples[i];
+		Perftools__Profiles__Label **lp = &b->label_ptrs[nr_labels];
+		Perftools__Profiles__Label *l;
+		size_t n = 0;
+
+		perftools__profiles__sample__init(ps);
+		stack = profile__stack_at(b->p, s->stack, &depth);
+		/* Both the model and pprof list a stack leaf first. */
+		for (size_t j = 0; j < depth; j++)
+			b->location_ids[id_off + j] = stack[j];
+		ps->n_location_id = depth;
+		ps->location_id = &b->location_ids[id_off];
+		id_off += depth;
+
+		ps->value = &b->values[i * NR_VALUES];
+		ps->value[VALUE_COUNT] = s->count;
+		ps->value[VALUE_MAIN] = s->value;
+		ps->n_value = NR_VALUES;
+
+		/* pid 0 is real (the idle task), so the numbers are always set; empty names are
+		 * not. */
+		for (int k = 0; k < NR_LABELS; k++) {
+			int64_t str = 0, num = 0;
+
+			switch (k) {
+			case LABEL_PID:
+				num = s->labels.pid;
+				break;
+			case LABEL_TID:
+				num = s->labels.tid;
+				break;
+			case LABEL_COMM:
+				str = s->labels.comm;
+				break;
+			case LABEL_THREAD_NAME:
+				str = s->labels.thread_name;
+				break;
+			}
+			if ((k == LABEL_COMM || k == LABEL_THREAD_NAME) && !str)
+				continue;
+			l = &b->labels[nr_labels];
+			perftools__profiles__label__init(l);
+			l->key = label_keys[k];
+			l->str = str;
+			l->num = num;
+			b->label_ptrs[nr_labels++] = l;
+			n++;
+		}
+		ps->n_label = n;
+		ps->label = lp;
+		b->sample_ptrs[i] = ps;
+	}
+	b->msg.n_sample = nr;
+	b->msg.sample = b->sample_ptrs;
+	return 0;
+}
+
+static int pprof_build__strings(struct pprof_build *b)
+{
+	size_t base = profile__nr_strings(b->p);
+
+	b->nr_strings = base + b->nr_extras;
+	b->strings = alloc_array(b->nr_strings, sizeof(*b->strings));
+	if (!b->strings)
+		return -ENOMEM;
+	/* protobuf-c wants char **; packing only reads the strings. */
+	for (size_t i = 0; i < base; i++)
+		b->strings[i] = (char *)profile__string_at(b->p, i);
+	for (size_t i = 0; i < b->nr_extras; i++)
+		b->strings[base + i] = (char *)b->extras[i];
+	b->msg.n_string_table = b->nr_strings;
+	b->msg.string_table = b->strings;
+	return 0;
+}
+
+/* gzip, not raw zlib: `go tool pprof` and the pprof backends expect a .pb.gz. */
+static int gzip_buf(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
+{
+	z_stream zs = {0};
+	uint8_t *buf = NULL;
+	size_t cap;
+	int zerr, err = 0;
+
+	if (len > UINT_MAX)
+		return -EFBIG;
+	zerr = deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+	if (zerr != Z_OK)
+		return zerr == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
+	cap = deflateBound(&zs, len);
+	if (cap > UINT_MAX) {
+		err = -EFBIG;
+		goto out;
+	}
+	buf = malloc(cap);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	zs.next_in = (uint8_t *)in;
+	zs.avail_in = len;
+	zs.next_out = buf;
+	zs.avail_out = cap;
+	/* deflateBound() sizes the buffer for a single Z_FINISH call. */
+	zerr = deflate(&zs, Z_FINISH);
+	if (zerr != Z_STREAM_END) {
+		err = -EIO;
+		goto out;
+	}
+	*out = buf;
+	*out_len = zs.total_out;
+	buf = NULL;
+out:
+	free(buf);
+	deflateEnd(&zs);
+	return err;
+}
+
+int enc_pprof__write(const struct profile *p, const char *path)
+{
+	struct pprof_build b = {.p = p};
+	int64_t label_keys[NR_LABELS];
+	int64_t unknown_name = 0;
+	uint8_t *packed = NULL, *gz = NULL;
+	size_t packed_len, gz_len;
+	int err;
+
+	if (!p || !path)
+		return -EINVAL;
+	perftools__profiles__profile__init(&b.msg);
+
+	/* Every extra string is known before the string table is laid out. */
+	err = pprof_build__header(&b);
+	if (err)
+		goto out;
+	for (int k = 0; k < NR_LABELS; k++) {
+		label_keys[k] = pprof_build__string(&b, label_names[k]);
+		if (label_keys[k] < 0) {
+			err = (int)label_keys[k];
+			goto out;
+		}
+	}
+	unknown_name = pprof_build__string(&b, "[unknown]");
+	if (unknown_name < 0) {
+		err = (int)unknown_name;
+		goto out;
+	}
+	err = pprof_build__strings(&b);
+	if (!err)
+		err = pprof_build__mappings(&b);
+	if (!err)
+		err = pprof_build__locations(&b, unknown_name);
+	if (!err)
+		err = pprof_build__samples(&b, label_keys);
+	if (err)
+		goto out;
+
+	packed_len = perftools__profiles__profile__get_packed_size(&b.msg);
+	packed = malloc(packed_len ? packed_len : 1);
+	if (!packed) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (perftools__profiles__profile__pack(&b.msg, packed) != packed_len) {
+		err = -EIO;
+		goto out;
+	}
+	err = gzip_buf(packed, packed_len, &gz, &gz_len);
+	if (err)
+		goto out;
+	err = atomic_file__write(path, gz, gz_len);
+out:
+	free(gz);
+	free(packed);
+	pprof_build__free(&b);
+	return err;
+}

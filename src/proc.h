@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The process table: per PID, a snapshot of /proc/PID/maps, the process name and executable.
+ * The /proc root is injectable so that parsers run on fixtures.
+ */
+#ifndef HOSTPROF_PROC_H
+#define HOSTPROF_PROC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+enum mapping_kind {
+	MAPPING_FILE = 0, /* backed by a file: path is absolute as the process sees it */
+	MAPPING_ANON, /* no path */
+	MAPPING_HEAP, /* [heap] */
+	MAPPING_STACK, /* [stack] */
+	MAPPING_VDSO, /* [vdso] */
+	MAPPING_VSYSCALL, /* [vsyscall] */
+	MAPPING_SPECIAL, /* any other [name] (e.g. [vvar], [anon:...]) */
+};
+
+/* One line of /proc/PID/maps. */
+struct mapping {
+	uint64_t start;
+	uint64_t end; /* exclusive */
+	uint64_t pgoff; /* file offset of `start` */
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	uint64_t inode;
+	bool readable, writable, executable, shared;
+	bool deleted; /* the path ended in " (deleted)": the suffix is stripped from `path` */
+	enum mapping_kind kind;
+	char *path; /* owned; NULL for anonymous mappings */
+};
+
+struct maps {
+	struct mapping *v; /* sorted by start */
+	size_t n;
+};
+
+/*
+ * Parse the text of a /proc/PID/maps file. Lines that do not parse are skipped and counted in
+ * *bad_lines (may be NULL). Returns 0 or -errno (-ENOMEM).
+ */
+int maps__parse(struct maps *out, FILE *f, size_t *bad_lines);
+/* The mapping that contains addr, or NULL. */
+const struct mapping *maps__find(const struct maps *maps, uint64_t addr);
+void maps__release(struct maps *maps);
+
+struct proc {
+	pid_t pid;
+	char comm[16]; /* from /proc/PID/comm, as a fallback when BPF did not give one */
+	char *exe_path; /* readlink of /proc/PID/exe; NULL when it is not readable */
+	struct maps maps;
+	bool exited; /* the process was gone when it was last looked up: the snapshot stays */
+};
+
+struct proc_table;
+
+/*
+ * proc_root is the directory that stands for /proc ("/proc" in production, a fixture directory in
+ * tests). max_procs caps the table: beyond it, the least recently used entry is evicted.
+ * Returns NULL and sets errno on failure.
+ */
+struct proc_table *proc_table__new(const char *proc_root, size_t max_procs);
+void proc_table__delete(struct proc_table *t);
+
+/*
+ * The process with this PID, snapshotting its maps on first use. A process that has exited keeps
+ * its last snapshot. Returns NULL (errno = ESRCH) when the process was never seen and is gone.
+ * The pointer is valid until the next call into the table.
+ */
+struct proc *proc_table__get(struct proc_table *t, pid_t pid);
+/* Re-read the maps of a known process (for example when an address misses them). 0 or -errno. */
+int proc_table__refresh(struct proc_table *t, pid_t pid);
+size_t proc_table__size(const struct proc_table *t);
+
+/*
+ * The path through which userspace can open a file mapped by this process, even inside a
+ * container or after it was deleted: /proc/PID/map_files/START-END when it exists, else
+ * /proc/PID/root/PATH. Writes into buf; returns 0 or -ENAMETOOLONG.
+ */
+int proc_table__mapping_path(const struct proc_table *t, pid_t pid, const struct mapping *m,
+			     char *buf, size_t len);
+
+#endif /* HOSTPROF_PROC_H */

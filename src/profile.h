@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The internal profile model that every encoder reads: deduplicated strings, mappings, functions,
+ * locations and stacks, and samples keyed by (stack, labels). Addresses here are file addresses
+ * (the symbolizer has already turned runtime addresses into mapping + ELF address).
+ *
+ * Index 0 of every table is a "none" entry, as in pprof and OTLP, so 0 means "absent".
+ */
+#ifndef HOSTPROF_PROFILE_H
+#define HOSTPROF_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum frame_kind {
+	FRAME_NATIVE = 0,
+	FRAME_KERNEL,
+};
+
+struct profile_mapping {
+	uint64_t start; /* runtime start, end and file offset, as in pprof */
+	uint64_t limit;
+	uint64_t offset;
+	uint32_t filename;  /* string index */
+	uint32_t build_id;  /* string index of the lowercase hex build-id; 0 when none */
+	bool has_functions; /* at least one location of this mapping was symbolized */
+};
+
+struct profile_function {
+	uint32_t name;	      /* string index */
+	uint32_t system_name; /* string index (the mangled name; same as name for now) */
+	uint32_t filename;    /* string index; 0 when unknown */
+};
+
+struct profile_location {
+	uint32_t mapping;  /* mapping index; 0 for kernel frames that have no mapping */
+	uint64_t address;  /* file (ELF) address for native frames, the kernel address otherwise */
+	uint32_t function; /* function index; 0 when unresolved (then the encoders use `label`) */
+	uint32_t label;	   /* string index of "[unknown] <binary>+0xoffset" when function == 0 */
+	enum frame_kind kind;
+};
+
+/* Labels that a sample carries: the process and thread it came from. */
+struct profile_labels {
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t comm;	      /* string index: the process name */
+	uint32_t thread_name; /* string index */
+};
+
+struct profile_sample {
+	uint32_t stack; /* stack index */
+	struct profile_labels labels;
+	int64_t value; /* in the profile's unit (for cpu: nanoseconds = count * period) */
+	int64_t count; /* number of raw samples */
+};
+
+struct profile;
+
+struct profile_desc {
+	const char *sample_type; /* "cpu" */
+	const char *sample_unit; /* "nanoseconds" */
+	const char *period_type; /* "cpu" */
+	const char *period_unit; /* "nanoseconds" */
+	int64_t period;		 /* 1e9 / Hz */
+	uint64_t time_nanos;	 /* wall clock start of the window */
+	uint64_t duration_nanos;
+};
+
+/* Returns NULL and sets errno on failure. */
+struct profile *profile__new(const struct profile_desc *desc);
+void profile__delete(struct profile *p);
+const struct profile_desc *profile__desc(const struct profile *p);
+/* Set the time window once the capture has ended (wall clock start, length). */
+void profile__set_window(struct profile *p, uint64_t time_nanos, uint64_t duration_nanos);
+
+/* Interning. Each returns an index (> 0, except the empty string which is 0), or -ENOMEM as
+ * a negative value. Identical inputs return the same index.
+ * An input equal to the zero entry returns 0; one that names an index outside its table returns
+ * -EINVAL. A mapping's identity leaves out has_functions, which is OR-ed into the entry. */
+int64_t profile__string(struct profile *p, const char *s);
+int64_t profile__mapping(struct profile *p, const struct profile_mapping *m);
+int64_t profile__function(struct profile *p, const struct profile_function *f);
+int64_t profile__location(struct profile *p, const struct profile_location *l);
+/* A stack is a list of location indices, leaf first. */
+int64_t profile__stack(struct profile *p, const uint32_t *locations, size_t n);
+
+/* Add value and count to the sample keyed by (stack, labels), creating it if new. 0 or -ENOMEM. */
+int profile__add_sample(struct profile *p, uint32_t stack, const struct profile_labels *labels,
+			int64_t value, int64_t count);
+
+/*
+ * Read access for encoders. Tables include the zero entry at index 0, the samples too (sample 0
+ * has stack 0 and value and count 0): real samples are 1 .. profile__nr_samples() - 1.
+ * Out-of-range indices return NULL. Pointers stay valid until the next change to the profile.
+ */
+size_t profile__nr_strings(const struct profile *p);
+const char *profile__string_at(const struct profile *p, uint32_t idx);
+size_t profile__nr_mappings(const struct profile *p);
+const struct profile_mapping *profile__mapping_at(const struct profile *p, uint32_t idx);
+size_t profile__nr_functions(const struct profile *p);
+const struct profile_function *profile__function_at(const struct profile *p, uint32_t idx);
+size_t profile__nr_locations(const struct profile *p);
+const struct profile_location *profile__location_at(const struct profile *p, uint32_t idx);
+/* Location indices of a stack, leaf first; *n receives the depth (NULL and 0 for stack 0). */
+const uint32_t *profile__stack_at(const struct profile *p, uint32_t idx, size_t *n);
+size_t profile__nr_samples(const struct profile *p);
+const struct profile_sample *profile__sample_at(const struct profile *p, size_t idx);
+
+/* The display name of a location: its function's name, else its "[unknown] ..." label
+ * (else "[unknown]"). */
+const char *profile__location_name(const struct profile *p, uint32_t loc_idx);
+
+/* The index of s if interned (0 for ""), else -ENOENT: for encoders, which cannot intern. */
+int64_t profile__find_string(const struct profile *p, const char *s);
+/* Stacks, the zero (empty) stack included. */
+size_t profile__nr_stacks(const struct profile *p);
+
+#endif /* HOSTPROF_PROFILE_H */

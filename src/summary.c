@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "summary.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Shares are keyed by function name (a location's display name), so that one function reached
+ * through many addresses, mappings or processes is one row. Names are interned by the profile,
+ * so the string index identifies the name and the tables below are indexed by it.
+ */
+static uint32_t location_name_index(const struct profile *p, uint32_t loc)
+{
+	const struct profile_location *l = profile__location_at(p, loc);
+
+	if (l->function)
+		return profile__function_at(p, l->function)->name;
+	return l->label;
+}
+
+int summary__compute(const struct profile *p, struct summary *out)
+{
+	size_t nr_strings = profile__nr_strings(p);
+	int64_t *self = calloc(nr_strings, sizeof(*self));
+	int64_t *total = calloc(nr_strings, sizeof(*total));
+	/* For each name, the last sample that counted it in `total`: recursion counts once. */
+	size_t *seen_in = calloc(nr_strings, sizeof(*seen_in));
+	signed char *kernel = calloc(nr_strings, 1);
+	int err = -ENOMEM;
+
+	memset(out, 0, sizeof(*out));
+	if (!self || !total || !seen_in || !kernel)
+		goto out;
+	for (size_t i = 1; i < profile__nr_samples(p); i++) { /* 0: the zero entry */
+		const struct profile_sample *s = profile__sample_at(p, i);
+		size_t depth;
+		const uint32_t *locs = profile__stack_at(p, s->stack, &depth);
+
+		out->samples += s->count;
+		for (size_t d = 0; d < depth; d++) {
+			uint32_t name = location_name_index(p, locs[d]);
+
+			if (d == 0)
+				self[name] += s->count;
+			if (seen_in[name] != i + 1) {
+				seen_in[name] = i + 1;
+				total[name] += s->count;
+			}
+			kernel[name] = profile__location_at(p, locs[d])->kind == FRAME_KERNEL;
+		}
+	}
+	out->v = calloc(nr_strings, sizeof(*out->v));
+	if (!out->v)
+		goto out;
+	for (size_t i = 1; i < nr_strings; i++) {
+		if (!total[i])
+			continue;
+		out->v[out->n++] = (struct function_share){
+			.name = profile__string_at(p, i),
+			.self = self[i],
+			.total = total[i],
+			.kernel = kernel[i],
+		};
+	}
+	err = 0;
+out:
+	free(self);
+	free(total);
+	free(seen_in);
+	free(kernel);
+	return err;
+}
+
+void summary__release(struct summary *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+static int by_self(const void *a, const void *b)
+{
+	const struct function_share *x = a, *y = b;
+
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static int by_total(const void *a, const void *b)
+{
+	const struct function_share *x = a, *y = b;
+
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return by_self(a, b);
+}
+
+static void print_table(const struct summary *s, size_t n, FILE *out, int sort_by_total)
+{
+	double all = s->samples ? (double)s->samples : 1.0;
+
+	qsort(s->v, s->n, sizeof(*s->v), sort_by_total ? by_total : by_self);
+	fprintf(out, "\nTop %zu functions by %s:\n", n, sort_by_total ? "total" : "self");
+	fprintf(out, "  %7s %7s  %s\n", "self%", "total%", "function");
+	for (size_t i = 0; i < n && i < s->n; i++) {
+		const struct function_share *f = &s->v[i];
+
+		if (!sort_by_total && !f->self)
+			break;
+		fprintf(out, "  %6.2f%% %6.2f%%  %s%s\n", 100.0 * f->self / all,
+			100.0 * f->total / all, f->name, f->kernel ? " [k]" : "");
+	}
+}
+
+void summary__print_top(const struct summary *s, size_t n, FILE *out)
+{
+	if (!s->samples) {
+		fprintf(out, "\nNo samples: the target used no CPU during the capture.\n");
+		return;
+	}
+	print_table(s, n, out, 0);
+	print_table(s, n, out, 1);
+}

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "symbolize.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include "dso.h"
+#include "ksyms.h"
+#include "log.h"
+#include "proc.h"
+
+/*
+ * An address that misses a process's maps usually means the process mapped new code (dlopen,
+ * exec) after our snapshot. Re-reading /proc/PID/maps is not free, so each PID is refreshed at
+ * most once per REFRESH_INTERVAL misses-worth of lookups; this small direct-mapped table
+ * remembers the last refresh per PID (a collision only costs an extra refresh).
+ */
+#define REFRESH_SLOTS 256
+#define REFRESH_MIN_LOOKUPS 4096
+
+struct refresh_slot {
+	pid_t pid;
+	uint64_t at_lookup;
+};
+
+struct symbolizer {
+	struct proc_table *procs;
+	struct dso_cache *dsos;
+	struct ksyms *ksyms;
+	struct symbolizer_stats stats;
+	struct refresh_slot refreshed[REFRESH_SLOTS];
+	uint64_t lookups;
+	char path[PATH_MAX];
+};
+
+struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
+{
+	struct symbolizer *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return NULL;
+	s->procs = proc_table__new(opts->proc_root, opts->max_procs);
+	if (!s->procs)
+		goto fail;
+	s->dsos = dso_cache__new(opts->max_dsos);
+	if (!s->dsos)
+		goto fail;
+	s->ksyms = ksyms__load(opts->kallsyms_path);
+	if (!s->ksyms) {
+		log_warn("kernel symbols unavailable from %s: %s; kernel frames will show as "
+			 "[unknown]%s",
+			 opts->kallsyms_path, strerror(errno),
+			 errno == EPERM ? " (addresses are hidden: run as root or with CAP_SYSLOG)"
+					: "");
+	}
+	s->stats.kernel_symbols = s->ksyms != NULL;
+	return s;
+fail:
+	err = errno;
+	symbolizer__delete(s);
+	errno = err;
+	return NULL;
+}
+
+void symbolizer__delete(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	ksyms__delete(s->ksyms);
+	dso_cache__delete(s->dsos);
+	proc_table__delete(s->procs);
+	free(s);
+}
+
+int symbolizer__track(struct symbolizer *s, pid_t pid)
+{
+	return proc_table__get(s->procs, pid) ? 0 : -errno;
+}
+
+static void set_unknown(struct frame *out, const char *where, uint64_t offset)
+{
+	out->function = NULL;
+	snprintf(out->unknown, sizeof(out->unknown), "[unknown] %s+0x%" PRIx64, where, offset);
+}
+
+static const char *special_name(const struct mapping *m)
+{
+	switch (m->kind) {
+	case MAPPING_HEAP:
+		return "[heap]";
+	case MAPPING_STACK:
+		return "[stack]";
+	case MAPPING_VDSO:
+		return "[vdso]";
+	case MAPPING_VSYSCALL:
+		return "[vsyscall]";
+	case MAPPING_ANON:
+		return "[anon]";
+	default:
+		return m->path ? m->path : "[anon]";
+	}
+}
+
+/* The process's mapping for addr, re-reading its maps once in a while when addr misses them. */
+static const struct mapping *find_mapping(struct symbolizer *s, pid_t pid, uint64_t addr)
+{
+	struct refresh_slot *slot = &s->refreshed[(uint32_t)pid % REFRESH_SLOTS];
+	struct proc *p = proc_table__get(s->procs, pid);
+	const struct mapping *m;
+
+	if (!p)
+		return NULL;
+	m = maps__find(&p->maps, addr);
+	if (m || p->exited)
+		return m;
+	if (slot->pid == pid && s->lookups - slot->at_lookup < REFRESH_MIN_LOOKUPS)
+		return NULL;
+	slot->pid = pid;
+	slot->at_lookup = s->lookups;
+	if (proc_table__refresh(s->procs, pid) != 0)
+		return NULL;
+	p = proc_table__get(s->procs, pid);
+	return p ? maps__find(&p->maps, addr) : NULL;
+}
+
+void symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return_address,
+		      struct frame *out)
+{
+	uint64_t lookup = is_return_address && addr ? addr - 1 : addr;
+	const struct mapping *m;
+	struct dso_symbol sym;
+	struct dso *d;
+	uint64_t file_offset;
+
+	memset(out, 0, sizeof(*out));
+	out->kind = FRAME_NATIVE;
+	out->address = lookup;
+	s->lookups++;
+	s->stats.frames_user++;
+
+	m = find_mapping(s, pid, lookup);
+	if (!m) {
+		if (!proc_table__get(s->procs, pid))
+			s->stats.frames_proc_gone++;
+		s->stats.frames_user_unresolved++;
+		set_unknown(out, "[unmapped]", lookup);
+		return;
+	}
+	file_offset = lookup - m->start + m->pgoff;
+	out->has_mapping = true;
+	out->mapping.start = m->start;
+	out->mapping.limit = m->end;
+	out->mapping.offset = m->pgoff;
+	out->mapping.path = m->kind == MAPPING_FILE ? m->path : special_name(m);
+	out->mapping.build_id_hex = "";
+	out->address = file_offset;
+
+	if (m->kind != MAPPING_FILE || !m->path) {
+		s->stats.frames_user_unresolved++;
+		set_unknown(out, special_name(m), file_offset);
+		return;
+	}
+	if (proc_table__mapping_path(s->procs, pid, m, s->path, sizeof(s->path)) != 0 ||
+	    !(d = dso_cache__get(s->dsos, makedev(m->dev_major, m->dev_minor), m->inode, s->path,
+				 m->path))) {
+		s->stats.frames_user_unresolved++;
+		set_unknown(out, m->path, file_offset);
+		return;
+	}
+	out->mapping.build_id_hex = dso__build_id_hex(d);
+	if (dso__readable(d) && dso__file_addr(d, m->start, m->pgoff, lookup, &out->address) &&
+	    dso__find_symbol(d, out->address, &sym)) {
+		out->function = sym.name;
+		return;
+	}
+	s->stats.frames_user_unresolved++;
+	set_unknown(out, m->path, file_offset);
+}
+
+void symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_address,
+			struct frame *out)
+{
+	uint64_t lookup = is_return_address && addr ? addr - 1 : addr;
+	struct ksym sym;
+
+	memset(out, 0, sizeof(*out));
+	out->kind = FRAME_KERNEL;
+	out->address = lookup;
+	s->stats.frames_kernel++;
+	if (s->ksyms && ksyms__find(s->ksyms, lookup, &sym)) {
+		out->function = sym.name;
+		return;
+	}
+	s->stats.frames_kernel_unresolved++;
+	set_unknown(out, "[kernel]", lookup);
+}
+
+void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)
+{
+	*out = s->stats;
+	out->procs_cached = proc_table__size(s->procs);
+	out->dsos_cached = dso_cache__size(s->dsos);
+}

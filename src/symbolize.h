@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Runtime address → frame: the mapping and file address it belongs to, and its function name.
+ * Runtime addresses die here: what comes out is mapping + ELF address, as pprof and OTLP want.
+ */
+#ifndef HOSTPROF_SYMBOLIZE_H
+#define HOSTPROF_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "profile.h"
+
+struct symbolizer;
+
+struct symbolizer_opts {
+	const char *proc_root; /* "/proc" */
+	const char *kallsyms_path; /* "/proc/kallsyms" */
+	size_t max_procs;
+	size_t max_dsos;
+};
+
+struct symbolizer_stats {
+	uint64_t frames_user;
+	uint64_t frames_user_unresolved; /* became "[unknown] ..." */
+	uint64_t frames_kernel;
+	uint64_t frames_kernel_unresolved;
+	uint64_t frames_proc_gone; /* of the unresolved: the process had exited before we read it */
+	size_t procs_cached;
+	size_t dsos_cached;
+	bool kernel_symbols; /* kallsyms was readable */
+};
+
+/* The mapping a native frame belongs to, as the profile model wants it. */
+struct frame_mapping {
+	uint64_t start, limit, offset;
+	const char *path; /* as the process sees it; NULL for anonymous memory */
+	const char *build_id_hex; /* "" when none */
+};
+
+struct frame {
+	enum frame_kind kind;
+	uint64_t address; /* native: the ELF address (or file offset when unresolvable); kernel: as is */
+	const char *function; /* NULL when unresolved */
+	bool has_mapping;
+	struct frame_mapping mapping;
+	char unknown[160]; /* "[unknown] <binary>+0xoffset" when function is NULL */
+};
+
+/* Returns NULL and sets errno. Kernel symbols that cannot be read are logged once and every
+ * kernel frame then becomes "[unknown] [kernel]+0x...". */
+struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
+void symbolizer__delete(struct symbolizer *s);
+
+/* Snapshot a process's maps now (for example a target PID at start), so that its frames still
+ * resolve after it exits. 0 or -errno (-ESRCH when it does not exist). */
+int symbolizer__track(struct symbolizer *s, pid_t pid);
+
+/*
+ * Resolve one user address of process pid. `is_return_address` is true for every frame but the
+ * leaf: a return address points after the call, so addr - 1 is looked up to stay inside the
+ * calling function (and inside its line). The strings in *out are valid until the next call.
+ * Never fails: an address that cannot be resolved yields an "[unknown]" frame.
+ */
+void symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return_address,
+		      struct frame *out);
+void symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_address,
+			struct frame *out);
+
+void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out);
+
+#endif /* HOSTPROF_SYMBOLIZE_H */

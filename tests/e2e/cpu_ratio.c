@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * cpu_ratio: a single-threaded PIE whose CPU time splits 1:2:3 between three leaf functions,
+ * burn_a, burn_b and burn_c. Each runs the same loop body for a multiple of one calibrated unit of
+ * about 50 ms, so the time ratio is the iteration ratio.
+ *
+ * Why such long calls: a timer-driven sampler with period T puts floor(L/T) or ceil(L/T) samples
+ * into any stretch of L ns of CPU time, whatever its phase. With 50-150 ms calls (5-15 samples at
+ * 99 Hz) each call's count is off by at most one, and a 5 s capture holds only ~17 rounds, so the
+ * shares stay within a couple of points. Short calls (sub-millisecond) make each sample an
+ * independent draw instead: at ~500 samples that is a binomial spread of +-2.3 points for the 1/2
+ * share, and the +-5 point test would fail a few runs in a hundred.
+ *
+ * Usage: cpu_ratio [SECONDS]   (0 or no argument: run until killed)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#ifdef __clang__
+#define NOINLINE __attribute__((noinline))
+#else
+/* noclone: keep gcc from emitting burn_a.constprop.0, whose name the test would not find. */
+#define NOINLINE __attribute__((noinline, noclone))
+#endif
+
+/*
+ * gcc 12 sets up no frame in a leaf function that uses no stack, even with
+ * -fno-omit-frame-pointer; a frame-pointer unwinder would then skip the caller (main) of every
+ * sample. Taking the frame address forces the frame.
+ */
+#define KEEP_FRAME() __asm__ volatile("" : : "r"(__builtin_frame_address(0)))
+
+/*
+ * The loop body is a macro, not an inline function: a DWARF-aware symbolizer would report an
+ * inlined helper as the leaf frame and hide which burn function the time belongs to.
+ * The empty asm makes each step opaque, so the compiler can neither vectorize the loop nor
+ * replace it by a closed form.
+ */
+#define SPIN(n, acc)                                                                              \
+	do {                                                                                      \
+		unsigned long spin_i_;                                                            \
+		for (spin_i_ = 0; spin_i_ < (n); spin_i_++) {                                     \
+			(acc) = (acc)*6364136223846793005UL + 1442695040888963407UL;              \
+			__asm__ volatile("" : "+r"(acc)::"memory");                               \
+		}                                                                                 \
+	} while (0)
+
+volatile unsigned long sink;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+NOINLINE void burn_a(unsigned long unit)
+{
+	unsigned long acc = sink;
+
+	KEEP_FRAME();
+	SPIN(unit * 1, acc);
+	sink = acc;
+}
+
+NOINLINE void burn_b(unsigned long unit)
+{
+	unsigned long acc = sink;
+
+	KEEP_FRAME();
+	SPIN(unit * 2, acc);
+	sink = acc;
+}
+
+NOINLINE void burn_c(unsigned long unit)
+{
+	unsigned long acc = sink;
+
+	KEEP_FRAME();
+	SPIN(unit * 3, acc);
+	sink = acc;
+}
+
+/* Iterations of SPIN that take @seconds of CPU time on this machine (the best of three probes). */
+NOINLINE static unsigned long calibrate(double seconds)
+{
+	const unsigned long probe = 1000000;
+	unsigned long acc = sink;
+	double best = 0, t0, dt;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		t0 = now();
+		SPIN(probe, acc);
+		dt = now() - t0;
+		if (dt > 0 && (best == 0 || dt < best))
+			best = dt;
+	}
+	sink = acc;
+	return best > 0 ? (unsigned long)(probe * seconds / best) + 1 : probe;
+}
+
+int main(int argc, char **argv)
+{
+	double seconds = argc > 1 ? atof(argv[1]) : 0;
+	unsigned long unit = calibrate(0.050);
+	double deadline = now() + seconds;
+
+	for (;;) {
+		burn_a(unit);
+		burn_b(unit);
+		burn_c(unit);
+		if (seconds > 0 && now() >= deadline)
+			break;
+	}
+	return 0;
+}

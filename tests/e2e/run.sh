@@ -1,0 +1,669 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# shellcheck disable=SC2317  # the tests are called indirectly, as "t_$name"
+#
+# End-to-end tests of hostprof on the real kernel: profile workloads whose profile is known in
+# advance (tests/e2e/*.c, built by `make e2e-workloads` into $OUTPUT/e2e) and check what hostprof
+# writes. Run as root from anywhere: OUTPUT=build tests/e2e/run.sh (what `make e2e` does).
+#
+# Each test prints `PASS name: ...` or `FAIL name: ...`, then one closing line
+# `e2e: N passed, N failed`; the exit status is non-zero when anything failed. Outputs stay in a
+# mktemp directory, whose path is printed when a test fails (E2E_KEEP=1 keeps it always).
+#
+# Environment: OUTPUT (build directory, default build, relative to the repository root),
+# HOSTPROF (default $OUTPUT/hostprof), E2E_ONLY (space-separated test names to run; the others
+# are not run and not counted).
+#
+# The captures run one after another, never in parallel: the machines have 2 cores, and a second
+# busy process would take CPU time from the workload whose shares are being measured.
+set -u
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT" || exit 1
+E2E=$ROOT/tests/e2e
+OUTPUT=${OUTPUT:-build}
+case $OUTPUT in /*) ;; *) OUTPUT=$ROOT/$OUTPUT ;; esac
+HOSTPROF=${HOSTPROF:-$OUTPUT/hostprof}
+WL=$OUTPUT/e2e
+FREQ=99
+# Percentage points that a measured self share may differ from the workload's designed share.
+SHARE_TOL=5
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "e2e: must run as root: hostprof needs CAP_BPF and CAP_PERFMON to load its BPF programs" \
+		"and open perf events, and the not_root test drops from root to nobody" >&2
+	exit 1
+fi
+
+passed=0
+failed=0
+WORK=$(mktemp -d /tmp/hostprof-e2e.XXXXXX) || exit 1
+PIDS=()
+
+pass() {
+	local name=$1
+	shift
+	echo "PASS $name: $*"
+	passed=$((passed + 1))
+}
+
+fail() {
+	local name=$1
+	shift
+	echo "FAIL $name: $*"
+	failed=$((failed + 1))
+}
+
+stop_workloads() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	for p in "${PIDS[@]}"; do
+		wait "$p" 2>/dev/null
+	done
+	PIDS=()
+}
+
+# finish: stops the workloads, keeps or removes the outputs, prints the closing line and exits.
+finish() {
+	trap - EXIT
+	stop_workloads
+	if [ "$failed" -eq 0 ] && [ "${E2E_KEEP:-0}" != 1 ]; then
+		rm -rf "$WORK"
+	else
+		echo "e2e: outputs kept in $WORK"
+	fi
+	echo "e2e: $passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+}
+# On an early exit (signal, bug), still kill every workload and count the run as failed.
+trap 'failed=$((failed + 1)); finish' EXIT
+trap 'exit 130' INT TERM
+
+# wanted NAME: whether test NAME is to run (E2E_ONLY unset, or NAME listed in it).
+wanted() {
+	[ -z "${E2E_ONLY:-}" ] && return 0
+	case " $E2E_ONLY " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+# start_workload NAME ARGS...: starts $WL/NAME in the background, sets WPID, and remembers the
+# pid for the EXIT trap. Every workload also takes a time limit of its own, in case the trap
+# does not run (kill -9 of this script).
+start_workload() {
+	local name=$1
+	shift
+	"$WL/$name" "$@" >"$WORK/$name.log" 2>&1 &
+	WPID=$!
+	PIDS+=("$WPID")
+}
+
+# start_bg CMD ARGS...: like start_workload for any command (sets WPID).
+start_bg() {
+	"$@" >/dev/null 2>&1 &
+	WPID=$!
+	PIDS+=("$WPID")
+}
+
+stop_workload() {
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+# cpu_ticks PID: user+system CPU time of PID in clock ticks (empty when it is gone).
+cpu_ticks() {
+	awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null
+}
+
+# hp NAME ARGS...: runs hostprof with ARGS under a time limit; stdout and stderr go to
+# $WORK/NAME.out and $WORK/NAME.err. Sets HP_RC and HP_SECS (wall time).
+hp() {
+	local name=$1 t0 t1
+	shift
+	t0=$(date +%s.%N)
+	timeout -k 5 "${HP_TIMEOUT:-60}" "$HOSTPROF" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
+	HP_RC=$?
+	t1=$(date +%s.%N)
+	HP_SECS=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+}
+
+# hp_failure NAME: one line describing a failed hostprof run, for FAIL messages.
+hp_failure() {
+	local msg
+	msg=$(head -c 300 "$WORK/$1.err" | tr '\n' ' ')
+	if [ "$HP_RC" -eq 124 ] || [ "$HP_RC" -eq 137 ]; then
+		echo "hostprof was killed after ${HP_TIMEOUT:-60} s (hung?); stderr: ${msg:-(empty)}"
+	else
+		echo "hostprof exited $HP_RC after ${HP_SECS} s; stderr: ${msg:-(empty)}"
+	fi
+}
+
+folded() {
+	python3 "$E2E/folded.py" "$@"
+}
+
+# kv KEY: the second field of the line whose first field is KEY, read from stdin.
+kv() {
+	awk -v k="$1" '$1 == k { print $2; exit }'
+}
+
+# fcheck EXPR: true when the awk expression EXPR (over numbers) holds.
+fcheck() {
+	awk "BEGIN { exit !($1) }"
+}
+
+# top_stacks FILE N: the N folded lines with the most samples, on one line.
+top_stacks() {
+	awk '{ print $NF "\t" $0 }' "$1" | sort -rn | head -"$2" | cut -f2 | tr '\n' '|'
+}
+
+pct() {
+	awk -v x="$1" 'BEGIN { printf "%.1f%%", 100 * x }'
+}
+
+# pprof ARGS...: `go tool pprof` with a private HOME and cache. -symbolize=none everywhere: pprof
+# must show the names hostprof wrote, not names it looked up itself in the local binaries.
+pprof() {
+	HOME=$WORK GOCACHE=$WORK/gocache PPROF_TMPDIR=$WORK GOTOOLCHAIN=local GOFLAGS='' \
+		go tool pprof -symbolize=none "$@"
+}
+
+# check_shares NAME FILE COMM FUNC=SHARE...: the self share of each FUNC among the FUNCs (leaf
+# frame counts) is within SHARE_TOL points of SHARE (in percent). Prints the PASS/FAIL line.
+check_shares() {
+	local name=$1 file=$2 comm=$3
+	shift 3
+	local funcs=() want=() spec out sum measured="" expected="" bad="" i f n s
+	for spec in "$@"; do
+		funcs+=("${spec%%=*}")
+		want+=("${spec#*=}")
+	done
+	out=$(folded shares "$file" --comm "$comm" "${funcs[@]}" 2>&1) || {
+		fail "$name" "cannot read $file: $out"
+		return
+	}
+	sum=$(kv sum <<<"$out")
+	for i in "${!funcs[@]}"; do
+		f=${funcs[$i]}
+		n=$(awk -v k="$f" '$1 == k { print $2 }' <<<"$out")
+		s=$(awk -v k="$f" '$1 == k { printf "%.1f", 100 * $3 }' <<<"$out")
+		measured+="${measured:+ }$f=$s% ($n)"
+		expected+="${expected:+/}${want[$i]}"
+		if ! fcheck "$s >= ${want[$i]} - $SHARE_TOL && $s <= ${want[$i]} + $SHARE_TOL"; then
+			bad+=" $f"
+		fi
+	done
+	if [ "$sum" -lt 100 ]; then
+		fail "$name" "only $sum samples of comm $comm in ${funcs[*]} (need >= 100 to measure shares); leaf frames seen: $(folded leaves "$file" --comm "$comm" -n 6 | tr '\n' ' ')"
+	elif [ -n "$bad" ]; then
+		fail "$name" "self shares $measured; expected $expected% +-$SHARE_TOL points; off:$bad"
+	else
+		pass "$name" "self shares $measured of $sum samples; expected $expected% +-$SHARE_TOL points"
+	fi
+}
+
+# --- preconditions -------------------------------------------------------------------------------
+
+precondition_failed() {
+	echo "e2e: $*" >&2
+	fail setup "$*"
+	finish
+}
+
+[ -x "$HOSTPROF" ] || precondition_failed "no executable $HOSTPROF (run make first)"
+for w in cpu_ratio lib_ratio libhpwork.so syscalls short_lived cpu_threads; do
+	[ -e "$WL/$w" ] || precondition_failed "no workload $WL/$w (run make e2e-workloads)"
+done
+command -v python3 >/dev/null || precondition_failed "python3 is missing"
+command -v go >/dev/null || precondition_failed "go is missing (go tool pprof validates the pprof output)"
+out=$(python3 "$E2E/folded.py" selftest 2>&1 && python3 "$E2E/pprof_raw.py" selftest 2>&1) ||
+	precondition_failed "the parsing helpers fail their self-test: $out"
+
+# --- capture 1: cpu_ratio by pid, reused by several tests ----------------------------------------
+
+RATIO_OK=0
+capture_ratio() {
+	local pid c0 c1
+	start_workload cpu_ratio 60
+	pid=$WPID
+	sleep 0.3
+	c0=$(cpu_ticks "$pid")
+	hp ratio profile --pid "$pid" --duration 5 --frequency "$FREQ" \
+		-o "$WORK/ratio.folded" -o "$WORK/ratio.pb.gz"
+	c1=$(cpu_ticks "$pid")
+	stop_workload "$pid"
+	RATIO_CPU=$(awk -v a="${c0:-0}" -v b="${c1:-0}" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { printf "%.2f", (b - a) / hz }')
+	RATIO_WALL=$HP_SECS
+	if [ "$HP_RC" -ne 0 ]; then
+		RATIO_ERR="capture of cpu_ratio failed: $(hp_failure ratio)"
+	elif [ ! -s "$WORK/ratio.folded" ] || [ ! -s "$WORK/ratio.pb.gz" ]; then
+		RATIO_ERR="capture of cpu_ratio wrote no (or empty) ratio.folded/ratio.pb.gz"
+	else
+		RATIO_OK=1
+	fi
+}
+
+need_ratio() {
+	[ "$RATIO_OK" -eq 1 ] && return 0
+	fail "$1" "$RATIO_ERR"
+	return 1
+}
+
+t_ratio() {
+	need_ratio ratio || return
+	check_shares ratio "$WORK/ratio.folded" cpu_ratio burn_a=16.7 burn_b=33.3 burn_c=50.0
+}
+
+t_reach_main() {
+	local out hit total fr
+	need_ratio reach_main || return
+	out=$(folded contains "$WORK/ratio.folded" --comm cpu_ratio main)
+	hit=$(kv hit <<<"$out")
+	total=$(kv samples <<<"$out")
+	fr=$(kv fraction <<<"$out")
+	if [ "$total" -gt 0 ] && fcheck "$fr >= 0.99"; then
+		pass reach_main "$hit of $total cpu_ratio samples ($(pct "$fr")) have main in the stack (need >= 99%)"
+	else
+		fail reach_main "$hit of $total cpu_ratio samples ($(pct "$fr")) have main in the stack, need >= 99%; top stacks: $(top_stacks "$WORK/ratio.folded" 3)"
+	fi
+}
+
+# The burn functions are named in the PIE, and hardly any sample has a frame of the PIE left
+# unresolved.
+t_pie_resolved() {
+	local out f n missing="" unknown total
+	need_ratio pie_resolved || return
+	out=$(folded shares "$WORK/ratio.folded" --comm cpu_ratio burn_a burn_b burn_c)
+	for f in burn_a burn_b burn_c; do
+		n=$(kv "$f" <<<"$out")
+		[ "${n:-0}" -gt 0 ] || missing+=" $f"
+	done
+	total=$(kv samples <<<"$out")
+	unknown=$(grep -F '[unknown]' "$WORK/ratio.folded" | grep -F "$WL/cpu_ratio" |
+		awk '{ s += $NF } END { print s + 0 }')
+	if [ -n "$missing" ]; then
+		fail pie_resolved "no leaf frame named$missing; leaf frames seen: $(folded leaves "$WORK/ratio.folded" -n 6 | tr '\n' ' ')"
+	elif [ "$total" -eq 0 ] || ! fcheck "$unknown <= 0.01 * $total"; then
+		fail pie_resolved "$unknown of $total samples have an unresolved [unknown] frame in $WL/cpu_ratio (allowed: 1%)"
+	else
+		pass pie_resolved "burn_a, burn_b, burn_c named in the PIE; $unknown of $total samples with an unresolved cpu_ratio frame"
+	fi
+}
+
+# With --pid, only that process is sampled.
+t_pid_filter() {
+	local comms others
+	need_ratio pid_filter || return
+	comms=$(folded comms "$WORK/ratio.folded")
+	others=$(awk '$1 != "cpu_ratio"' <<<"$comms" | head -5 | tr '\n' ' ')
+	if [ -z "$others" ] && [ -n "$comms" ]; then
+		pass pid_filter "every sample of --pid belongs to cpu_ratio ($(kv cpu_ratio <<<"$comms") samples)"
+	else
+		fail pid_filter "--pid of cpu_ratio also recorded other comms (comm samples): $others"
+	fi
+}
+
+# A busy process sampled at F Hz yields about F samples per second of its CPU time. The workload's
+# CPU time is measured over the whole hostprof run (start-up, 5 s capture, output); the capture
+# saw about 5/wall of it.
+t_sample_rate() {
+	local total lo hi
+	need_ratio sample_rate || return
+	total=$(folded total "$WORK/ratio.folded" --comm cpu_ratio | kv samples)
+	lo=$(awk -v c="$RATIO_CPU" -v w="$RATIO_WALL" -v f="$FREQ" \
+		'BEGIN { r = (w > 5) ? 5 / w : 1; printf "%d", 0.8 * c * r * f }')
+	hi=$(awk -v c="$RATIO_CPU" -v f="$FREQ" 'BEGIN { printf "%d", 1.05 * c * f + 5 }')
+	if [ "$total" -ge "$lo" ] && [ "$total" -le "$hi" ]; then
+		pass sample_rate "$total samples at $FREQ Hz; cpu_ratio used ${RATIO_CPU} s of CPU during the ${RATIO_WALL} s run (expected $lo..$hi)"
+	else
+		fail sample_rate "$total samples at $FREQ Hz, expected $lo..$hi: cpu_ratio used ${RATIO_CPU} s of CPU during the ${RATIO_WALL} s run of a 5 s capture; summary: $(head -c 300 "$WORK/ratio.out" | tr '\n' ' ')"
+	fi
+}
+
+# The summary on stdout reports the samples (as many as the folded file has), the processes (one:
+# --pid of a single-threaded process) and the top functions.
+t_summary() {
+	local total nums procs
+	need_ratio summary || return
+	total=$(folded total "$WORK/ratio.folded" | kv samples)
+	nums=$(grep -o -E '[0-9]+ samples' "$WORK/ratio.out" | awk '{ printf "%s ", $1 }')
+	procs=$(grep -o -E '[0-9]+ process(es)?' "$WORK/ratio.out" | awk '{ print $1; exit }')
+	if ! grep -q 'burn_c' "$WORK/ratio.out"; then
+		fail summary "stdout does not name the top function burn_c: $(head -c 400 "$WORK/ratio.out" | tr '\n' ' ')"
+	elif [[ " $nums" != *" $total "* ]]; then
+		fail summary "stdout should say '$total samples' (the folded total); it says: ${nums:-no 'N samples'}"
+	elif [ "${procs:-}" != 1 ]; then
+		fail summary "stdout says '${procs:-no} processes' for --pid of one single-threaded process (the outputs hold pids: $(grep -o -E 'pid:\[[0-9]+\]' "$WORK/ratio.raw" 2>/dev/null | sort -u | tr '\n' ' ')); line: $(grep -E '[0-9]+ process' "$WORK/ratio.out" | head -1)"
+	else
+		pass summary "stdout says $total samples, 1 process, and names the top function burn_c"
+	fi
+}
+
+t_pprof_valid() {
+	local ftotal ptotal top first
+	need_ratio pprof_valid || return
+	if ! pprof -raw "$WORK/ratio.pb.gz" >"$WORK/ratio.raw" 2>"$WORK/ratio.raw.err"; then
+		fail pprof_valid "go tool pprof -raw rejects ratio.pb.gz: $(head -c 300 "$WORK/ratio.raw.err" | tr '\n' ' ')"
+		return
+	fi
+	if ! ptotal=$(python3 "$E2E/pprof_raw.py" total "$WORK/ratio.raw" samples 2>&1); then
+		fail pprof_valid "cannot read the pprof -raw output (ratio.raw): $ptotal"
+		return
+	fi
+	ptotal=$(kv samples <<<"$ptotal")
+	ftotal=$(folded total "$WORK/ratio.folded" | kv samples)
+	if ! pprof -top -sample_index=cpu "$WORK/ratio.pb.gz" >"$WORK/ratio.top" 2>"$WORK/ratio.top.err"; then
+		fail pprof_valid "go tool pprof -top -sample_index=cpu fails: $(head -c 300 "$WORK/ratio.top.err" | tr '\n' ' ')"
+		return
+	fi
+	# The first row under the `flat flat% sum% cum cum%` header has the largest flat value.
+	top=$(awk 'f { for (i = 6; i <= NF; i++) printf "%s%s", $i, (i < NF ? " " : ""); print ""; exit }
+		/flat%/ { f = 1 }' "$WORK/ratio.top")
+	first=$(awk '/flat%/ { getline; print; exit }' "$WORK/ratio.top" | sed 's/  */ /g')
+	if [ "$ptotal" != "$ftotal" ]; then
+		fail pprof_valid "pprof has $ptotal samples (samples/count), the folded file of the same capture $ftotal"
+	elif [ "$top" != burn_c ]; then
+		fail pprof_valid "largest flat cpu in pprof -top is '${top:-(none)}', expected burn_c; top rows: $(sed -n '/flat%/,+3p' "$WORK/ratio.top" | tr -s ' ' | tr '\n' '|')"
+	else
+		pass pprof_valid "go tool pprof reads it; $ptotal samples as in the folded file; top flat cpu:$first"
+	fi
+}
+
+# Each sample's cpu/nanoseconds value is the sampling period, 1e9/F ns.
+t_pprof_cpu_time() {
+	local ns n
+	need_ratio pprof_cpu_time || return
+	if [ ! -s "$WORK/ratio.raw" ]; then
+		fail pprof_cpu_time "no pprof -raw output to read (see pprof_valid)"
+		return
+	fi
+	n=$(python3 "$E2E/pprof_raw.py" total "$WORK/ratio.raw" samples 2>&1 | kv samples)
+	ns=$(python3 "$E2E/pprof_raw.py" total "$WORK/ratio.raw" cpu 2>&1 | kv cpu)
+	if [ -z "$ns" ] || [ -z "$n" ] || [ "$n" -eq 0 ]; then
+		fail pprof_cpu_time "no cpu/nanoseconds or samples/count sample type: $(sed -n '/^Samples:/,+1p' "$WORK/ratio.raw" | tr '\n' ' ')"
+	elif fcheck "$ns >= 0.98 * $n * 1e9 / $FREQ && $ns <= 1.02 * $n * 1e9 / $FREQ"; then
+		pass pprof_cpu_time "cpu/nanoseconds total $ns = $n samples x $(awk -v a="$ns" -v b="$n" 'BEGIN { printf "%d", a / b }') ns (1e9/$FREQ)"
+	else
+		fail pprof_cpu_time "cpu/nanoseconds total $ns for $n samples: $(awk -v a="$ns" -v b="$n" 'BEGIN { printf "%d", a / b }') ns per sample, expected about $(awk -v f="$FREQ" 'BEGIN { printf "%d", 1e9 / f }')"
+	fi
+}
+
+# --- the other captures -----------------------------------------------------------------------------
+
+t_lib_resolved() {
+	local pid
+	start_workload lib_ratio 60
+	pid=$WPID
+	sleep 0.3
+	hp lib profile --pid "$pid" --duration 5 --frequency "$FREQ" -o "$WORK/lib.folded"
+	stop_workload "$pid"
+	if [ "$HP_RC" -ne 0 ]; then
+		fail lib_resolved "capture of lib_ratio failed: $(hp_failure lib)"
+		return
+	fi
+	check_shares lib_resolved "$WORK/lib.folded" lib_ratio \
+		lib_burn_x=25.0 lib_burn_y=25.0 lib_burn_z=50.0
+}
+
+t_kernel_frames() {
+	local pid out hit total fr named unnamed syscall kf
+	start_workload syscalls 60
+	pid=$WPID
+	sleep 0.3
+	hp sys profile --pid "$pid" --duration 4 --frequency "$FREQ" -o "$WORK/sys.folded"
+	stop_workload "$pid"
+	if [ "$HP_RC" -ne 0 ]; then
+		fail kernel_frames "capture of syscalls failed: $(hp_failure sys)"
+		return
+	fi
+	out=$(folded kernel "$WORK/sys.folded" --comm syscalls)
+	hit=$(kv hit <<<"$out")
+	total=$(kv samples <<<"$out")
+	fr=$(kv fraction <<<"$out")
+	kf=$(folded kernel-frames "$WORK/sys.folded" --comm syscalls -n 1000)
+	# Named: looks like a kernel symbol, `name_[k]` or `name.isra.0_[k]`.
+	named=$(awk '$1 ~ /^[A-Za-z_][A-Za-z0-9_.]*_\[k\]$/' <<<"$kf" | wc -l)
+	unnamed=$(awk '$1 !~ /^[A-Za-z_][A-Za-z0-9_.]*_\[k\]$/' <<<"$kf" | wc -l)
+	syscall=$(awk '$1 ~ /write|sys_|entry_SYSCALL/ { print $1; exit }' <<<"$kf")
+	if [ "$total" -eq 0 ]; then
+		fail kernel_frames "no samples of comm syscalls; comms: $(folded comms "$WORK/sys.folded" | head -5 | tr '\n' ' ')"
+	elif ! fcheck "$fr >= 0.30"; then
+		fail kernel_frames "$hit of $total syscalls samples ($(pct "$fr")) have a kernel frame, need >= 30%; leaf frames: $(folded leaves "$WORK/sys.folded" --comm syscalls -n 5 | tr '\n' ' ')"
+	elif [ -z "$syscall" ]; then
+		fail kernel_frames "no kernel frame with write, sys_ or entry_SYSCALL in its name; kernel frames: $(head -8 <<<"$kf" | tr '\n' ' ')"
+	elif [ "$unnamed" -gt 0 ]; then
+		fail kernel_frames "$unnamed kernel frame names do not look like symbols: $(awk '$1 !~ /^[A-Za-z_][A-Za-z0-9_.]*_\[k\]$/' <<<"$kf" | head -5 | tr '\n' ' ')"
+	else
+		pass kernel_frames "$hit of $total syscalls samples ($(pct "$fr")) have kernel frames; $named distinct named kernel frames, e.g. $syscall; top: $(head -3 <<<"$kf" | awk '{ printf "%s ", $1 }')"
+	fi
+}
+
+t_all_mode() {
+	local pid out n comms
+	start_workload cpu_ratio 60
+	pid=$WPID
+	sleep 0.3
+	hp all profile --all --duration 4 --frequency "$FREQ" -o "$WORK/all.folded"
+	stop_workload "$pid"
+	if [ "$HP_RC" -ne 0 ]; then
+		fail all_mode "capture with --all failed: $(hp_failure all)"
+		return
+	fi
+	comms=$(folded comms "$WORK/all.folded")
+	out=$(folded shares "$WORK/all.folded" --comm cpu_ratio burn_a burn_b burn_c)
+	n=$(kv samples <<<"$out")
+	if [ "$n" -lt 100 ]; then
+		fail all_mode "$n samples under comm cpu_ratio (a busy process for 4 s at $FREQ Hz: expected ~$((4 * FREQ))); comms: $(head -6 <<<"$comms" | tr '\n' ' ')"
+	elif [ "$(kv burn_a <<<"$out")" -eq 0 ] || [ "$(kv burn_b <<<"$out")" -eq 0 ] ||
+		[ "$(kv burn_c <<<"$out")" -eq 0 ]; then
+		fail all_mode "cpu_ratio samples lack a burn function: $(tr '\n' ' ' <<<"$out")"
+	else
+		pass all_mode "$n samples under comm cpu_ratio, $(kv sum <<<"$out") in burn_a/b/c ($(awk '$1 ~ /^burn_/ { printf "%s=%s ", $1, $2 }' <<<"$out")); $(wc -l <<<"$comms") comms in all"
+	fi
+}
+
+t_exits_mid_capture() {
+	local pid n
+	start_workload short_lived 2
+	pid=$WPID
+	sleep 0.2
+	hp exit profile --pid "$pid" --duration 5 --frequency "$FREQ" \
+		-o "$WORK/exit.folded" -o "$WORK/exit.pb.gz"
+	stop_workload "$pid"
+	if [ "$HP_RC" -ne 0 ]; then
+		fail exits_mid_capture "hostprof should exit 0 when its target exits mid-capture: $(hp_failure exit)"
+		return
+	fi
+	if ! pprof -raw "$WORK/exit.pb.gz" >"$WORK/exit.raw" 2>"$WORK/exit.raw.err"; then
+		fail exits_mid_capture "go tool pprof -raw rejects exit.pb.gz: $(head -c 300 "$WORK/exit.raw.err" | tr '\n' ' ')"
+		return
+	fi
+	n=$(folded contains "$WORK/exit.folded" burn_until_exit | kv hit)
+	if [ "${n:-0}" -lt 10 ]; then
+		fail exits_mid_capture "${n:-0} samples in burn_until_exit (need >= 10 of the ~2 s it ran); comms: $(folded comms "$WORK/exit.folded" | head -5 | tr '\n' ' ')"
+	else
+		pass exits_mid_capture "exit 0 after ${HP_SECS} s, valid pprof, $n samples in burn_until_exit before the target exited"
+	fi
+}
+
+t_command_mode() {
+	local n comms
+	hp cmd profile --duration 10 --frequency "$FREQ" -o "$WORK/cmd.folded" -- "$WL/short_lived" 2
+	if [ "$HP_RC" -ne 0 ]; then
+		fail command_mode "hostprof ... -- short_lived 2: $(hp_failure cmd)"
+		return
+	fi
+	n=$(folded contains "$WORK/cmd.folded" --comm short_lived burn_until_exit | kv hit)
+	comms=$(folded comms "$WORK/cmd.folded" | head -5 | tr '\n' ' ')
+	if ! fcheck "$HP_SECS < 7"; then
+		fail command_mode "took ${HP_SECS} s for a 2 s command with --duration 10: should stop when the command exits"
+	elif [ "${n:-0}" -lt 100 ]; then
+		fail command_mode "${n:-0} short_lived samples in burn_until_exit, expected ~$((2 * FREQ)) (>= 100); comms: $comms"
+	else
+		pass command_mode "returned after ${HP_SECS} s (--duration 10, command runs 2 s); $n samples in burn_until_exit"
+	fi
+}
+
+t_bad_pid() {
+	local free bad=""
+	# A pid that was just freed (nothing reuses it within a second on an idle machine), and one
+	# above any pid_max.
+	true &
+	free=$!
+	wait "$free"
+	for p in 999999999 "$free"; do
+		[ -d "/proc/$p" ] && continue
+		HP_TIMEOUT=20 hp badpid profile --pid "$p" --duration 2
+		if [ "$HP_RC" -eq 0 ]; then
+			bad+=" --pid $p exited 0;"
+		elif [ "$HP_RC" -eq 124 ] || [ "$HP_RC" -eq 137 ]; then
+			bad+=" --pid $p hung;"
+		elif ! grep -q -- "$p" "$WORK/badpid.err"; then
+			bad+=" --pid $p: stderr does not name the pid: '$(head -c 200 "$WORK/badpid.err" | tr '\n' ' ')';"
+		fi
+	done
+	if [ -n "$bad" ]; then
+		fail bad_pid "$bad"
+	else
+		pass bad_pid "--pid 999999999 and --pid $free (exited) fail nonzero naming the pid, e.g. '$(head -1 "$WORK/badpid.err")'"
+	fi
+}
+
+# bad_flag LABEL PATTERN ARGS...: hostprof ARGS must exit nonzero and say PATTERN on stderr.
+bad_flag() {
+	local label=$1 pattern=$2
+	shift 2
+	HP_TIMEOUT=20 hp flag "$@"
+	if [ "$HP_RC" -eq 0 ]; then
+		BAD+=" [$label] exited 0;"
+	elif [ "$HP_RC" -eq 124 ] || [ "$HP_RC" -eq 137 ]; then
+		BAD+=" [$label] hung;"
+	elif ! grep -q -e "$pattern" "$WORK/flag.err"; then
+		BAD+=" [$label] stderr does not name $pattern: '$(head -c 200 "$WORK/flag.err" | tr '\n' ' ')';"
+	else
+		SEEN+=" [$label] $(head -1 "$WORK/flag.err")"
+	fi
+}
+
+t_bad_flags() {
+	local pid
+	BAD="" SEEN=""
+	# A valid target, so that the flag is the only thing wrong.
+	start_bg sleep 60
+	pid=$WPID
+	bad_flag "unknown flag" '--bogus-flag' profile --pid "$pid" --duration 1 --bogus-flag
+	bad_flag "--duration abc" '--duration' profile --pid "$pid" --duration abc
+	bad_flag "--duration -1" '--duration' profile --pid "$pid" --duration -1
+	bad_flag "--frequency 0" '--frequency' profile --pid "$pid" --duration 1 --frequency 0
+	stop_workload "$pid"
+	if [ -n "$BAD" ]; then
+		fail bad_flags "$BAD"
+	else
+		pass bad_flags "each exits nonzero naming the flag:$SEEN"
+	fi
+}
+
+t_help_version() {
+	local bad="" version
+	version=$(cat "$ROOT/VERSION" 2>/dev/null)
+	HP_TIMEOUT=10 hp help --help
+	if [ "$HP_RC" -ne 0 ] || ! grep -q -e '--pid' "$WORK/help.out" "$WORK/help.err"; then
+		bad+=" 'hostprof --help' exited $HP_RC or does not mention --pid;"
+	fi
+	HP_TIMEOUT=10 hp phelp profile --help
+	if [ "$HP_RC" -ne 0 ] || ! grep -q -e '--pid' "$WORK/phelp.out" "$WORK/phelp.err"; then
+		bad+=" 'hostprof profile --help' exited $HP_RC or does not mention --pid;"
+	fi
+	HP_TIMEOUT=10 hp version --version
+	if [ "$HP_RC" -ne 0 ] || ! grep -q -F -e "${version:-.}" "$WORK/version.out"; then
+		bad+=" 'hostprof --version' exited $HP_RC, printed '$(head -c 100 "$WORK/version.out" | tr '\n' ' ')' (VERSION is $version);"
+	fi
+	if [ -n "$bad" ]; then
+		fail help_version "$bad"
+	else
+		pass help_version "--help and profile --help exit 0 and mention --pid; --version prints '$(head -1 "$WORK/version.out")'"
+	fi
+}
+
+# As nobody, in a directory nobody can write (so that the default output file is not what fails),
+# hostprof must refuse and say which privilege it lacks.
+t_not_root() {
+	local exe=$HOSTPROF rc msg dir=$WORK/nobody
+	local drop=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
+	mkdir -p "$dir" && chmod 755 "$WORK" && chown nobody:nogroup "$dir"
+	if ! "${drop[@]}" test -x "$exe"; then
+		# The build directory is not reachable by nobody: use a copy it can run.
+		cp "$HOSTPROF" "$dir/hostprof.copy" && chmod 755 "$dir/hostprof.copy"
+		exe=$dir/hostprof.copy
+	fi
+	(cd "$dir" && timeout -k 5 20 "${drop[@]}" "$exe" profile --pid $$ --duration 1) \
+		>"$WORK/notroot.out" 2>"$WORK/notroot.err"
+	rc=$?
+	msg=$(head -c 300 "$WORK/notroot.err" | tr '\n' ' ')
+	if [ "$rc" -eq 0 ]; then
+		fail not_root "exited 0 as nobody; stderr: ${msg:-(empty)}"
+	elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		fail not_root "hung as nobody"
+	elif ! grep -q -E 'CAP_BPF|CAP_PERFMON|root' "$WORK/notroot.err"; then
+		fail not_root "exited $rc as nobody, but stderr does not name CAP_BPF, CAP_PERFMON or root: ${msg:-(empty)}"
+	else
+		pass not_root "exited $rc as nobody: $(head -1 "$WORK/notroot.err")"
+	fi
+}
+
+# label_of RAW FUNC KEY: the value of label KEY that most samples through FUNC carry.
+label_of() {
+	python3 "$E2E/pprof_raw.py" threads "$1" "$2" | awk -v k="$3" '$1 == k { print $2; exit }'
+}
+
+t_threads() {
+	local pid out wname mname wtid mtid wpid
+	start_workload cpu_threads 60
+	pid=$WPID
+	sleep 0.3
+	hp thr profile --pid "$pid" --duration 3 --frequency "$FREQ" \
+		-o "$WORK/thr.pb.gz" -o "$WORK/thr.folded"
+	stop_workload "$pid"
+	if [ "$HP_RC" -ne 0 ]; then
+		fail threads "capture of cpu_threads failed: $(hp_failure thr)"
+		return
+	fi
+	if ! pprof -raw "$WORK/thr.pb.gz" >"$WORK/thr.raw" 2>"$WORK/thr.raw.err"; then
+		fail threads "go tool pprof -raw rejects thr.pb.gz: $(head -c 300 "$WORK/thr.raw.err" | tr '\n' ' ')"
+		return
+	fi
+	wname=$(label_of "$WORK/thr.raw" worker_burn thread_name)
+	mname=$(label_of "$WORK/thr.raw" main_burn thread_name)
+	wtid=$(label_of "$WORK/thr.raw" worker_burn tid)
+	mtid=$(label_of "$WORK/thr.raw" main_burn tid)
+	wpid=$(label_of "$WORK/thr.raw" worker_burn pid)
+	out="worker_burn: thread_name=$wname tid=$wtid pid=$wpid; main_burn: thread_name=$mname tid=$mtid (pid $pid)"
+	# Numeric labels may carry a unit (`tid:[123 unit]`, printed as 123_unit).
+	if [ "$wname" != hp-worker ]; then
+		fail threads "samples in worker_burn should have thread_name hp-worker: $out"
+	elif [ "$mname" != cpu_threads ]; then
+		fail threads "samples in main_burn should have thread_name cpu_threads: $out"
+	elif [ "${mtid%%_*}" != "$pid" ] || [ "${wpid%%_*}" != "$pid" ] || [ -z "$wtid" ] ||
+		[ "${wtid%%_*}" = "$pid" ]; then
+		fail threads "expected pid $pid on both threads, tid $pid on the main thread and another tid on the worker: $out"
+	else
+		pass threads "$out"
+	fi
+}
+
+# --- run -----------------------------------------------------------------------------------------
+
+RATIO_ERR="not captured"
+if wanted ratio || wanted reach_main || wanted pie_resolved || wanted pid_filter ||
+	wanted sample_rate || wanted summary || wanted pprof_valid || wanted pprof_cpu_time; then
+	capture_ratio
+fi
+for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
+	lib_resolved kernel_frames all_mode exits_mid_capture command_mode threads bad_pid \
+	bad_flags help_version not_root; do
+	wanted "$t" && "t_$t"
+done
+finish

@@ -1,0 +1,42 @@
+# End-to-end workloads: small C programs whose CPU profile is known in advance, built into
+# $(OUTPUT)/e2e and driven by tests/e2e/run.sh. Included by the top Makefile (Q and msg come from
+# there). They get their own flags, never CFLAGS/EXTRA_CFLAGS: a sanitizer or -O0 would change the
+# profiles the tests predict. Frame pointers everywhere, since the profiler unwinds with them.
+
+E2E_DIR := $(OUTPUT)/e2e
+E2E_CFLAGS := -O2 -g -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -D_GNU_SOURCE
+
+E2E_BINS := $(addprefix $(E2E_DIR)/,cpu_ratio lib_ratio libhpwork.so syscalls short_lived cpu_threads)
+
+.PHONY: e2e-workloads
+e2e-workloads: $(E2E_BINS)
+
+$(E2E_DIR):
+	$(Q)mkdir -p $@
+
+# A PIE: symbols must be resolved relative to a randomized load address.
+$(E2E_DIR)/cpu_ratio: tests/e2e/cpu_ratio.c tests/e2e/workloads.mk | $(E2E_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(E2E_CFLAGS) -fPIE -pie $< -o $@
+
+$(E2E_DIR)/libhpwork.so: tests/e2e/hpwork.c tests/e2e/workloads.mk | $(E2E_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(E2E_CFLAGS) -fPIC -shared -Wl,-soname,libhpwork.so $< -o $@
+
+# Finds libhpwork.so next to itself through $ORIGIN, so it runs from $(E2E_DIR) as it is.
+$(E2E_DIR)/lib_ratio: tests/e2e/lib_ratio.c $(E2E_DIR)/libhpwork.so tests/e2e/workloads.mk | $(E2E_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(E2E_CFLAGS) -fPIE -pie $< -L$(E2E_DIR) -lhpwork -Wl,-rpath,'$$ORIGIN' -o $@
+
+$(E2E_DIR)/syscalls: tests/e2e/syscalls.c tests/e2e/workloads.mk | $(E2E_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(E2E_CFLAGS) $< -o $@
+
+# Not a PIE (ET_EXEC), so the suite covers binaries loaded at their link address too.
+$(E2E_DIR)/short_lived: tests/e2e/short_lived.c tests/e2e/workloads.mk | $(E2E_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(E2E_CFLAGS) -fno-pie -no-pie $< -o $@
+
+$(E2E_DIR)/cpu_threads: tests/e2e/cpu_threads.c tests/e2e/workloads.mk | $(E2E_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(E2E_CFLAGS) -pthread $< -o $@

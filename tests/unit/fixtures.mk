@@ -1,0 +1,75 @@
+# Test ELF binaries for tests/unit/test_dso.c, built from tests/fixtures/elf/*.c into
+# $(OUTPUT)/fixtures/, with what the test compares against, computed by binutils rather than by our
+# own ELF reader:
+#   X.buildid  the build-id as `readelf -n` prints it
+#   X.syms     `nm -S --defined-only` (X.dynsyms: the same over .dynsym, for the stripped library)
+#   X.funcs    every defined FUNC/IFUNC symbol's value, from `readelf -sW`
+#   X.phdrs    the PT_LOAD lines of `readelf -lW`
+# Included from the top Makefile: uses its $(OUTPUT), $(CC), $(Q) and $(msg).
+
+UNIT_FX_DIR := $(OUTPUT)/fixtures
+UNIT_FX_SRC := tests/fixtures/elf
+# No sanitizers or project flags: these are inputs to the test, not code under test. Build-ids are
+# requested explicitly because not every toolchain adds them by default.
+UNIT_FX_CFLAGS := -O2 -fno-omit-frame-pointer -Wl,--build-id=sha1
+UNIT_FX_READELF ?= readelf
+UNIT_FX_NM ?= nm
+UNIT_FX_STRIP ?= strip
+
+UNIT_FX_BINS := $(UNIT_FX_DIR)/fx_pie $(UNIT_FX_DIR)/fx_nopie $(UNIT_FX_DIR)/libfx.so \
+	$(UNIT_FX_DIR)/libfx-stripped.so $(UNIT_FX_DIR)/fx_twoexec
+UNIT_FX_META := $(foreach b,$(UNIT_FX_BINS),$(b).buildid $(b).syms $(b).funcs $(b).phdrs) \
+	$(UNIT_FX_DIR)/libfx-stripped.so.dynsyms
+
+.PHONY: unit-fixtures
+unit-fixtures: $(UNIT_FX_BINS) $(UNIT_FX_META)
+
+$(UNIT_FX_DIR):
+	$(Q)mkdir -p $@
+
+$(UNIT_FX_DIR)/fx_pie: $(UNIT_FX_SRC)/fx_prog.c | $(UNIT_FX_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) $(UNIT_FX_CFLAGS) -fPIE -pie $< -o $@
+
+$(UNIT_FX_DIR)/fx_nopie: $(UNIT_FX_SRC)/fx_prog.c | $(UNIT_FX_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) $(UNIT_FX_CFLAGS) -fno-pie -no-pie $< -o $@
+
+$(UNIT_FX_DIR)/libfx.so: $(UNIT_FX_SRC)/fx_lib.c | $(UNIT_FX_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) $(UNIT_FX_CFLAGS) -shared -fPIC $< -o $@
+
+# --strip-all drops .symtab; .dynsym, which the loader needs, stays.
+$(UNIT_FX_DIR)/libfx-stripped.so: $(UNIT_FX_DIR)/libfx.so
+	$(call msg,FIXTURE,$@)
+	$(Q)$(UNIT_FX_STRIP) --strip-all -o $@ $<
+
+# Placing "fxsecond" far from .text makes the linker give it a second R+X PT_LOAD (with
+# separate-code, the first one holds only code). Fail here, not in the test, if a linker
+# ever merges them.
+$(UNIT_FX_DIR)/fx_twoexec: $(UNIT_FX_SRC)/fx_twoexec.c | $(UNIT_FX_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) $(UNIT_FX_CFLAGS) -fPIE -pie -Wl,-z,separate-code \
+		-Wl,--section-start=fxsecond=0x200000 $< -o $@.tmp
+	$(Q)n=$$($(UNIT_FX_READELF) -lW $@.tmp | grep -cE '^ *LOAD .* [R ][W ]E +0x'); \
+	if [ "$$n" -lt 2 ]; then \
+		echo "$@: expected 2 executable PT_LOAD segments, got $$n" >&2; rm -f $@.tmp; exit 1; \
+	fi
+	$(Q)mv $@.tmp $@
+
+$(UNIT_FX_DIR)/%.buildid: $(UNIT_FX_DIR)/%
+	$(Q)$(UNIT_FX_READELF) -n $< | sed -n 's/^ *Build ID: *//p' > $@.tmp && mv $@.tmp $@
+
+$(UNIT_FX_DIR)/%.syms: $(UNIT_FX_DIR)/%
+	$(Q)$(UNIT_FX_NM) -S --defined-only $< > $@.tmp 2>/dev/null; mv $@.tmp $@
+
+$(UNIT_FX_DIR)/%.dynsyms: $(UNIT_FX_DIR)/%
+	$(Q)$(UNIT_FX_NM) -D -S --defined-only $< > $@.tmp && mv $@.tmp $@
+
+$(UNIT_FX_DIR)/%.funcs: $(UNIT_FX_DIR)/%
+	$(Q)$(UNIT_FX_READELF) -sW $< | \
+		awk '($$4 == "FUNC" || $$4 == "IFUNC") && $$7 != "UND" { print $$2, $$3, $$8 }' \
+		> $@.tmp && mv $@.tmp $@
+
+$(UNIT_FX_DIR)/%.phdrs: $(UNIT_FX_DIR)/%
+	$(Q)$(UNIT_FX_READELF) -lW $< | grep -E '^ *LOAD ' > $@.tmp && mv $@.tmp $@
