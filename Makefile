@@ -55,7 +55,7 @@ LIB_OBJS := $(filter-out $(OUTPUT)/src/main.o,$(OBJS)) $(PB_OBJS)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all deps deps-test run test unit e2e check format format-check clean help
+.PHONY: all deps deps-test run test unit e2e check bpf-cross format format-check clean help
 .DEFAULT_GOAL := all
 # Keep the BPF objects: make would delete them as intermediates of the skeletons.
 .SECONDARY:
@@ -143,8 +143,18 @@ check: deps-test
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/check \
 		EXTRA_CFLAGS='-Werror -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' \
 		EXTRA_LDFLAGS='-fsanitize=address,undefined' all unit
+	$(Q)$(MAKE) --no-print-directory bpf-cross
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		--suppress=missingIncludeSystem -Iinclude -Isrc src/
+
+# The BPF programs must also compile for the architecture we do not run here.
+bpf-cross: | $(OUTPUT)/bpf
+	$(Q)mkdir -p $(OUTPUT)/bpf-arm64 && cp vmlinux/arm64/vmlinux.h $(OUTPUT)/bpf-arm64/
+	$(Q)for f in $(BPF_SRCS); do \
+		echo "  BPF      $$f (arm64)"; \
+		$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_arm64 -Wall -Werror -I$(OUTPUT)/bpf-arm64 \
+			-Iinclude -Ibpf -c $$f -o $(OUTPUT)/bpf-arm64/$$(basename $$f .c).o || exit 1; \
+	done
 
 FORMAT_FILES = $(wildcard src/*.c src/*.h bpf/*.c bpf/*.h include/*.h tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/fixtures/*.c bench/*.c)
 

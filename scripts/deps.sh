@@ -6,7 +6,7 @@ set -euo pipefail
 build_pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
 	protobuf-c-compiler libprotobuf-c-dev pkg-config)
 # go tool pprof decodes our pprof output independently; protoc decodes protobuf by schema.
-test_pkgs=(golang-go protobuf-compiler python3 clang-format)
+test_pkgs=(golang-go protobuf-compiler python3 clang-format cppcheck binutils)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-build}" = test ]; then

@@ -17,7 +17,6 @@
 #include "bpf/cpu.skel.h"
 #include "log.h"
 
-#define BTF_PATH "/sys/kernel/btf/vmlinux"
 #define NSEC_PER_SEC 1000000000ULL
 
 /* Not in every libc's headers; numbers are the kernel's (include/uapi/linux/capability.h). */
@@ -46,17 +45,17 @@ static bool has_cap(const struct __user_cap_data_struct data[2], int cap)
 	return data[cap / 32].effective & (1U << (cap % 32));
 }
 
-int bpf_session__preflight(char *msg, size_t len)
+int bpf_session__preflight(const char *btf_path, char *msg, size_t len)
 {
 	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct data[2] = {};
 
-	if (access(BTF_PATH, R_OK) != 0) {
+	if (access(btf_path, R_OK) != 0) {
 		snprintf(msg, len,
 			 "this kernel has no BTF (%s is missing): hostprof's CO-RE programs need a "
 			 "kernel built with CONFIG_DEBUG_INFO_BTF=y (Linux 5.8 or later; most "
 			 "distribution kernels have it)",
-			 BTF_PATH);
+			 btf_path);
 		return -ENOTSUP;
 	}
 	if (syscall(SYS_capget, &hdr, data) != 0) {

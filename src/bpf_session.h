@@ -22,11 +22,14 @@ struct bpf_session_opts {
 	uint32_t counts_map_entries; /* per buffer */
 };
 
+#define BPF_SESSION_KERNEL_BTF "/sys/kernel/btf/vmlinux"
+
 /*
- * Check what loading needs before trying: kernel BTF and the capabilities (root, or CAP_BPF with
- * CAP_PERFMON). On failure returns -errno and writes a message naming the problem and its fix.
+ * Check what loading needs before trying: kernel BTF at btf_path (BPF_SESSION_KERNEL_BTF) and the
+ * capabilities (root, or CAP_BPF with CAP_PERFMON). On failure returns -errno and writes a message
+ * naming the problem and its fix.
  */
-int bpf_session__preflight(char *msg, size_t len);
+int bpf_session__preflight(const char *btf_path, char *msg, size_t len);
 
 /* Open, configure and load. Returns NULL and sets errno; the reason has been logged. */
 struct bpf_session *bpf_session__new(const struct bpf_session_opts *opts);

@@ -64,6 +64,9 @@ static void print_help(FILE *out)
 		"                          repeatable (default: profile.pb.gz)\n"
 		"      --include-idle      also count samples of the idle task (pid 0)\n"
 		"      --top N             functions in the summary (default 10)\n"
+		"      --stack-map-entries N   distinct stacks kept per drain (default 16384)\n"
+		"      --counts-map-entries N  distinct (thread, stack) pairs per drain (default\n"
+		"                          16384); raise both when the summary reports losses\n"
 		"  -q, --quiet             print only errors and the output paths\n"
 		"  -v, --verbose           print debug messages (libbpf's too)\n"
 		"  -h, --help              show this help\n"
@@ -92,7 +95,7 @@ static int usage_error(const char *fmt, ...)
 	return -EINVAL;
 }
 
-enum { OPT_INCLUDE_IDLE = 256, OPT_TOP };
+enum { OPT_INCLUDE_IDLE = 256, OPT_TOP, OPT_STACK_ENTRIES, OPT_COUNTS_ENTRIES };
 
 /* Returns 0 to run, 1 when help was printed, or -EINVAL after printing the problem. */
 static int parse_args(int argc, char **argv, struct config *c)
@@ -105,6 +108,8 @@ static int parse_args(int argc, char **argv, struct config *c)
 		{"output", required_argument, NULL, 'o'},
 		{"include-idle", no_argument, NULL, OPT_INCLUDE_IDLE},
 		{"top", required_argument, NULL, OPT_TOP},
+		{"stack-map-entries", required_argument, NULL, OPT_STACK_ENTRIES},
+		{"counts-map-entries", required_argument, NULL, OPT_COUNTS_ENTRIES},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
@@ -141,6 +146,17 @@ static int parse_args(int argc, char **argv, struct config *c)
 		case OPT_TOP:
 			rc = config__parse_count(optarg, 1, 1000, &c->top_n, err, sizeof(err));
 			break;
+		case OPT_STACK_ENTRIES:
+		case OPT_COUNTS_ENTRIES: {
+			size_t n = 0;
+
+			rc = config__parse_count(optarg, 1, 1 << 22, &n, err, sizeof(err));
+			if (opt == OPT_STACK_ENTRIES)
+				c->stack_map_entries = n;
+			else
+				c->counts_map_entries = n;
+			break;
+		}
 		case 'q':
 			c->quiet = true;
 			break;
@@ -488,7 +504,7 @@ int do_profile(int argc, char **argv)
 	}
 	if (check_outputs(&cfg))
 		return 1;
-	err = bpf_session__preflight(why, sizeof(why));
+	err = bpf_session__preflight(BPF_SESSION_KERNEL_BTF, why, sizeof(why));
 	if (err) {
 		log_error("%s", why);
 		return 1;

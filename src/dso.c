@@ -23,8 +23,8 @@
 
 struct dso_sym {
 	uint64_t addr;
-	uint64_t end; /* exclusive: addr + size, or up to the next symbol when size is 0 */
-	uint64_t size; /* as in the ELF file */
+	uint64_t end;	  /* exclusive: addr + size, or up to the next symbol when size is 0 */
+	uint64_t size;	  /* as in the ELF file */
 	const char *name; /* points into dso->names */
 };
 
@@ -47,8 +47,8 @@ struct file_id {
 
 struct dso {
 	uint64_t dev, inode; /* the identity the caller gave, from /proc/PID/maps */
-	char *path; /* display path */
-	char *error; /* NULL when readable */
+	char *path;	     /* display path */
+	char *error;	     /* NULL when readable */
 	bool readable;
 	bool have_fid;
 	struct file_id fid;
@@ -211,12 +211,12 @@ static int read_segments(struct dso *d, Elf *elf, uint64_t file_size)
 	}
 	for (size_t i = 0; i < phnum; i++) {
 		if (!gelf_getphdr(elf, i, &ph))
-			return -EINVAL; /* cannot happen: the same call succeeded above */
+			return dso_fail(d, "%s: bad program header %zu", d->path, i);
 		/* A truncated binary cannot be trusted: its tail may be any other file's. */
 		if ((ph.p_type == PT_LOAD || ph.p_type == PT_NOTE) &&
 		    !in_file(ph.p_offset, ph.p_filesz, file_size))
-			return dso_fail(d, "%s: segment %zu lies beyond the end of the file", d->path,
-					i);
+			return dso_fail(d, "%s: segment %zu lies beyond the end of the file",
+					d->path, i);
 		if (ph.p_type == PT_LOAD) {
 			struct load_seg *s = &d->segs[d->nsegs++];
 
@@ -317,7 +317,7 @@ static uint64_t segment_end(const struct dso *d, uint64_t vaddr)
 static int read_symbols(struct dso *d, Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, int machine)
 {
 	struct raw_sym *raw = NULL;
-	size_t nraw = 0, count, entsize, names_len = 0, nout = 0;
+	size_t nraw = 0, cap = 0, count, entsize, names_len = 0, nout = 0;
 	Elf_Data *data;
 	char *p;
 	int err;
@@ -329,9 +329,6 @@ static int read_symbols(struct dso *d, Elf *elf, Elf_Scn *scn, const GElf_Shdr *
 	if (!entsize || !data->d_buf)
 		return 0;
 	count = data->d_size / entsize;
-	raw = calloc(count ? count : 1, sizeof(*raw));
-	if (!raw)
-		return -ENOMEM;
 
 	for (size_t i = 0; i < count; i++) {
 		unsigned char type;
@@ -350,6 +347,18 @@ static int read_symbols(struct dso *d, Elf *elf, Elf_Scn *scn, const GElf_Shdr *
 		/* Thumb functions have bit 0 set in st_value; the code starts one byte lower. */
 		if (machine == EM_ARM)
 			sym.st_value &= ~(GElf_Addr)1;
+		/* Grown as needed: most entries of a big .symtab are not functions. */
+		if (nraw == cap) {
+			size_t ncap = cap ? cap * 2 : 256;
+			struct raw_sym *nr = reallocarray(raw, ncap, sizeof(*raw));
+
+			if (!nr) {
+				free(raw);
+				return -ENOMEM;
+			}
+			raw = nr;
+			cap = ncap;
+		}
 		raw[nraw] = (struct raw_sym){
 			.addr = sym.st_value,
 			.size = sym.st_size,
@@ -477,8 +486,8 @@ static int read_elf(struct dso *d, Elf *elf, uint64_t file_size)
 		if (!gelf_getshdr(scn, &sh))
 			return dso_fail(d, "%s: bad section header: %s", d->path, elf_errmsg(-1));
 		if (sh.sh_type != SHT_NOBITS && !in_file(sh.sh_offset, sh.sh_size, file_size))
-			return dso_fail(d, "%s: section %zu lies beyond the end of the file", d->path,
-					elf_ndxscn(scn));
+			return dso_fail(d, "%s: section %zu lies beyond the end of the file",
+					d->path, elf_ndxscn(scn));
 		if (sh.sh_type == SHT_SYMTAB && !symtab) {
 			symtab = scn;
 			symtab_sh = sh;
@@ -490,7 +499,7 @@ static int read_elf(struct dso *d, Elf *elf, uint64_t file_size)
 			find_build_id(d, elf_getdata(scn, NULL));
 		}
 	}
-	/* elf_nextscn() also stops on errors: a table that cannot be walked to its end is corrupt. */
+	/* elf_nextscn() also stops on errors: a table cut short is corrupt. */
 	if (nscn + 1 < shnum)
 		return dso_fail(d, "%s: bad section table", d->path);
 

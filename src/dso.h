@@ -18,7 +18,7 @@ struct dso_cache;
 
 struct dso_symbol {
 	const char *name; /* owned by the dso; valid while the dso is */
-	uint64_t addr; /* ELF virtual address of the symbol's start */
+	uint64_t addr;	  /* ELF virtual address of the symbol's start */
 	uint64_t size;
 };
 
@@ -31,6 +31,8 @@ void dso_cache__delete(struct dso_cache *c);
  * e.g. /proc/PID/map_files/...) on first use. A file that cannot be opened or is not a valid ELF
  * still yields a dso, marked unreadable, so that its frames become "[unknown]" without retrying
  * the open for every sample. Returns NULL only on allocation failure.
+ * Each call stat()s open_path: a file that changed behind the same (dev, inode) (inode reuse) is
+ * read again, and becomes a separate dso when its build-id differs.
  * The pointer is valid until the next dso_cache__get() on the same cache.
  */
 struct dso *dso_cache__get(struct dso_cache *c, uint64_t dev, uint64_t inode, const char *open_path,

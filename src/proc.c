@@ -292,8 +292,8 @@ void maps__release(struct maps *maps)
 /* The process table */
 
 struct proc_node {
-	struct proc proc; /* first: callers get &node->proc */
-	struct proc_node *hnext; /* hash chain */
+	struct proc proc;		       /* first: callers get &node->proc */
+	struct proc_node *hnext;	       /* hash chain */
 	struct proc_node *lru_prev, *lru_next; /* lru_prev towards the most recently used */
 };
 
@@ -302,7 +302,7 @@ struct proc_table {
 	size_t max_procs;
 	size_t n;
 	struct proc_node **buckets;
-	unsigned int bucket_bits; /* 1 << bucket_bits buckets */
+	unsigned int bucket_bits;   /* 1 << bucket_bits buckets */
 	struct proc_node *lru_head; /* most recently used */
 	struct proc_node *lru_tail; /* least recently used: evicted first */
 };
@@ -427,8 +427,7 @@ static void table_remove(struct proc_table *t, struct proc_node *node)
 	free(node);
 }
 
-static int proc_path(const struct proc_table *t, pid_t pid, const char *file, char *buf,
-		     size_t len)
+static int proc_path(const struct proc_table *t, pid_t pid, const char *file, char *buf, size_t len)
 {
 	int n = snprintf(buf, len, "%s/%d/%s", t->root, (int)pid, file);
 

@@ -14,18 +14,18 @@
 
 enum mapping_kind {
 	MAPPING_FILE = 0, /* backed by a file: path is absolute as the process sees it */
-	MAPPING_ANON, /* no path */
-	MAPPING_HEAP, /* [heap] */
-	MAPPING_STACK, /* [stack] */
-	MAPPING_VDSO, /* [vdso] */
+	MAPPING_ANON,	  /* no path */
+	MAPPING_HEAP,	  /* [heap] */
+	MAPPING_STACK,	  /* [stack] */
+	MAPPING_VDSO,	  /* [vdso] */
 	MAPPING_VSYSCALL, /* [vsyscall] */
-	MAPPING_SPECIAL, /* any other [name] (e.g. [vvar], [anon:...]) */
+	MAPPING_SPECIAL,  /* any other [name] (e.g. [vvar], [anon:...]) */
 };
 
 /* One line of /proc/PID/maps. */
 struct mapping {
 	uint64_t start;
-	uint64_t end; /* exclusive */
+	uint64_t end;	/* exclusive */
 	uint64_t pgoff; /* file offset of `start` */
 	uint32_t dev_major;
 	uint32_t dev_minor;
@@ -52,7 +52,7 @@ void maps__release(struct maps *maps);
 
 struct proc {
 	pid_t pid;
-	char comm[16]; /* from /proc/PID/comm, as a fallback when BPF did not give one */
+	char comm[16];	/* from /proc/PID/comm, as a fallback when BPF did not give one */
 	char *exe_path; /* readlink of /proc/PID/exe; NULL when it is not readable */
 	struct maps maps;
 	bool exited; /* the process was gone when it was last looked up: the snapshot stays */
@@ -71,17 +71,25 @@ void proc_table__delete(struct proc_table *t);
 /*
  * The process with this PID, snapshotting its maps on first use. A process that has exited keeps
  * its last snapshot. Returns NULL (errno = ESRCH) when the process was never seen and is gone.
+ * Other errno values: EACCES when its maps cannot be read, EINVAL for pid <= 0, ENOMEM.
  * The pointer is valid until the next call into the table.
  */
 struct proc *proc_table__get(struct proc_table *t, pid_t pid);
-/* Re-read the maps of a known process (for example when an address misses them). 0 or -errno. */
+/*
+ * Re-read the maps of a known process (for example when an address misses them). 0 or -errno.
+ * A process that is gone keeps its snapshot, is marked exited, and -ESRCH is returned. An unknown
+ * PID is read as by proc_table__get().
+ */
 int proc_table__refresh(struct proc_table *t, pid_t pid);
 size_t proc_table__size(const struct proc_table *t);
 
 /*
  * The path through which userspace can open a file mapped by this process, even inside a
  * container or after it was deleted: /proc/PID/map_files/START-END when it exists, else
- * /proc/PID/root/PATH. Writes into buf; returns 0 or -ENAMETOOLONG.
+ * /proc/PID/root/PATH. Writes into buf; returns 0 or -ENAMETOOLONG, or -ENOENT when map_files has
+ * no entry and the mapping has no absolute file path (anonymous, [special], anon_inode:...).
+ * map_files is used only when this process may follow it (CAP_SYS_ADMIN), so that the result can
+ * be opened.
  */
 int proc_table__mapping_path(const struct proc_table *t, pid_t pid, const struct mapping *m,
 			     char *buf, size_t len);

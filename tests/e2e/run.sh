@@ -79,7 +79,7 @@ finish() {
 	exit
 }
 # On an early exit (signal, bug), still kill every workload and count the run as failed.
-trap 'failed=$((failed + 1)); finish' EXIT
+trap 'echo "e2e: stopped before the end"; failed=$((failed + 1)); finish' EXIT
 trap 'exit 130' INT TERM
 
 # wanted NAME: whether test NAME is to run (E2E_ONLY unset, or NAME listed in it).
@@ -225,7 +225,7 @@ out=$(python3 "$E2E/folded.py" selftest 2>&1 && python3 "$E2E/pprof_raw.py" self
 
 RATIO_OK=0
 capture_ratio() {
-	local pid c0 c1
+	local pid c0 c1 out
 	start_workload cpu_ratio 60
 	pid=$WPID
 	sleep 0.3
@@ -241,8 +241,12 @@ capture_ratio() {
 		RATIO_ERR="capture of cpu_ratio failed: $(hp_failure ratio)"
 	elif [ ! -s "$WORK/ratio.folded" ] || [ ! -s "$WORK/ratio.pb.gz" ]; then
 		RATIO_ERR="capture of cpu_ratio wrote no (or empty) ratio.folded/ratio.pb.gz"
+	elif ! out=$(folded validate "$WORK/ratio.folded" 2>&1); then
+		RATIO_ERR="ratio.folded is not in the folded format: $out"
 	else
 		RATIO_OK=1
+		pprof -raw "$WORK/ratio.pb.gz" >"$WORK/ratio.raw" 2>"$WORK/ratio.raw.err"
+		RATIO_RAW_RC=$?
 	fi
 }
 
@@ -345,7 +349,7 @@ t_summary() {
 t_pprof_valid() {
 	local ftotal ptotal top first
 	need_ratio pprof_valid || return
-	if ! pprof -raw "$WORK/ratio.pb.gz" >"$WORK/ratio.raw" 2>"$WORK/ratio.raw.err"; then
+	if [ "$RATIO_RAW_RC" -ne 0 ]; then
 		fail pprof_valid "go tool pprof -raw rejects ratio.pb.gz: $(head -c 300 "$WORK/ratio.raw.err" | tr '\n' ' ')"
 		return
 	fi
@@ -426,7 +430,8 @@ t_kernel_frames() {
 	kf=$(folded kernel-frames "$WORK/sys.folded" --comm syscalls -n 1000)
 	# Named: looks like a kernel symbol, `name_[k]` or `name.isra.0_[k]`.
 	named=$(awk '$1 ~ /^[A-Za-z_][A-Za-z0-9_.]*_\[k\]$/' <<<"$kf" | wc -l)
-	unnamed=$(awk '$1 !~ /^[A-Za-z_][A-Za-z0-9_.]*_\[k\]$/' <<<"$kf" | wc -l)
+	# Samples with a kernel frame whose name is not a symbol (e.g. [unknown]_[k]).
+	unnamed=$(awk '$1 !~ /^[A-Za-z_][A-Za-z0-9_.]*_\[k\]$/ { n += $NF } END { print n + 0 }' <<<"$kf")
 	syscall=$(awk '$1 ~ /write|sys_|entry_SYSCALL/ { print $1; exit }' <<<"$kf")
 	if [ "$total" -eq 0 ]; then
 		fail kernel_frames "no samples of comm syscalls; comms: $(folded comms "$WORK/sys.folded" | head -5 | tr '\n' ' ')"
@@ -434,8 +439,8 @@ t_kernel_frames() {
 		fail kernel_frames "$hit of $total syscalls samples ($(pct "$fr")) have a kernel frame, need >= 30%; leaf frames: $(folded leaves "$WORK/sys.folded" --comm syscalls -n 5 | tr '\n' ' ')"
 	elif [ -z "$syscall" ]; then
 		fail kernel_frames "no kernel frame with write, sys_ or entry_SYSCALL in its name; kernel frames: $(head -8 <<<"$kf" | tr '\n' ' ')"
-	elif [ "$unnamed" -gt 0 ]; then
-		fail kernel_frames "$unnamed kernel frame names do not look like symbols: $(awk '$1 !~ /^[A-Za-z_][A-Za-z0-9_.]*_\[k\]$/' <<<"$kf" | head -5 | tr '\n' ' ')"
+	elif ! fcheck "$unnamed <= 0.02 * $hit"; then
+		fail kernel_frames "$unnamed of $hit samples with kernel frames have one whose name is not a symbol (allowed: 2%): $(awk '$1 !~ /^[A-Za-z_][A-Za-z0-9_.]*_\[k\]$/' <<<"$kf" | head -5 | tr '\n' ' ')"
 	else
 		pass kernel_frames "$hit of $total syscalls samples ($(pct "$fr")) have kernel frames; $named distinct named kernel frames, e.g. $syscall; top: $(head -3 <<<"$kf" | awk '{ printf "%s ", $1 }')"
 	fi
@@ -490,20 +495,23 @@ t_exits_mid_capture() {
 }
 
 t_command_mode() {
-	local n comms
+	local n total out comms
 	hp cmd profile --duration 10 --frequency "$FREQ" -o "$WORK/cmd.folded" -- "$WL/short_lived" 2
 	if [ "$HP_RC" -ne 0 ]; then
 		fail command_mode "hostprof ... -- short_lived 2: $(hp_failure cmd)"
 		return
 	fi
-	n=$(folded contains "$WORK/cmd.folded" --comm short_lived burn_until_exit | kv hit)
+	out=$(folded contains "$WORK/cmd.folded" --comm short_lived burn_until_exit)
+	n=$(kv hit <<<"$out")
+	total=$(kv samples <<<"$out")
 	comms=$(folded comms "$WORK/cmd.folded" | head -5 | tr '\n' ' ')
+	# Few samples are enough: a loaded machine may give the command much less than a core.
 	if ! fcheck "$HP_SECS < 7"; then
 		fail command_mode "took ${HP_SECS} s for a 2 s command with --duration 10: should stop when the command exits"
-	elif [ "${n:-0}" -lt 100 ]; then
-		fail command_mode "${n:-0} short_lived samples in burn_until_exit, expected ~$((2 * FREQ)) (>= 100); comms: $comms"
+	elif [ "${n:-0}" -lt 20 ] || ! fcheck "$n >= 0.9 * $total"; then
+		fail command_mode "${n:-0} of ${total:-0} short_lived samples in burn_until_exit (need >= 20 and >= 90%; ~$((2 * FREQ)) on an idle machine); comms: $comms"
 	else
-		pass command_mode "returned after ${HP_SECS} s (--duration 10, command runs 2 s); $n samples in burn_until_exit"
+		pass command_mode "returned after ${HP_SECS} s (--duration 10, command runs 2 s); $n of $total short_lived samples in burn_until_exit"
 	fi
 }
 
@@ -657,6 +665,7 @@ t_threads() {
 # --- run -----------------------------------------------------------------------------------------
 
 RATIO_ERR="not captured"
+RATIO_RAW_RC=1
 if wanted ratio || wanted reach_main || wanted pie_resolved || wanted pid_filter ||
 	wanted sample_rate || wanted summary || wanted pprof_valid || wanted pprof_cpu_time; then
 	capture_ratio

@@ -24,6 +24,13 @@
 #include "dso.h"
 #include "proc.h"
 
+/* noclone keeps GCC from renaming the function ("x.constprop.0"); clang has no such clones. */
+#ifdef __clang__
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE __attribute__((noinline, noclone))
+#endif
+
 #define PAGE_MASK_4K (~(uint64_t)0xfff)
 
 static const char *outdir;
@@ -77,7 +84,7 @@ static int load_nm(const char *path, struct nm_table *t)
 	}
 	while (fgets(line, sizeof(line), f)) {
 		char a[32], b[32], c[128], d[128];
-		struct nm_sym s = { 0 };
+		struct nm_sym s = {0};
 		struct nm_sym *nv;
 		int n = sscanf(line, "%31s %31s %127s %127s", a, b, c, d);
 
@@ -274,8 +281,8 @@ static void check_build_id(struct dso *d, const char *name)
 
 static void test_build_ids(struct dso_cache *c)
 {
-	static const char *const names[] = { "fx_pie", "fx_nopie", "libfx.so", "libfx-stripped.so",
-					     "fx_twoexec" };
+	static const char *const names[] = {"fx_pie", "fx_nopie", "libfx.so", "libfx-stripped.so",
+					    "fx_twoexec"};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		struct dso *d = open_fixture(c, names[i]);
@@ -293,7 +300,7 @@ static void test_build_ids(struct dso_cache *c)
 /* find_symbol(addr) must name `want` and start at want_addr. */
 static void check_sym(struct dso *d, uint64_t addr, const char *want, uint64_t want_addr)
 {
-	struct dso_symbol sym = { 0 };
+	struct dso_symbol sym = {0};
 	bool found = dso__find_symbol(d, addr, &sym);
 
 	CHECK(found, "%s: no symbol at 0x%" PRIx64 ", want %s", dso__path(d), addr, want);
@@ -388,8 +395,8 @@ static void test_exe_symbols(struct dso_cache *c, const char *name)
 
 		CHECK(s->size == 0, "fx_nosize has no size");
 		for (size_t i = 0; i < nm.n; i++)
-			if ((nm.v[i].type == 't' || nm.v[i].type == 'T') && nm.v[i].addr > s->addr &&
-			    nm.v[i].addr < next)
+			if ((nm.v[i].type == 't' || nm.v[i].type == 'T') &&
+			    nm.v[i].addr > s->addr && nm.v[i].addr < next)
 				next = nm.v[i].addr;
 		check_sym(d, s->addr, "fx_nosize", s->addr);
 		check_sym(d, s->addr + 4, "fx_nosize", s->addr);
@@ -409,8 +416,8 @@ out:
 
 static void test_lib_symbols(struct dso_cache *c)
 {
-	static const char *const names[] = { "fx_lib_alpha", "fx_lib_beta", "fx_lib_hidden",
-					     "fx_lib_local" };
+	static const char *const names[] = {"fx_lib_alpha", "fx_lib_beta", "fx_lib_hidden",
+					    "fx_lib_local"};
 	char path[PATH_MAX];
 	struct nm_table nm, dyn;
 	struct dso_symbol sym;
@@ -438,7 +445,8 @@ static void test_lib_symbols(struct dso_cache *c)
 		for (size_t i = 0; i < 2; i++)
 			if ((s = nm_find(&dyn, names[i])))
 				check_sym(d, s->addr + 1, names[i], s->addr);
-		/* The hidden function is gone with .symtab: it must not borrow a neighbour's name. */
+		/* The hidden function is gone with .symtab: it must not borrow a neighbour's name.
+		 */
 		if ((s = nm_find(&nm, "fx_lib_hidden")))
 			CHECK(!dso__find_symbol(d, s->addr + 1, &sym) ||
 				      strcmp(sym.name, "fx_lib_hidden"),
@@ -527,10 +535,9 @@ out:
 
 static void test_file_addr(struct dso_cache *c)
 {
-	static const char *const prog[] = { "fx_alpha", "fx_beta", "fx_local", "fx_nosize",
-					    "main" };
-	static const char *const lib[] = { "fx_lib_alpha", "fx_lib_beta", "fx_lib_hidden" };
-	static const char *const two[] = { "fx_first", "fx_second_a", "fx_second_b", "main" };
+	static const char *const prog[] = {"fx_alpha", "fx_beta", "fx_local", "fx_nosize", "main"};
+	static const char *const lib[] = {"fx_lib_alpha", "fx_lib_beta", "fx_lib_hidden"};
+	static const char *const two[] = {"fx_first", "fx_second_a", "fx_second_b", "main"};
 	char path[PATH_MAX];
 	struct phdr ph[16];
 	size_t nph;
@@ -543,7 +550,8 @@ static void test_file_addr(struct dso_cache *c)
 	check_file_addrs(c, "libfx.so", 0x7f3a12340000ull, lib, 3, 1);
 	check_file_addrs(c, "fx_twoexec", 0x562a00000000ull, two, 4, 2);
 
-	/* The second exec segment must map addresses differently from the first for this to count. */
+	/* The second exec segment must map addresses differently from the first for this to count.
+	 */
 	snprintf(path, sizeof(path), "%s.phdrs", fx("fx_twoexec"));
 	nph = load_phdrs(path, ph, 16);
 	{
@@ -656,19 +664,19 @@ static void test_unreadable(struct dso_cache *c)
 		d = load_bytes(c, buf, 4096);
 		CHECK(d && !dso__readable(d), "random ELF %d is not readable", round);
 		if (d && round < 2)
-			CHECK(strstr(dso__error(d), tmp("bytes")) != NULL, "error names the file: %s",
-			      dso__error(d));
+			CHECK(strstr(dso__error(d), tmp("bytes")) != NULL,
+			      "error names the file: %s", dso__error(d));
 	}
 
 	/* Truncated copies: from nothing to one byte short. */
 	{
-		static const size_t cuts[] = { 1, 4, 16, 52, 63, 64, 65, 120, 512, 4096, 8192 };
+		static const size_t cuts[] = {1, 4, 16, 52, 63, 64, 65, 120, 512, 4096, 8192};
 		bool all = true;
 
 		for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]) + 2; i++) {
-			size_t cut = i < sizeof(cuts) / sizeof(cuts[0]) ? cuts[i]
+			size_t cut = i < sizeof(cuts) / sizeof(cuts[0])	   ? cuts[i]
 				     : i == sizeof(cuts) / sizeof(cuts[0]) ? len / 2
-									  : len - 1;
+									   : len - 1;
 
 			d = load_bytes(c, orig, cut < len ? cut : len - 1);
 			if (!d || dso__readable(d)) {
@@ -712,7 +720,8 @@ static void test_unreadable(struct dso_cache *c)
 				d = load_bytes(c, buf, len);
 				check_unreadable(d, "section offset overflow", "beyond the end");
 
-				/* A string table link to nowhere: names are unreadable, no crash. */
+				/* A string table link to nowhere: names are unreadable, no crash.
+				 */
 				memcpy(buf, orig, len);
 				sh[symtab].sh_link = 0xfff0;
 				d = load_bytes(c, buf, len);
@@ -721,7 +730,8 @@ static void test_unreadable(struct dso_cache *c)
 				memcpy(buf, orig, len);
 				sh[symtab].sh_size = len * 4;
 				d = load_bytes(c, buf, len);
-				check_unreadable(d, "symtab larger than the file", "beyond the end");
+				check_unreadable(d, "symtab larger than the file",
+						 "beyond the end");
 			}
 			if (load >= 0) {
 				memcpy(buf, orig, len);
@@ -746,9 +756,9 @@ static void test_unreadable(struct dso_cache *c)
 	{
 		Elf64_Ehdr *eh = (Elf64_Ehdr *)orig;
 		size_t regions[3][2] = {
-			{ 0, sizeof(Elf64_Ehdr) },
-			{ eh->e_phoff, (size_t)eh->e_phnum * sizeof(Elf64_Phdr) },
-			{ eh->e_shoff, (size_t)eh->e_shnum * sizeof(Elf64_Shdr) },
+			{0, sizeof(Elf64_Ehdr)},
+			{eh->e_phoff, (size_t)eh->e_phnum * sizeof(Elf64_Phdr)},
+			{eh->e_shoff, (size_t)eh->e_shnum * sizeof(Elf64_Shdr)},
 		};
 		int survived = 0, readable = 0;
 
@@ -877,7 +887,7 @@ static void test_cache(void)
 
 /* --- the real loader --- */
 
-static __attribute__((noinline, noclone)) int live_target(int x)
+static NOINLINE int live_target(int x)
 {
 	volatile int y = x;
 
