@@ -20,15 +20,15 @@
 
 /* Key of the in-kernel aggregation: one entry per {process, thread, user stack, kernel stack}. */
 struct hp_sample_key {
-	__u32 pid; /* tgid: the process */
-	__u32 tid; /* the thread */
+	__u32 pid;	     /* tgid: the process */
+	__u32 tid;	     /* the thread */
 	__s32 user_stack_id; /* < 0: no user stack (kernel thread, or lost: see hp_loss) */
 	__s32 kern_stack_id; /* < 0: sample taken in user mode, or lost */
 };
 
 struct hp_sample_value {
 	__u64 count;
-	char thread_name[HP_COMM_LEN]; /* task->comm of the thread */
+	char thread_name[HP_COMM_LEN];	/* task->comm of the thread */
 	char process_name[HP_COMM_LEN]; /* task->group_leader->comm */
 };
 
@@ -36,8 +36,9 @@ struct hp_sample_value {
  * per-CPU `losses` array. */
 enum hp_loss {
 	HP_LOSS_USER_STACK_MAP_FULL = 0, /* bpf_get_stackid(user) returned -ENOMEM */
-	HP_LOSS_USER_STACK_COLLISION, /* -EEXIST: hash bucket holds another stack */
-	HP_LOSS_USER_STACK_MISSING, /* -EFAULT or other: a user task whose stack could not be read */
+	HP_LOSS_USER_STACK_COLLISION,	 /* -EEXIST: hash bucket holds another stack */
+	HP_LOSS_USER_STACK_MISSING, /* -EFAULT or other: a user task whose stack could not be read
+				     */
 	HP_LOSS_KERN_STACK_MAP_FULL,
 	HP_LOSS_KERN_STACK_COLLISION,
 	HP_LOSS_KERN_STACK_MISSING,

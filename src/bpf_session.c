@@ -31,8 +31,9 @@ struct bpf_session {
 	struct cpu_bpf *skel;
 	struct bpf_link **links;
 	int nr_links;
+	int nr_cpus_sampled; /* nr_links before detaching */
 	int nr_cpus_possible;
-	uint32_t active; /* the buffer set BPF writes now */
+	uint32_t active;     /* the buffer set BPF writes now */
 	uint64_t *stack_buf; /* HP_MAX_STACK_DEPTH entries each for the user and the kernel stack */
 	struct hp_sample_key *keys; /* drain scratch: counts_map_entries keys */
 	uint32_t max_keys;
@@ -70,7 +71,8 @@ int bpf_session__preflight(const char *btf_path, char *msg, size_t len)
 		snprintf(msg, len,
 			 "missing capabilities:%s%s. Run as root, or grant them: sudo setcap "
 			 "cap_bpf,cap_perfmon,cap_sys_ptrace,cap_syslog,cap_checkpoint_restore+ep "
-			 "hostprof (CAP_SYS_PTRACE reads other users' /proc/PID/maps, CAP_SYSLOG shows "
+			 "hostprof (CAP_SYS_PTRACE reads other users' /proc/PID/maps, CAP_SYSLOG "
+			 "shows "
 			 "kernel addresses, CAP_CHECKPOINT_RESTORE opens /proc/PID/map_files)",
 			 has_cap(data, CAP_BPF) ? "" : " CAP_BPF",
 			 has_cap(data, CAP_PERFMON) ? "" : " CAP_PERFMON");
@@ -292,9 +294,19 @@ out:
 	return err;
 }
 
+void bpf_session__detach(struct bpf_session *s)
+{
+	for (int i = 0; i < s->nr_links; i++) {
+		bpf_link__destroy(s->links[i]);
+		s->links[i] = NULL;
+	}
+	s->nr_cpus_sampled = s->nr_links;
+	s->nr_links = 0;
+}
+
 int bpf_session__nr_cpus(const struct bpf_session *s)
 {
-	return s->nr_links;
+	return s->nr_links ? s->nr_links : s->nr_cpus_sampled;
 }
 
 /*

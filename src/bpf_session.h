@@ -16,9 +16,9 @@
 struct bpf_session;
 
 struct bpf_session_opts {
-	bool filter_pids; /* only the PIDs given with bpf_session__add_pid() */
-	bool include_idle; /* count the idle task (pid 0) */
-	uint32_t stack_map_entries; /* per buffer */
+	bool filter_pids;	     /* only the PIDs given with bpf_session__add_pid() */
+	bool include_idle;	     /* count the idle task (pid 0) */
+	uint32_t stack_map_entries;  /* per buffer */
 	uint32_t counts_map_entries; /* per buffer */
 };
 
@@ -40,10 +40,13 @@ int bpf_session__add_pid(struct bpf_session *s, pid_t pid);
 
 /* Open a cpu-clock perf event on every online CPU and attach the sampler. 0 or -errno. */
 int bpf_session__attach(struct bpf_session *s, uint32_t frequency_hz);
+/* Stop sampling (close the perf events), so that a last drain collects everything. */
+void bpf_session__detach(struct bpf_session *s);
 /* Number of CPUs the sampler is attached to. */
 int bpf_session__nr_cpus(const struct bpf_session *s);
 
-/* One drained aggregation entry. The stacks point into session-owned buffers, valid for the call. */
+/* One drained aggregation entry. The stacks point into session-owned buffers, valid for the call.
+ */
 struct drained_entry {
 	const struct hp_sample_key *key;
 	const struct hp_sample_value *value;

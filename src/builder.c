@@ -28,15 +28,14 @@ struct builder {
 
 static size_t round_pow2(size_t n)
 {
-	size_t p = 1024;
+	size_t p = 4;
 
 	while (p < n)
 		p <<= 1;
 	return p;
 }
 
-struct builder *builder__new(struct profile *p, struct symbolizer *sym,
-			     size_t max_cached_locations)
+struct builder *builder__new(struct profile *p, struct symbolizer *sym, size_t max_cached_locations)
 {
 	struct builder *b = calloc(1, sizeof(*b));
 

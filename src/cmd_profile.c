@@ -55,12 +55,16 @@ static void print_help(FILE *out)
 		"  -- COMMAND [ARGS...]    run COMMAND and profile it until it exits\n"
 		"\n"
 		"Options:\n"
-		"  -d, --duration SECONDS  stop after this long (default: until Ctrl-C, the command\n"
+		"  -d, --duration SECONDS  stop after this long (default: until Ctrl-C, the "
+		"command\n"
 		"                          exits, or every --pid target has exited)\n"
 		"  -F, --frequency HZ      samples per second per CPU (default 99; 1 to 10000)\n"
-		"  -o, --output FILE       write the profile to FILE; the extension picks the format:\n"
-		"                            .pb.gz   pprof (open with: go tool pprof -http=: FILE)\n"
-		"                            .folded  collapsed stacks, 'comm;root;...;leaf count'\n"
+		"  -o, --output FILE       write the profile to FILE; the extension picks the "
+		"format:\n"
+		"                            .pb.gz   pprof (open with: go tool pprof -http=: "
+		"FILE)\n"
+		"                            .folded  collapsed stacks, 'comm;root;...;leaf "
+		"count'\n"
 		"                          repeatable (default: profile.pb.gz)\n"
 		"      --include-idle      also count samples of the idle task (pid 0)\n"
 		"      --top N             functions in the summary (default 10)\n"
@@ -96,6 +100,20 @@ static int usage_error(const char *fmt, ...)
 }
 
 enum { OPT_INCLUDE_IDLE = 256, OPT_TOP, OPT_STACK_ENTRIES, OPT_COUNTS_ENTRIES };
+
+/* "--duration" for 'd': error messages name the flag as the user knows it. */
+static const char *flag_name(const struct option *options, int opt)
+{
+	static char name[64];
+
+	for (; options->name; options++) {
+		if (options->val == opt) {
+			snprintf(name, sizeof(name), "--%s", options->name);
+			return name;
+		}
+	}
+	return "option";
+}
 
 /* Returns 0 to run, 1 when help was printed, or -EINVAL after printing the problem. */
 static int parse_args(int argc, char **argv, struct config *c)
@@ -172,7 +190,7 @@ static int parse_args(int argc, char **argv, struct config *c)
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 		if (rc)
-			return usage_error("%s: %s", argv[optind - 1], err);
+			return usage_error("%s: %s", flag_name(options, opt), err);
 	}
 	if (optind < argc) {
 		if (strcmp(argv[optind - 1], "--") != 0)
@@ -307,7 +325,8 @@ static int run_loop(struct capture *cap)
 {
 	const struct config *c = cap->cfg;
 	uint64_t start = now_ns(CLOCK_MONOTONIC);
-	uint64_t deadline = c->duration_s > 0 ? start + (uint64_t)(c->duration_s * NSEC_PER_SEC) : 0;
+	uint64_t deadline =
+		c->duration_s > 0 ? start + (uint64_t)(c->duration_s * NSEC_PER_SEC) : 0;
 	uint64_t interval = (uint64_t)(c->drain_interval_s * NSEC_PER_SEC);
 	uint64_t next_drain = start + interval;
 	const char *why = NULL;
@@ -334,7 +353,17 @@ static int run_loop(struct capture *cap)
 	}
 	if (!c->quiet)
 		log_info("capture ended: %s", why);
+	/* Stop sampling first: the last drain then holds every sample, and the summary's
+	 * "samples = recorded + lost" adds up exactly. */
+	bpf_session__detach(cap->session);
 	return drain_once(cap);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 static size_t count_processes(const struct profile *p)
@@ -344,15 +373,12 @@ static size_t count_processes(const struct profile *p)
 
 	if (!pids)
 		return 0;
-	for (size_t i = 1; i < n; i++) { /* sample 0 is the model's zero entry */
-		uint32_t pid = profile__sample_at(p, i)->labels.pid;
-		size_t j;
-
-		for (j = 0; j < distinct && pids[j] != pid; j++)
-			;
-		if (j == distinct)
-			pids[distinct++] = pid;
-	}
+	for (size_t i = 1; i < n; i++) /* sample 0 is the model's zero entry */
+		pids[i - 1] = profile__sample_at(p, i)->labels.pid;
+	n = n ? n - 1 : 0;
+	qsort(pids, n, sizeof(*pids), cmp_u32);
+	for (size_t i = 0; i < n; i++)
+		distinct += i == 0 || pids[i] != pids[i - 1];
 	free(pids);
 	return distinct;
 }
@@ -365,13 +391,23 @@ static void print_summary(const struct capture *cap, double elapsed_s)
 	uint64_t lost_whole = st->losses[HP_LOSS_COUNTS_MAP_FULL];
 
 	symbolizer__stats(cap->sym, &ss);
-	printf("Captured %.1f s at %u Hz on %d CPUs: %" PRIu64 " samples recorded, %" PRIu64
-	       " lost, %zu processes\n",
+	size_t procs = count_processes(cap->profile);
+	bool map_losses = false;
+
+	printf("Captured %.1f s at %u Hz on %d CPUs: %" PRIu64 " samples, %" PRIu64
+	       " recorded, %" PRIu64 " lost; %zu process%s\n",
 	       elapsed_s, cap->cfg->frequency_hz, bpf_session__nr_cpus(cap->session),
-	       st->samples_drained, lost_whole, count_processes(cap->profile));
-	for (int i = 0; i < HP_LOSS__COUNT; i++)
-		if (st->losses[i])
-			printf("  %-36s %" PRIu64 "\n", collector__loss_name(i), st->losses[i]);
+	       st->samples_seen, st->samples_drained, lost_whole, procs, procs == 1 ? "" : "es");
+	for (int i = 0; i < HP_LOSS__COUNT; i++) {
+		if (!st->losses[i])
+			continue;
+		printf("  %-44s %" PRIu64 "\n", collector__loss_name(i), st->losses[i]);
+		map_losses |= i != HP_LOSS_USER_STACK_MISSING && i != HP_LOSS_KERN_STACK_MISSING;
+	}
+	if (map_losses)
+		printf("  (the BPF maps were too small for this load: raise --stack-map-entries "
+		       "and "
+		       "--counts-map-entries)\n");
 	if (ss.frames_user_unresolved || ss.frames_kernel_unresolved)
 		printf("Unresolved frames: %" PRIu64 " of %" PRIu64 " user (%" PRIu64
 		       " from processes that had exited), %" PRIu64 " of %" PRIu64 " kernel\n",
@@ -502,13 +538,13 @@ int do_profile(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (check_outputs(&cfg))
-		return 1;
 	err = bpf_session__preflight(BPF_SESSION_KERNEL_BTF, why, sizeof(why));
 	if (err) {
 		log_error("%s", why);
 		return 1;
 	}
+	if (check_outputs(&cfg))
+		return 1;
 
 	cap.period_ns = (int64_t)(NSEC_PER_SEC / cfg.frequency_hz);
 	sigaction(SIGINT, &sa, NULL);

@@ -6,13 +6,13 @@
 #include <string.h>
 
 static const char *const loss_names[HP_LOSS__COUNT] = {
-	[HP_LOSS_USER_STACK_MAP_FULL] = "user stack: stack map full",
-	[HP_LOSS_USER_STACK_COLLISION] = "user stack: hash collision",
-	[HP_LOSS_USER_STACK_MISSING] = "user stack: could not be read",
-	[HP_LOSS_KERN_STACK_MAP_FULL] = "kernel stack: stack map full",
-	[HP_LOSS_KERN_STACK_COLLISION] = "kernel stack: hash collision",
-	[HP_LOSS_KERN_STACK_MISSING] = "kernel stack: could not be read",
-	[HP_LOSS_COUNTS_MAP_FULL] = "sample dropped: counts map full",
+	[HP_LOSS_USER_STACK_MAP_FULL] = "user stack lost: stack map full",
+	[HP_LOSS_USER_STACK_COLLISION] = "user stack lost: stack map hash collision",
+	[HP_LOSS_USER_STACK_MISSING] = "user stack lost: could not be read",
+	[HP_LOSS_KERN_STACK_MAP_FULL] = "kernel stack lost: stack map full",
+	[HP_LOSS_KERN_STACK_COLLISION] = "kernel stack lost: stack map hash collision",
+	[HP_LOSS_KERN_STACK_MISSING] = "kernel stack lost: could not be read",
+	[HP_LOSS_COUNTS_MAP_FULL] = "sample lost: counts map full",
 };
 
 const char *collector__loss_name(enum hp_loss loss)

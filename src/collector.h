@@ -33,10 +33,10 @@ struct sample_batch {
 };
 
 struct collector_stats {
-	uint64_t samples_seen; /* perf events that passed the kernel filter */
-	uint64_t samples_recorded; /* of those, aggregated in a counts map */
-	uint64_t samples_drained; /* sum of the counts read from the maps */
-	uint64_t losses[HP_LOSS__COUNT]; /* kernel counters + what userspace found */
+	uint64_t samples_seen;			/* perf events that passed the kernel filter */
+	uint64_t samples_recorded;		/* of those, aggregated in a counts map */
+	uint64_t samples_drained;		/* sum of the counts read from the maps */
+	uint64_t losses[HP_LOSS__COUNT];	/* kernel counters + what userspace found */
 	uint64_t kernel_losses[HP_LOSS__COUNT]; /* the kernel's part, last read */
 	uint64_t drains;
 };

@@ -43,9 +43,10 @@ int config__parse_duration(const char *text, double *out, char *err, size_t len)
 	errno = 0;
 	v = strtod(text, &end);
 	if (end == text || *end != '\0' || errno || !isfinite(v) || v <= 0 || v > MAX_DURATION_S) {
-bad:
-		snprintf(err, len, "'%s' is not a duration: give seconds, a number above 0 and at most "
-				   "%.0f (one week), e.g. --duration 10",
+	bad:
+		snprintf(err, len,
+			 "'%s' is not a duration: give seconds, a number above 0 and at most "
+			 "%.0f (one week), e.g. --duration 10",
 			 text, MAX_DURATION_S);
 		return -EINVAL;
 	}
@@ -58,8 +59,9 @@ int config__parse_frequency(const char *text, uint32_t *out, char *err, size_t l
 	size_t v;
 
 	if (config__parse_count(text, 1, MAX_FREQUENCY_HZ, &v, NULL, 0)) {
-		snprintf(err, len, "'%s' is not a sampling frequency: give a whole number of Hz "
-				   "from 1 to %d, e.g. --frequency 99",
+		snprintf(err, len,
+			 "'%s' is not a sampling frequency: give a whole number of Hz "
+			 "from 1 to %d, e.g. --frequency 99",
 			 text, MAX_FREQUENCY_HZ);
 		return -EINVAL;
 	}
@@ -100,9 +102,10 @@ int config__parse_pids(struct config *c, const char *text, char *err, size_t len
 		if (n == 0 || n >= sizeof(item) ||
 		    (memcpy(item, p, n), item[n] = '\0',
 		     config__parse_count(item, 1, INT_MAX, &pid, NULL, 0))) {
-bad:
-			snprintf(err, len, "'%s' is not a PID list: give process IDs separated by "
-					   "commas, e.g. --pid 1234 or --pid 1234,5678",
+		bad:
+			snprintf(err, len,
+				 "'%s' is not a PID list: give process IDs separated by "
+				 "commas, e.g. --pid 1234 or --pid 1234,5678",
 				 text);
 			return -EINVAL;
 		}
@@ -138,8 +141,9 @@ int config__add_output(struct config *c, const char *path, char *err, size_t len
 	} else if (ends_with(path, ".folded")) {
 		f = OUTPUT_FOLDED;
 	} else {
-		snprintf(err, len, "'%s': unknown output format: name the file *.pb.gz (pprof) or "
-				   "*.folded (collapsed stacks)",
+		snprintf(err, len,
+			 "'%s': unknown output format: name the file *.pb.gz (pprof) or "
+			 "*.folded (collapsed stacks)",
 			 path);
 		return -EINVAL;
 	}

@@ -16,7 +16,7 @@
 
 enum output_format {
 	OUTPUT_PPROF = 0, /* .pb.gz */
-	OUTPUT_FOLDED, /* .folded */
+	OUTPUT_FOLDED,	  /* .folded */
 };
 
 struct output {
@@ -28,7 +28,7 @@ struct config {
 	/* what to profile */
 	pid_t pids[CONFIG_MAX_PIDS];
 	size_t nr_pids;
-	bool all; /* the whole host */
+	bool all;	/* the whole host */
 	char **command; /* argv after "--", or NULL */
 	bool include_idle;
 

@@ -203,9 +203,20 @@ static unsigned int leading_underscores(const char *s)
 }
 
 /*
+ * x86_64 kernels build each syscall's 32-bit compat entry (__ia32_sys_X, __x32_compat_sys_X) as an
+ * alias of the 64-bit one (__x64_sys_X) when the code is the same; a 64-bit process entered through
+ * the __x64_ name, so a compat name would mislead.
+ */
+static bool is_compat_syscall_alias(const char *s)
+{
+	return !strncmp(s, "__ia32_", 7) || !strncmp(s, "__x32_", 6);
+}
+
+/*
  * Order by address; among aliases at one address, the best name first: a strong symbol over a
- * weak one, a global over a local, fewer leading underscores (so "srso_alias_untrain_ret" wins
- * over "_stext"/"_text"), then by name so that the choice does not depend on qsort's order.
+ * weak one, a global over a local, a native syscall entry over its compat alias, fewer leading
+ * underscores (so "srso_alias_untrain_ret" wins over "_stext"/"_text"), then by name so that the
+ * choice does not depend on qsort's order.
  */
 static int entry_cmp(const void *pa, const void *pb, void *arg)
 {
@@ -220,6 +231,8 @@ static int entry_cmp(const void *pa, const void *pb, void *arg)
 		return a->weak ? 1 : -1;
 	if (a->local != b->local)
 		return a->local ? 1 : -1;
+	if (is_compat_syscall_alias(arena + a->name) != is_compat_syscall_alias(arena + b->name))
+		return is_compat_syscall_alias(arena + a->name) ? 1 : -1;
 	ua = leading_underscores(arena + a->name);
 	ub = leading_underscores(arena + b->name);
 	if (ua != ub)

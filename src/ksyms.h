@@ -10,7 +10,7 @@
 struct ksyms;
 
 struct ksym {
-	const char *name; /* owned by the table */
+	const char *name;   /* owned by the table */
 	const char *module; /* NULL for the core kernel, else the module name without brackets */
 	uint64_t addr;
 };

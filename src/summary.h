@@ -11,8 +11,8 @@
 
 struct function_share {
 	const char *name; /* owned by the profile */
-	int64_t self; /* raw samples whose leaf is this function */
-	int64_t total; /* raw samples with this function anywhere on the stack */
+	int64_t self;	  /* raw samples whose leaf is this function */
+	int64_t total;	  /* raw samples with this function anywhere on the stack */
 	int kernel;
 };
 

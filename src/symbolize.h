@@ -16,7 +16,7 @@
 struct symbolizer;
 
 struct symbolizer_opts {
-	const char *proc_root; /* "/proc" */
+	const char *proc_root;	   /* "/proc" */
 	const char *kallsyms_path; /* "/proc/kallsyms" */
 	size_t max_procs;
 	size_t max_dsos;
@@ -36,13 +36,14 @@ struct symbolizer_stats {
 /* The mapping a native frame belongs to, as the profile model wants it. */
 struct frame_mapping {
 	uint64_t start, limit, offset;
-	const char *path; /* as the process sees it; NULL for anonymous memory */
+	const char *path;	  /* as the process sees it; NULL for anonymous memory */
 	const char *build_id_hex; /* "" when none */
 };
 
 struct frame {
 	enum frame_kind kind;
-	uint64_t address; /* native: the ELF address (or file offset when unresolvable); kernel: as is */
+	uint64_t address; /* native: the ELF address (or file offset when unresolvable); kernel: as
+			     is */
 	const char *function; /* NULL when unresolved */
 	bool has_mapping;
 	struct frame_mapping mapping;

@@ -13,7 +13,6 @@
  *
  * Usage: cpu_ratio [SECONDS]   (0 or no argument: run until killed)
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -37,13 +36,13 @@
  * The empty asm makes each step opaque, so the compiler can neither vectorize the loop nor
  * replace it by a closed form.
  */
-#define SPIN(n, acc)                                                                              \
-	do {                                                                                      \
-		unsigned long spin_i_;                                                            \
-		for (spin_i_ = 0; spin_i_ < (n); spin_i_++) {                                     \
-			(acc) = (acc)*6364136223846793005UL + 1442695040888963407UL;              \
-			__asm__ volatile("" : "+r"(acc)::"memory");                               \
-		}                                                                                 \
+#define SPIN(n, acc)                                                                               \
+	do {                                                                                       \
+		unsigned long spin_i_;                                                             \
+		for (spin_i_ = 0; spin_i_ < (n); spin_i_++) {                                      \
+			(acc) = (acc)*6364136223846793005UL + 1442695040888963407UL;               \
+			__asm__ volatile("" : "+r"(acc)::"memory");                                \
+		}                                                                                  \
 	} while (0)
 
 volatile unsigned long sink;

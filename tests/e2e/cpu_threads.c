@@ -26,13 +26,13 @@
  */
 #define KEEP_FRAME() __asm__ volatile("" : : "r"(__builtin_frame_address(0)))
 
-#define SPIN(n, acc)                                                                              \
-	do {                                                                                      \
-		unsigned long spin_i_;                                                            \
-		for (spin_i_ = 0; spin_i_ < (n); spin_i_++) {                                     \
-			(acc) = (acc)*6364136223846793005UL + 1442695040888963407UL;              \
-			__asm__ volatile("" : "+r"(acc)::"memory");                               \
-		}                                                                                 \
+#define SPIN(n, acc)                                                                               \
+	do {                                                                                       \
+		unsigned long spin_i_;                                                             \
+		for (spin_i_ = 0; spin_i_ < (n); spin_i_++) {                                      \
+			(acc) = (acc)*6364136223846793005UL + 1442695040888963407UL;               \
+			__asm__ volatile("" : "+r"(acc)::"memory");                                \
+		}                                                                                  \
 	} while (0)
 
 volatile unsigned long sink;

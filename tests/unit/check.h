@@ -29,16 +29,16 @@ static int check_failed;
 #define CHECK_STR(got, want)                                                                       \
 	do {                                                                                       \
 		const char *g_ = (got), *w_ = (want);                                              \
-		CHECK(g_ && w_ && strcmp(g_, w_) == 0, "got \"%s\", want \"%s\"",                  \
+		CHECK(g_ &&w_ &&strcmp(g_, w_) == 0, "got \"%s\", want \"%s\"",                    \
 		      g_ ? g_ : "(null)", w_ ? w_ : "(null)");                                     \
 	} while (0)
 
 #define CHECK_U64(got, want)                                                                       \
 	do {                                                                                       \
 		uint64_t g_ = (uint64_t)(got), w_ = (uint64_t)(want);                              \
-		CHECK(g_ == w_, "got %" PRIu64 " (0x%" PRIx64 "), want %" PRIu64 " (0x%" PRIx64   \
-				")",                                                               \
-		      g_, g_, w_, w_);                                                             \
+		CHECK(g_ == w_,                                                                    \
+		      "got %" PRIu64 " (0x%" PRIx64 "), want %" PRIu64 " (0x%" PRIx64 ")", g_, g_, \
+		      w_, w_);                                                                     \
 	} while (0)
 
 static inline int check_summary(const char *name)

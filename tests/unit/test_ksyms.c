@@ -93,8 +93,8 @@ static void test_mixed(void)
 	CHECK(k != NULL, "load mixed: %s", strerror(errno));
 	if (!k)
 		return;
-	/* 8 core and 6 module text addresses; data, absolute, zero and malformed lines dropped. */
-	CHECK_U64(ksyms__size(k), 14);
+	/* 10 core and 6 module text addresses; data, absolute, zero and malformed lines dropped. */
+	CHECK_U64(ksyms__size(k), 16);
 
 	/* Before the first symbol. */
 	expect_none(k, 0);
@@ -105,6 +105,9 @@ static void test_mixed(void)
 	expect_sym(k, 0xffffffff81003000ull, "strong_local", NULL, 0xffffffff81003000ull);
 	expect_sym(k, 0xffffffff81003100ull, "global_alias", NULL, 0xffffffff81003100ull);
 	expect_sym(k, 0xffffffff81003200ull, "alpha", NULL, 0xffffffff81003200ull);
+	/* A 64-bit syscall entry over its compat alias, though "__ia32" sorts first. */
+	expect_sym(k, 0xffffffff81003400ull, "__x64_sys_getppid", NULL, 0xffffffff81003400ull);
+	expect_sym(k, 0xffffffff81003500ull, "__x64_compat_sys_ioctl", NULL, 0xffffffff81003500ull);
 
 	/* Exact start and inside. */
 	expect_sym(k, 0xffffffff81000abcull, "srso_alias_untrain_ret", NULL, 0xffffffff81000000ull);

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Sample batches into a profile through the symbolizer and a fake /proc: stack order (kernel
+ * frames above user frames, leaf first), value = count * period, locations shared between samples,
+ * names and labels, and the address cache surviving being emptied when it fills up.
+ */
+#include "builder.h"
+#include "check.h"
+#include "fake_proc.h"
+
+static struct raw_sample sample(uint32_t tid, uint64_t count, uint32_t nr_user, uint32_t nr_kern)
+{
+	struct raw_sample s = {.pid = FAKE_PID,
+			       .tid = tid,
+			       .count = count,
+			       .nr_user = nr_user,
+			       .nr_kern = nr_kern};
+
+	snprintf(s.process_name, sizeof(s.process_name), "fakeproc");
+	snprintf(s.thread_name, sizeof(s.thread_name), "worker-%u", tid);
+	return s;
+}
+
+static const char *frame_name(const struct profile *p, const uint32_t *locs, size_t i)
+{
+	return profile__location_name(p, locs[i]);
+}
+
+static void test_batch(size_t cache_cap)
+{
+	struct profile_desc d = {.sample_type = "cpu",
+				 .sample_unit = "nanoseconds",
+				 .period_type = "cpu",
+				 .period_unit = "nanoseconds",
+				 .period = 10101010};
+	struct symbolizer_opts o = {.proc_root = root,
+				    .kallsyms_path = "tests/fixtures/kallsyms/mixed",
+				    .max_procs = 8,
+				    .max_dsos = 8};
+	uint64_t alpha = func_addr("fx_pie", "fx_alpha"), beta = func_addr("fx_pie", "fx_beta");
+	uint64_t lib = func_addr("libfx.so", "fx_lib_alpha");
+	struct profile *p = profile__new(&d);
+	struct symbolizer *sym = symbolizer__new(&o);
+	struct builder *b = p && sym ? builder__new(p, sym, cache_cap) : NULL;
+	struct sample_batch batch = {0};
+	size_t depth;
+
+	CHECK(b != NULL, "setup failed: %s", strerror(errno));
+	if (!b)
+		goto out;
+	/* A kernel stack on top of a user stack: leaf fx_beta called from fx_alpha (a return
+	 * address 4 bytes into it), called from the library. */
+	uint64_t user[] = {PIE_BASE + beta + 2, PIE_BASE + alpha + 4, LIB_BASE + lib + 4};
+	uint64_t kern[] = {0xffffffff81001010ULL, 0xffffffff81001020ULL};
+	struct raw_sample s1 = sample(1, 5, 3, 2), s2 = sample(2, 7, 3, 0), s3 = sample(1, 2, 3, 2);
+
+	CHECK(sample_batch__add(&batch, &s1, user, kern) == 0, "add");
+	CHECK(sample_batch__add(&batch, &s2, user, kern) == 0, "add");
+	CHECK(builder__add_batch(b, &batch, d.period) == 0, "first batch");
+	/* A second drain with the first sample's stack again: merged into the same sample. */
+	sample_batch__reset(&batch);
+	CHECK(sample_batch__add(&batch, &s3, user, kern) == 0, "add");
+	CHECK(builder__add_batch(b, &batch, d.period) == 0, "second batch");
+
+	/* Samples: index 0 is the zero entry; tid 1 (5 + 2) and tid 2 (7). */
+	CHECK_U64(profile__nr_samples(p), 3);
+	for (size_t i = 1; i < profile__nr_samples(p); i++) {
+		const struct profile_sample *ps = profile__sample_at(p, i);
+		const uint32_t *locs = profile__stack_at(p, ps->stack, &depth);
+
+		CHECK_STR(profile__string_at(p, ps->labels.comm), "fakeproc");
+		if (ps->labels.tid == 1) {
+			CHECK_U64(ps->count, 7);
+			CHECK_U64(ps->value, 7 * d.period);
+			CHECK_STR(profile__string_at(p, ps->labels.thread_name), "worker-1");
+			CHECK_U64(depth, 5);
+			if (depth != 5)
+				continue;
+			CHECK_STR(frame_name(p, locs, 0), "do_one_initcall");
+			CHECK(profile__location_at(p, locs[0])->kind == FRAME_KERNEL, "kind");
+			CHECK_STR(frame_name(p, locs, 2), "fx_beta");
+			CHECK_STR(frame_name(p, locs, 3), "fx_alpha");
+			CHECK_STR(frame_name(p, locs, 4), "fx_lib_alpha");
+			/* The leaf is looked up at its own address, callers one byte back. */
+			CHECK_U64(profile__location_at(p, locs[2])->address, beta + 2);
+			CHECK_U64(profile__location_at(p, locs[3])->address, alpha + 3);
+			CHECK(profile__location_at(p, locs[2])->mapping != 0, "user frame mapping");
+			CHECK(profile__mapping_at(p, profile__location_at(p, locs[2])->mapping)
+				      ->has_functions,
+			      "has_functions not set");
+		} else {
+			CHECK_U64(ps->labels.tid, 2);
+			CHECK_U64(ps->count, 7);
+			CHECK_U64(depth, 3);
+			if (depth == 3)
+				CHECK_STR(frame_name(p, locs, 0), "fx_beta");
+		}
+	}
+	/* 3 user and 2 kernel addresses: 5 locations, however often they were seen. */
+	CHECK_U64(profile__nr_locations(p), 6);
+out:
+	sample_batch__release(&batch);
+	builder__delete(b);
+	symbolizer__delete(sym);
+	profile__delete(p);
+}
+
+int main(void)
+{
+	fake_proc__create();
+	test_batch(262144);
+	/* The smallest cache is emptied again and again: the profile must not change. */
+	test_batch(1);
+	fake_proc__remove();
+	return check_summary("test_builder");
+}
