@@ -2,17 +2,38 @@
 # Run every unit test binary given as an argument, without root privileges: when started as root,
 # each test runs as 'nobody', so that a test that silently needs privileges fails here.
 # Prints each file's line and one closing summary line; exits non-zero if anything failed.
+#
+# As 'nobody' the tests may not be able to reach the checkout (a clone under a 0700 directory),
+# so they run from a world-readable copy of what they read: their binaries, tests/fixtures and
+# $OUTPUT/fixtures, laid out as in the checkout.
 set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUTPUT:-build}
 passed=0 failed=0 crashed=0
 drop=()
+run_dir=$top
 if [ "$(id -u)" -eq 0 ]; then
 	drop=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
+	run_dir=$(mktemp -d /tmp/hostprof-unit.XXXXXX) || exit 1
+	trap 'rm -rf "$run_dir"' EXIT
+	mkdir -p "$run_dir/tests" "$run_dir/build/tests"
+	cp -r "$top/tests/fixtures" "$run_dir/tests/"
+	case $out in /*) fx=$out/fixtures ;; *) fx=$top/$out/fixtures ;; esac
+	[ -d "$fx" ] && cp -r "$fx" "$run_dir/build/"
+	chmod -R a+rX "$run_dir"
+	out=build
 fi
 for t in "$@"; do
-	out=$(cd "$(dirname "$0")/.." && HOME=/tmp GOCACHE=/tmp/hostprof-gocache "${drop[@]}" "$t" 2>&1)
+	bin=$t
+	if [ "$run_dir" != "$top" ]; then
+		cp "$t" "$run_dir/build/tests/" && chmod a+rx "$run_dir/build/tests/$(basename "$t")"
+		bin=$run_dir/build/tests/$(basename "$t")
+	fi
+	output=$(cd "$run_dir" && OUTPUT=$out HOME=/tmp GOCACHE=/tmp/hostprof-gocache-$(id -u nobody) \
+		"${drop[@]}" "$bin" 2>&1)
 	rc=$?
-	printf '%s\n' "$out"
-	line=$(printf '%s\n' "$out" | grep -E '^[^ ]+: [0-9]+ passed, [0-9]+ failed$' | tail -n 1)
+	printf '%s\n' "$output"
+	line=$(printf '%s\n' "$output" | grep -E '^[^ ]+: [0-9]+ passed, [0-9]+ failed$' | tail -n 1)
 	if [ -z "$line" ]; then
 		echo "$(basename "$t"): exited $rc without a summary line (crash?)"
 		crashed=$((crashed + 1))
