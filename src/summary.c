@@ -118,7 +118,10 @@ static void print_table(const struct summary *s, size_t n, FILE *out, int sort_b
 void summary__print_top(const struct summary *s, size_t n, FILE *out)
 {
 	if (!s->samples) {
-		fprintf(out, "\nNo samples: the target used no CPU during the capture.\n");
+		fprintf(out,
+			"\nNo samples: nothing that was profiled ran on a CPU during the capture "
+			"(an idle host or a sleeping process; --include-idle also counts the idle "
+			"task).\n");
 		return;
 	}
 	print_table(s, n, out, 0);

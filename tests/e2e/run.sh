@@ -805,6 +805,27 @@ t_map_full() {
 	fi
 }
 
+# The idle task (pid 0, comm swapper/N) is left out of --all unless --include-idle is given.
+t_include_idle() {
+	local with without
+	hp idle1 profile --all --duration 2 --frequency "$FREQ" -o "$WORK/idle_without.folded"
+	hp idle2 profile --all --include-idle --duration 2 --frequency "$FREQ" \
+		-o "$WORK/idle_with.folded"
+	if [ "$HP_RC" -ne 0 ]; then
+		fail include_idle "--all --include-idle failed: $(hp_failure idle2)"
+		return
+	fi
+	without=$(grep -c '^swapper/' "$WORK/idle_without.folded")
+	with=$(folded comms "$WORK/idle_with.folded" | awk '$1 ~ /^swapper\// { n += $2 } END { print n + 0 }')
+	if [ "$without" -ne 0 ]; then
+		fail include_idle "without --include-idle, $without stacks of the idle task (swapper/N) were recorded"
+	elif [ "$with" -lt 50 ]; then
+		fail include_idle "with --include-idle on a mostly idle 2-CPU host, only $with idle samples in 2 s"
+	else
+		pass include_idle "idle task: 0 stacks without --include-idle, $with samples with it"
+	fi
+}
+
 # --- run -----------------------------------------------------------------------------------------
 
 # The whole run is one function, called on the last line: bash has then read the entire file
@@ -819,7 +840,7 @@ main() {
 		capture_ratio
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
-		lib_resolved kernel_frames multi_pid map_full all_mode exits_mid_capture command_mode threads \
+		lib_resolved kernel_frames multi_pid map_full include_idle all_mode exits_mid_capture command_mode threads \
 		bad_pid bad_flags help_version not_root; do
 		wanted "$t" && "t_$t"
 	done
