@@ -7,28 +7,7 @@
  */
 #include <time.h>
 
-#ifdef __clang__
-#define NOINLINE __attribute__((noinline))
-#else
-#define NOINLINE __attribute__((noinline, noclone))
-#endif
-
-/*
- * gcc 12 sets up no frame in a leaf function that uses no stack, even with
- * -fno-omit-frame-pointer; a frame-pointer unwinder would then skip the caller (main) of every
- * sample. Taking the frame address forces the frame.
- */
-#define KEEP_FRAME() __asm__ volatile("" : : "r"(__builtin_frame_address(0)))
-
-/* A macro, not an inline helper, so that no inlined frame sits above the burn functions. */
-#define SPIN(n, acc)                                                                               \
-	do {                                                                                       \
-		unsigned long spin_i_;                                                             \
-		for (spin_i_ = 0; spin_i_ < (n); spin_i_++) {                                      \
-			(acc) = (acc)*6364136223846793005UL + 1442695040888963407UL;               \
-			__asm__ volatile("" : "+r"(acc)::"memory");                                \
-		}                                                                                  \
-	} while (0)
+#include "workload.h"
 
 volatile unsigned long hpwork_sink;
 

@@ -9,18 +9,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#ifdef __clang__
-#define NOINLINE __attribute__((noinline))
-#else
-#define NOINLINE __attribute__((noinline, noclone))
-#endif
-
-/*
- * gcc 12 sets up no frame in a leaf function that uses no stack, even with
- * -fno-omit-frame-pointer; a frame-pointer unwinder would then skip the caller (main) of every
- * sample. Taking the frame address forces the frame.
- */
-#define KEEP_FRAME() __asm__ volatile("" : : "r"(__builtin_frame_address(0)))
+#include "workload.h"
 
 volatile unsigned long sink;
 

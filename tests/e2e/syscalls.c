@@ -12,11 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef __clang__
-#define NOINLINE __attribute__((noinline))
-#else
-#define NOINLINE __attribute__((noinline, noclone))
-#endif
+#include "workload.h"
 
 #define READ_SIZE (1 << 20)
 

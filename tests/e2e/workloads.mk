@@ -15,28 +15,28 @@ $(E2E_DIR):
 	$(Q)mkdir -p $@
 
 # A PIE: symbols must be resolved relative to a randomized load address.
-$(E2E_DIR)/cpu_ratio: tests/e2e/cpu_ratio.c tests/e2e/workloads.mk | $(E2E_DIR)
+$(E2E_DIR)/cpu_ratio: tests/e2e/cpu_ratio.c tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(E2E_CFLAGS) -fPIE -pie $< -o $@
 
-$(E2E_DIR)/libhpwork.so: tests/e2e/hpwork.c tests/e2e/workloads.mk | $(E2E_DIR)
+$(E2E_DIR)/libhpwork.so: tests/e2e/hpwork.c tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(E2E_CFLAGS) -fPIC -shared -Wl,-soname,libhpwork.so $< -o $@
 
 # Finds libhpwork.so next to itself through $ORIGIN, so it runs from $(E2E_DIR) as it is.
-$(E2E_DIR)/lib_ratio: tests/e2e/lib_ratio.c $(E2E_DIR)/libhpwork.so tests/e2e/workloads.mk | $(E2E_DIR)
+$(E2E_DIR)/lib_ratio: tests/e2e/lib_ratio.c $(E2E_DIR)/libhpwork.so tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(E2E_CFLAGS) -fPIE -pie $< -L$(E2E_DIR) -lhpwork -Wl,-rpath,'$$ORIGIN' -o $@
 
-$(E2E_DIR)/syscalls: tests/e2e/syscalls.c tests/e2e/workloads.mk | $(E2E_DIR)
+$(E2E_DIR)/syscalls: tests/e2e/syscalls.c tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(E2E_CFLAGS) $< -o $@
 
 # Not a PIE (ET_EXEC), so the suite covers binaries loaded at their link address too.
-$(E2E_DIR)/short_lived: tests/e2e/short_lived.c tests/e2e/workloads.mk | $(E2E_DIR)
+$(E2E_DIR)/short_lived: tests/e2e/short_lived.c tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(E2E_CFLAGS) -fno-pie -no-pie $< -o $@
 
-$(E2E_DIR)/cpu_threads: tests/e2e/cpu_threads.c tests/e2e/workloads.mk | $(E2E_DIR)
+$(E2E_DIR)/cpu_threads: tests/e2e/cpu_threads.c tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(E2E_CFLAGS) -pthread $< -o $@
