@@ -32,7 +32,7 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 $(WARNINGS) -MMD -MP -D_GNU_SOURCE \
 	-DHOSTPROF_VERSION='"$(VERSION)"' -DHOSTPROF_GIT_REV='"$(GIT_REV)"' \
 	-Iinclude -Isrc -I$(OUTPUT) -I$(OUTPUT)/proto
-LDLIBS += -lbpf -ldw -lelf -lz -lprotobuf-c -lpthread
+LDLIBS += -lbpf -ldw -lelf -lz -lprotobuf-c -lcurl -lcrypto -lpthread
 EXTRA_CFLAGS ?=
 EXTRA_LDFLAGS ?=
 
@@ -43,7 +43,8 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.skel.h,$(BPF_SRCS))
 
-PROTOS := $(wildcard proto/*.proto)
+# Nested as their packages are (proto/opentelemetry/proto/...): imports name those paths.
+PROTOS := $(shell find proto -name '*.proto' | sort)
 PB_SRCS := $(patsubst proto/%.proto,$(OUTPUT)/proto/%.pb-c.c,$(PROTOS))
 PB_HDRS := $(PB_SRCS:.c=.h)
 PB_OBJS := $(PB_SRCS:.c=.o)
@@ -55,7 +56,7 @@ LIB_OBJS := $(filter-out $(OUTPUT)/src/main.o,$(OBJS)) $(PB_OBJS)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all deps deps-test run test unit e2e check bpf-cross format format-check clean help
+.PHONY: all deps deps-test run test unit e2e check bpf-cross format format-check clean help bench
 .DEFAULT_GOAL := all
 # Keep the BPF objects: make would delete them as intermediates of the skeletons.
 .SECONDARY:
@@ -69,6 +70,7 @@ help:
 	@echo "make test       unit tests (no root), then end-to-end tests on the real kernel"
 	@echo "make check      -Werror build, unit tests under ASan+UBSan, static analysis"
 	@echo "make format     clang-format every source file in place"
+	@echo "make bench      run the benchmarks (not part of make test); report in $(OUTPUT)/bench"
 
 deps:
 	$(Q)scripts/deps.sh build
@@ -95,9 +97,11 @@ $(OUTPUT)/bpf/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
 # --- protobuf ---
 $(OUTPUT)/proto/%.pb-c.c $(OUTPUT)/proto/%.pb-c.h: proto/%.proto | $(OUTPUT)/proto
 	$(call msg,PROTOC,$<)
+	$(Q)mkdir -p $(dir $@)
 	$(Q)$(PROTOC_C) --proto_path=proto --c_out=$(OUTPUT)/proto $<
 
-$(OUTPUT)/proto/%.pb-c.o: $(OUTPUT)/proto/%.pb-c.c
+# Generated code includes the headers of the protos it imports: all of them come first.
+$(OUTPUT)/proto/%.pb-c.o: $(OUTPUT)/proto/%.pb-c.c | $(PB_HDRS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Wno-unused-parameter $(EXTRA_CFLAGS) -c $< -o $@
 
@@ -117,12 +121,14 @@ $(OUTPUT)/hostprof: $(OUTPUT)/src/main.o $(OUTPUT)/libhostprof.a
 # --- tests ---
 include tests/unit/fixtures.mk
 include tests/e2e/workloads.mk
+-include tests/grpc/grpc.mk
+-include bench/bench.mk
 
 $(OUTPUT)/tests/test_%: tests/unit/test_%.c tests/unit/check.h $(OUTPUT)/libhostprof.a | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(EXTRA_CFLAGS) -Itests/unit $(EXTRA_LDFLAGS) $< $(OUTPUT)/libhostprof.a $(LDLIBS) -o $@
 
-unit: $(UNIT_BINS) unit-fixtures
+unit: $(UNIT_BINS) unit-fixtures $(if $(wildcard tests/grpc/grpc.mk),grpc-deps)
 	$(Q)OUTPUT=$(OUTPUT) tests/run-unit.sh $(UNIT_BINS)
 
 e2e: $(OUTPUT)/hostprof e2e-workloads

@@ -103,6 +103,10 @@ static int64_t intern_frame(struct builder *b, const struct frame *f)
 		if (idx < 0)
 			return idx;
 		m.build_id = idx;
+		idx = profile__string(b->profile, f->mapping.htlhash_hex);
+		if (idx < 0)
+			return idx;
+		m.htlhash = idx;
 		/* Set when we named the function, so that pprof does not try to re-symbolize. */
 		m.has_functions = f->function != NULL;
 		idx = profile__mapping(b->profile, &m);
@@ -162,6 +166,44 @@ static int64_t location_of(struct builder *b, uint32_t pid, uint64_t addr, bool 
 	return idx;
 }
 
+static int64_t intern_or_empty(struct profile *p, const char *s)
+{
+	return profile__string(p, s ? s : "");
+}
+
+/*
+ * Record who a process is the first time one of its samples arrives, while it most likely still
+ * runs. The service name falls back to the executable's name, then to the process name.
+ */
+static int record_process(struct builder *b, const struct raw_sample *s)
+{
+	struct profile_process proc = {.pid = s->pid};
+	struct process_info info;
+	const char *exe_name, *service;
+	int64_t idx[5];
+
+	if (profile__find_process(b->profile, s->pid))
+		return 0;
+	symbolizer__process_info(b->sym, s->pid, &info);
+	exe_name = info.exe_path ? strrchr(info.exe_path, '/') : NULL;
+	exe_name = exe_name ? exe_name + 1 : info.exe_path;
+	service = info.service_name ? info.service_name : exe_name ? exe_name : s->process_name;
+	idx[0] = intern_or_empty(b->profile, service);
+	idx[1] = intern_or_empty(b->profile, exe_name);
+	idx[2] = intern_or_empty(b->profile, info.exe_path);
+	idx[3] = intern_or_empty(b->profile, info.cmdline);
+	idx[4] = intern_or_empty(b->profile, info.container_id);
+	for (int i = 0; i < 5; i++)
+		if (idx[i] < 0)
+			return (int)idx[i];
+	proc.service_name = idx[0];
+	proc.exe_name = idx[1];
+	proc.exe_path = idx[2];
+	proc.command_line = idx[3];
+	proc.container_id = idx[4];
+	return profile__set_process(b->profile, &proc);
+}
+
 static int64_t intern_labels(struct builder *b, const struct raw_sample *s,
 			     struct profile_labels *labels)
 {
@@ -208,7 +250,7 @@ int builder__add_batch(struct builder *b, const struct sample_batch *batch, int6
 		idx = profile__stack(b->profile, locs, n);
 		if (idx < 0)
 			return idx;
-		if (intern_labels(b, s, &labels) < 0)
+		if (intern_labels(b, s, &labels) < 0 || record_process(b, s) < 0)
 			return -ENOMEM;
 		if (profile__add_sample(b->profile, idx, &labels, (int64_t)s->count * period,
 					(int64_t)s->count))

@@ -24,8 +24,10 @@
 #include "cmds.h"
 #include "collector.h"
 #include "config.h"
+#include "deliver.h"
 #include "encode.h"
 #include "log.h"
+#include "otlp_config.h"
 #include "profile.h"
 #include "summary.h"
 #include "symbolize.h"
@@ -71,6 +73,29 @@ static void print_help(FILE *out)
 		"      --stack-map-entries N   distinct stacks kept per drain (default 16384)\n"
 		"      --counts-map-entries N  distinct (thread, stack) pairs per drain (default\n"
 		"                          16384); raise both when the summary reports losses\n"
+		"\n"
+		"Export (files are written either way; receivers are sent the profile at the end):\n"
+		"      --otlp-endpoint URL     an OTLP profiles receiver, e.g.\n"
+		"                          http://localhost:4318/v1development/profiles (HTTP) or\n"
+		"                          http://localhost:4317 with --otlp-protocol grpc. Default:\n"
+		"                          OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT, else\n"
+		"                          OTEL_EXPORTER_OTLP_ENDPOINT + /v1development/profiles\n"
+		"      --otlp-protocol P   http/protobuf (default), http/json or grpc\n"
+		"                          (OTEL_EXPORTER_OTLP_PROTOCOL)\n"
+		"      --otlp-header K=V   a request header, e.g. x-oneuptime-token=TOKEN; repeatable\n"
+		"                          (OTEL_EXPORTER_OTLP_HEADERS); values are never printed\n"
+		"      --otlp-compression gzip|none   (default gzip)\n"
+		"      --otlp-timeout MS   per request (default 10000)\n"
+		"      --otlp-ca FILE      verify the receiver with this PEM bundle\n"
+		"      --otlp-insecure     do not verify the receiver's TLS certificate\n"
+		"      --otlp-sample-type cpu|samples  cpu/nanoseconds (default; OneUptime) or\n"
+		"                          samples/count (OpenTelemetry eBPF profiler; Pyroscope)\n"
+		"      --pyroscope-url URL     a Pyroscope server (or https://host/pyroscope)\n"
+		"      --pyroscope-api push|ingest  the Push API (default, as Alloy) or /ingest\n"
+		"      --pyroscope-header K=V  e.g. x-oneuptime-token=TOKEN; repeatable\n"
+		"      --export-deadline SECONDS  how long to wait for receivers at the end\n"
+		"                          (default 10); what is not delivered by then is reported\n"
+		"\n"
 		"  -q, --quiet             print only errors and the output paths\n"
 		"  -v, --verbose           print debug messages (libbpf's too)\n"
 		"  -h, --help              show this help\n"
@@ -79,6 +104,8 @@ static void print_help(FILE *out)
 		"  sudo hostprof profile --pid 1234 --duration 10 -o cpu.pb.gz -o cpu.folded\n"
 		"  sudo hostprof profile --all --duration 5\n"
 		"  sudo hostprof profile -F 999 -o run.pb.gz -- ./my-benchmark --iterations 100\n"
+		"  sudo hostprof profile --all -d 10 --otlp-endpoint https://oneuptime.com/otlp/v1/profiles \\\n"
+		"       --otlp-header x-oneuptime-token=$TOKEN\n"
 		"\n"
 		"Needs root, or CAP_BPF and CAP_PERFMON (with CAP_SYS_PTRACE, CAP_SYSLOG and\n"
 		"CAP_CHECKPOINT_RESTORE to read other users' processes and kernel symbols), and a\n"
@@ -99,7 +126,24 @@ static int usage_error(const char *fmt, ...)
 	return -EINVAL;
 }
 
-enum { OPT_INCLUDE_IDLE = 256, OPT_TOP, OPT_STACK_ENTRIES, OPT_COUNTS_ENTRIES };
+enum {
+	OPT_INCLUDE_IDLE = 256,
+	OPT_TOP,
+	OPT_STACK_ENTRIES,
+	OPT_COUNTS_ENTRIES,
+	OPT_OTLP_ENDPOINT,
+	OPT_OTLP_PROTOCOL,
+	OPT_OTLP_HEADER,
+	OPT_OTLP_COMPRESSION,
+	OPT_OTLP_TIMEOUT,
+	OPT_OTLP_INSECURE,
+	OPT_OTLP_CA,
+	OPT_OTLP_SAMPLE_TYPE,
+	OPT_PYROSCOPE_URL,
+	OPT_PYROSCOPE_API,
+	OPT_PYROSCOPE_HEADER,
+	OPT_EXPORT_DEADLINE,
+};
 
 /* "--duration" for 'd': error messages name the flag as the user knows it. */
 static const char *flag_name(const struct option *options, int opt)
@@ -115,6 +159,24 @@ static const char *flag_name(const struct option *options, int opt)
 	return "option";
 }
 
+/* "name=value" for --otlp-header and --pyroscope-header. */
+static int add_header(const char **headers, size_t *nr, const char *arg, char *err, size_t len)
+{
+	const char *eq = strchr(arg, '=');
+
+	if (!eq || eq == arg) {
+		/* The value may be a token: never echo it. */
+		snprintf(err, len, "give the header as name=value, e.g. x-oneuptime-token=...");
+		return -EINVAL;
+	}
+	if (*nr == CONFIG_MAX_HEADERS) {
+		snprintf(err, len, "at most %d headers", CONFIG_MAX_HEADERS);
+		return -E2BIG;
+	}
+	headers[(*nr)++] = arg;
+	return 0;
+}
+
 /* Returns 0 to run, 1 when help was printed, or -EINVAL after printing the problem. */
 static int parse_args(int argc, char **argv, struct config *c)
 {
@@ -128,6 +190,18 @@ static int parse_args(int argc, char **argv, struct config *c)
 		{"top", required_argument, NULL, OPT_TOP},
 		{"stack-map-entries", required_argument, NULL, OPT_STACK_ENTRIES},
 		{"counts-map-entries", required_argument, NULL, OPT_COUNTS_ENTRIES},
+		{"otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT},
+		{"otlp-protocol", required_argument, NULL, OPT_OTLP_PROTOCOL},
+		{"otlp-header", required_argument, NULL, OPT_OTLP_HEADER},
+		{"otlp-compression", required_argument, NULL, OPT_OTLP_COMPRESSION},
+		{"otlp-timeout", required_argument, NULL, OPT_OTLP_TIMEOUT},
+		{"otlp-insecure", no_argument, NULL, OPT_OTLP_INSECURE},
+		{"otlp-ca", required_argument, NULL, OPT_OTLP_CA},
+		{"otlp-sample-type", required_argument, NULL, OPT_OTLP_SAMPLE_TYPE},
+		{"pyroscope-url", required_argument, NULL, OPT_PYROSCOPE_URL},
+		{"pyroscope-api", required_argument, NULL, OPT_PYROSCOPE_API},
+		{"pyroscope-header", required_argument, NULL, OPT_PYROSCOPE_HEADER},
+		{"export-deadline", required_argument, NULL, OPT_EXPORT_DEADLINE},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
@@ -175,6 +249,59 @@ static int parse_args(int argc, char **argv, struct config *c)
 				c->counts_map_entries = n;
 			break;
 		}
+		case OPT_OTLP_ENDPOINT:
+			c->otlp_endpoint = optarg;
+			break;
+		case OPT_OTLP_PROTOCOL:
+			c->otlp_protocol = optarg;
+			break;
+		case OPT_OTLP_HEADER:
+		case OPT_PYROSCOPE_HEADER:
+			rc = add_header(opt == OPT_OTLP_HEADER ? c->otlp_headers : c->pyroscope_headers,
+					opt == OPT_OTLP_HEADER ? &c->nr_otlp_headers
+							       : &c->nr_pyroscope_headers,
+					optarg, err, sizeof(err));
+			break;
+		case OPT_OTLP_COMPRESSION:
+			c->otlp_compression = optarg;
+			break;
+		case OPT_OTLP_TIMEOUT:
+			c->otlp_timeout_ms = optarg;
+			break;
+		case OPT_OTLP_INSECURE:
+			c->otlp_insecure = true;
+			break;
+		case OPT_OTLP_CA:
+			c->otlp_ca_file = optarg;
+			break;
+		case OPT_OTLP_SAMPLE_TYPE:
+			if (!strcmp(optarg, "cpu") || !strcmp(optarg, "samples")) {
+				c->otlp_samples_count = !strcmp(optarg, "samples");
+			} else {
+				snprintf(err, sizeof(err),
+					 "'%s': give cpu (cpu/nanoseconds, as OneUptime expects) or "
+					 "samples (samples/count, the OpenTelemetry eBPF profiler's)",
+					 optarg);
+				rc = -EINVAL;
+			}
+			break;
+		case OPT_PYROSCOPE_URL:
+			c->pyroscope_url = optarg;
+			break;
+		case OPT_PYROSCOPE_API:
+			if (!strcmp(optarg, "push") || !strcmp(optarg, "ingest")) {
+				c->pyroscope_api = optarg;
+			} else {
+				snprintf(err, sizeof(err),
+					 "'%s': give push (the Push API, as Alloy sends) or ingest "
+					 "(the legacy /ingest API)",
+					 optarg);
+				rc = -EINVAL;
+			}
+			break;
+		case OPT_EXPORT_DEADLINE:
+			rc = config__parse_duration(optarg, &c->export_deadline_s, err, sizeof(err));
+			break;
 		case 'q':
 			c->quiet = true;
 			break;
@@ -280,6 +407,10 @@ struct capture {
 	struct builder *builder;
 	struct sample_batch batch;
 	struct collector_stats stats;
+	struct deliverer *deliver;
+	struct endpoint_config otlp_cfg, pyroscope_cfg;
+	bool otlp_on, pyroscope_on;
+	char host_name[256];
 	pid_t child;
 	int child_status;
 	bool child_exited;
@@ -419,23 +550,104 @@ static void print_summary(const struct capture *cap, double elapsed_s)
 	}
 }
 
-static int write_outputs(const struct capture *cap)
+static const char *env_lookup(const char *name)
 {
-	int failed = 0;
+	return getenv(name);
+}
 
-	for (size_t i = 0; i < cap->cfg->nr_outputs; i++) {
-		const struct output *o = &cap->cfg->outputs[i];
-		int err = o->format == OUTPUT_PPROF ? enc_pprof__write(cap->profile, o->path)
-						    : enc_folded__write(cap->profile, o->path);
+/* The OTLP and Pyroscope endpoints from flags and environment; off when neither names one. */
+static int resolve_exports(struct capture *cap)
+{
+	const struct config *c = cap->cfg;
+	struct otlp_flags f = {
+		.endpoint = c->otlp_endpoint,
+		.protocol = c->otlp_protocol,
+		.compression = c->otlp_compression,
+		.timeout_ms = c->otlp_timeout_ms,
+		.ca_file = c->otlp_ca_file,
+		.headers = c->otlp_headers,
+		.nr_headers = c->nr_otlp_headers,
+		.insecure = c->otlp_insecure,
+	};
+	char err[512];
+	int rc;
 
-		if (err) {
-			log_error("writing '%s' failed: %s", o->path, strerror(-err));
-			failed = err;
-		} else {
-			printf("Wrote %s\n", o->path);
-		}
+	rc = otlp_config__resolve(&f, env_lookup, &cap->otlp_cfg, err, sizeof(err));
+	if (rc == 0) {
+		cap->otlp_on = true;
+	} else if (rc != -ENOENT) {
+		log_error("OTLP export: %s", err);
+		return rc;
 	}
-	return failed;
+	if (c->pyroscope_url) {
+		rc = otlp_config__resolve_pyroscope(c->pyroscope_url, c->pyroscope_api,
+						    c->pyroscope_headers, c->nr_pyroscope_headers,
+						    &cap->pyroscope_cfg, err, sizeof(err));
+		if (rc) {
+			log_error("Pyroscope export: %s", err);
+			return rc;
+		}
+		cap->pyroscope_on = true;
+	}
+	return 0;
+}
+
+static int start_delivery(struct capture *cap)
+{
+	const struct config *c = cap->cfg;
+	struct deliver_opts o = {
+		.outputs = c->outputs,
+		.nr_outputs = c->nr_outputs,
+		.otlp = cap->otlp_on ? &cap->otlp_cfg : NULL,
+		.pyroscope = cap->pyroscope_on ? &cap->pyroscope_cfg : NULL,
+		.pyroscope_profile_name = "process_cpu",
+		.pyroscope_app_name = NULL,
+		.exporter = {.queue_max_bytes = c->export_queue_bytes},
+	};
+	int err = resolve_exports(cap);
+
+	if (err)
+		return err;
+	deliver__host_facts(cap->host_name, sizeof(cap->host_name), &o.otlp_opts.host_arch);
+	o.otlp_opts.host_name = cap->host_name;
+	o.otlp_opts.scope_version = HOSTPROF_VERSION;
+	o.otlp_opts.samples_count = c->otlp_samples_count;
+	cap->deliver = deliverer__new(&o);
+	return cap->deliver ? 0 : -errno;
+}
+
+static void print_export_line(const char *what, const struct exporter_stats *st)
+{
+	if (st->undelivered || st->dropped_full || st->dropped_refused)
+		printf("%s: %" PRIu64 " delivered, %" PRIu64 " not delivered (%" PRIu64
+		       " refused by the receiver, %" PRIu64 " dropped from a full queue, %" PRIu64
+		       " still queued at the deadline)\n",
+		       what, st->delivered,
+		       st->dropped_refused + st->dropped_full + st->undelivered,
+		       st->dropped_refused, st->dropped_full, st->undelivered);
+	else
+		printf("%s: %" PRIu64 " delivered%s\n", what, st->delivered,
+		       st->retries ? " (after retries)" : "");
+}
+
+/* Hand the profile to every destination, then wait (bounded) for the receivers. */
+static int finish_delivery(struct capture *cap)
+{
+	const struct profile *profiles[] = {cap->profile};
+	struct delivery_report r;
+	int err;
+
+	err = deliverer__deliver(cap->deliver, profiles, 1);
+	deliverer__shutdown(cap->deliver, (int64_t)(cap->cfg->export_deadline_s * 1000), &r);
+	cap->deliver = NULL;
+	if (r.otlp_on)
+		print_export_line("OTLP export", &r.otlp);
+	if (r.pyroscope_on)
+		print_export_line("Pyroscope export", &r.pyroscope);
+	if (!err && (r.otlp.undelivered || r.otlp.dropped_refused || r.pyroscope.undelivered ||
+		     r.pyroscope.dropped_refused))
+		err = -EIO;
+	return err;
 }
 
 static int setup(struct capture *cap, int *release_fd)
@@ -463,6 +675,9 @@ static int setup(struct capture *cap, int *release_fd)
 	};
 	int err;
 
+	err = start_delivery(cap);
+	if (err)
+		return err;
 	cap->session = bpf_session__new(&bopts);
 	if (!cap->session)
 		return -errno;
@@ -569,9 +784,9 @@ int do_profile(int argc, char **argv)
 
 		profile__set_window(cap.profile, profile__desc(cap.profile)->time_nanos,
 				    (uint64_t)(elapsed * NSEC_PER_SEC));
-		werr = write_outputs(&cap);
 		if (!cfg.quiet)
 			print_summary(&cap, elapsed);
+		werr = finish_delivery(&cap);
 		if (!err)
 			err = werr;
 	}
@@ -588,6 +803,11 @@ out:
 			log_info("the command exited with status %d",
 				 WEXITSTATUS(cap.child_status));
 	}
+	deliverer__shutdown(cap.deliver, 0, NULL);
+	if (cap.otlp_on)
+		otlp_config__release(&cap.otlp_cfg);
+	if (cap.pyroscope_on)
+		otlp_config__release(&cap.pyroscope_cfg);
 	builder__delete(cap.builder);
 	profile__delete(cap.profile);
 	symbolizer__delete(cap.sym);

@@ -28,6 +28,8 @@ void config__defaults(struct config *c)
 	c->max_procs = 4096;
 	c->max_dsos = 1024;
 	c->max_cached_locations = 262144;
+	c->export_deadline_s = 10;
+	c->export_queue_bytes = 64 << 20;
 	c->proc_root = "/proc";
 	c->kallsyms_path = "/proc/kallsyms";
 }
@@ -140,10 +142,14 @@ int config__add_output(struct config *c, const char *path, char *err, size_t len
 		f = OUTPUT_PPROF;
 	} else if (ends_with(path, ".folded")) {
 		f = OUTPUT_FOLDED;
+	} else if (ends_with(path, ".otlp.pb")) {
+		f = OUTPUT_OTLP_PB;
+	} else if (ends_with(path, ".otlp.json")) {
+		f = OUTPUT_OTLP_JSON;
 	} else {
 		snprintf(err, len,
-			 "'%s': unknown output format: name the file *.pb.gz (pprof) or "
-			 "*.folded (collapsed stacks)",
+			 "'%s': unknown output format: name the file *.pb.gz (pprof), *.folded "
+			 "(collapsed stacks), *.otlp.pb or *.otlp.json (OTLP)",
 			 path);
 		return -EINVAL;
 	}

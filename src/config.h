@@ -13,10 +13,13 @@
 
 #define CONFIG_MAX_PIDS 1024 /* the kernel filter map's size */
 #define CONFIG_MAX_OUTPUTS 8
+#define CONFIG_MAX_HEADERS 16
 
 enum output_format {
 	OUTPUT_PPROF = 0, /* .pb.gz */
 	OUTPUT_FOLDED,	  /* .folded */
+	OUTPUT_OTLP_PB,	  /* .otlp.pb: an OTLP ExportProfilesServiceRequest, as sent on the wire */
+	OUTPUT_OTLP_JSON, /* .otlp.json: the same request in OTLP/JSON */
 };
 
 struct output {
@@ -53,6 +56,23 @@ struct config {
 
 	const char *proc_root;
 	const char *kallsyms_path;
+
+	/* export (NULL: from the OTEL_EXPORTER_OTLP_* environment, or off) */
+	const char *otlp_endpoint;
+	const char *otlp_protocol;
+	const char *otlp_compression;
+	const char *otlp_timeout_ms;
+	const char *otlp_ca_file;
+	bool otlp_insecure;
+	const char *otlp_headers[CONFIG_MAX_HEADERS];
+	size_t nr_otlp_headers;
+	bool otlp_samples_count; /* --otlp-sample-type samples */
+	const char *pyroscope_url;
+	const char *pyroscope_api; /* "push" (default) or "ingest" */
+	const char *pyroscope_headers[CONFIG_MAX_HEADERS];
+	size_t nr_pyroscope_headers;
+	double export_deadline_s; /* how long the end of a run waits for receivers */
+	size_t export_queue_bytes;
 };
 
 /* Defaults for one-shot `hostprof profile`. */

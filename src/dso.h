@@ -47,6 +47,9 @@ const char *dso__path(const struct dso *d); /* the display path */
 size_t dso__build_id(const struct dso *d, const uint8_t **id);
 /* Lowercase hex of the build-id, "" when none. */
 const char *dso__build_id_hex(const struct dso *d);
+/* The OpenTelemetry file id (32 lowercase hex chars), computed from the file's first and last
+ * 4 KiB and its length; "" when the file could not be read. */
+const char *dso__htlhash_hex(const struct dso *d);
 
 /*
  * Turn a runtime address into the ELF virtual address it was loaded from, given the mapping's

@@ -4,6 +4,7 @@
  * by PID with an intrusive LRU list, so lookup, insertion and eviction are O(1) and the memory is
  * bounded by max_procs snapshots.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -355,7 +356,9 @@ static void proc_clear(struct proc *p)
 {
 	maps__release(&p->maps);
 	free(p->exe_path);
-	p->exe_path = NULL;
+	free(p->cmdline);
+	free(p->service_name);
+	p->exe_path = p->cmdline = p->service_name = NULL;
 }
 
 void proc_table__delete(struct proc_table *t)
@@ -496,6 +499,201 @@ static char *read_exe(const struct proc_table *t, pid_t pid)
 	return strdup(target);
 }
 
+/* ---- identity: command line, declared service, container ---- */
+
+static bool is_hex_id(const char *s, size_t n)
+{
+	if (n != PROC_CONTAINER_ID_LEN)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+/* One path component: "docker-ID.scope", "cri-containerd-ID.scope", "crio-ID.scope", or "ID". */
+static bool component_id(const char *s, size_t n, char out[PROC_CONTAINER_ID_LEN + 1])
+{
+	static const char *const prefixes[] = {"docker-", "cri-containerd-", "crio-",
+					       "containerd-", "libpod-", ""};
+	static const char scope[] = ".scope";
+
+	if (n > sizeof(scope) - 1 && !memcmp(s + n - (sizeof(scope) - 1), scope, sizeof(scope) - 1))
+		n -= sizeof(scope) - 1;
+	/* CRI-O's monitor process lives beside the container, not in it. */
+	if (n >= 12 && !memcmp(s, "crio-conmon-", 12))
+		return false;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t pl = strlen(prefixes[i]);
+
+		if (n >= pl && !memcmp(s, prefixes[i], pl) && is_hex_id(s + pl, n - pl)) {
+			memcpy(out, s + pl, PROC_CONTAINER_ID_LEN);
+			out[PROC_CONTAINER_ID_LEN] = '\0';
+			return true;
+		}
+	}
+	return false;
+}
+
+int proc__container_id(const char *cgroup, char out[PROC_CONTAINER_ID_LEN + 1])
+{
+	const char *line = cgroup;
+
+	out[0] = '\0';
+	while (line && *line) {
+		const char *eol = strchr(line, '\n');
+		const char *end = eol ? eol : line + strlen(line);
+		/* "hierarchy-ID:controllers:path": the path follows the second colon. */
+		const char *path = memchr(line, ':', end - line);
+
+		path = path ? memchr(path + 1, ':', end - path - 1) : NULL;
+		for (const char *c = end; path && c > path;) {
+			const char *slash = c - 1;
+
+			while (slash > path && *slash != '/')
+				slash--;
+			if (component_id(slash + 1, c - slash - 1, out))
+				return 0;
+			c = slash;
+		}
+		line = eol ? eol + 1 : NULL;
+	}
+	return -ENOENT;
+}
+
+static int hex_value(char c)
+{
+	return isdigit((unsigned char)c) ? c - '0' : isxdigit((unsigned char)c) ? (c | 0x20) - 'a' + 10
+										  : -1;
+}
+
+/* Copy n bytes of a percent-encoded value into out, decoded (W3C baggage style). */
+static void percent_decode(const char *s, size_t n, char *out, size_t outlen)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n && o + 1 < outlen; i++) {
+		if (s[i] == '%' && i + 2 < n && hex_value(s[i + 1]) >= 0 &&
+		    hex_value(s[i + 2]) >= 0) {
+			out[o++] = (char)(hex_value(s[i + 1]) << 4 | hex_value(s[i + 2]));
+			i += 2;
+		} else {
+			out[o++] = s[i];
+		}
+	}
+	out[o] = '\0';
+}
+
+static void trim_copy(const char *s, size_t n, char *out, size_t outlen)
+{
+	while (n && isspace((unsigned char)*s)) {
+		s++;
+		n--;
+	}
+	while (n && isspace((unsigned char)s[n - 1]))
+		n--;
+	percent_decode(s, n, out, outlen);
+}
+
+int proc__service_from_environ(const char *env, size_t len, char *out, size_t outlen)
+{
+	static const char svc[] = "OTEL_SERVICE_NAME=", attrs[] = "OTEL_RESOURCE_ATTRIBUTES=";
+	const char *from_attrs = NULL, *end = env + len;
+	size_t from_attrs_len = 0;
+
+	for (const char *v = env; v < end; v += strnlen(v, end - v) + 1) {
+		size_t n = strnlen(v, end - v);
+
+		if (n > sizeof(svc) - 1 && !memcmp(v, svc, sizeof(svc) - 1)) {
+			/* OTEL_SERVICE_NAME wins over OTEL_RESOURCE_ATTRIBUTES, per the SDK spec. */
+			trim_copy(v + sizeof(svc) - 1, n - (sizeof(svc) - 1), out, outlen);
+			if (out[0])
+				return 0;
+		} else if (n > sizeof(attrs) - 1 && !memcmp(v, attrs, sizeof(attrs) - 1)) {
+			from_attrs = v + sizeof(attrs) - 1;
+			from_attrs_len = n - (sizeof(attrs) - 1);
+		}
+	}
+	for (const char *kv = from_attrs; kv && kv < from_attrs + from_attrs_len;) {
+		const char *comma = memchr(kv, ',', from_attrs + from_attrs_len - kv);
+		const char *kv_end = comma ? comma : from_attrs + from_attrs_len;
+		const char *eq = memchr(kv, '=', kv_end - kv);
+		char key[64];
+
+		if (eq) {
+			trim_copy(kv, eq - kv, key, sizeof(key));
+			if (!strcmp(key, "service.name")) {
+				trim_copy(eq + 1, kv_end - eq - 1, out, outlen);
+				if (out[0])
+					return 0;
+			}
+		}
+		kv = comma ? comma + 1 : NULL;
+	}
+	out[0] = '\0';
+	return -ENOENT;
+}
+
+/* Read up to max bytes of a small /proc file; returns the length, or -errno. */
+static ssize_t read_small(const struct proc_table *t, pid_t pid, const char *file, char *buf,
+			  size_t max)
+{
+	char path[PATH_MAX];
+	size_t done = 0;
+	int fd;
+
+	if (proc_path(t, pid, file, path, sizeof(path)))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (done < max) {
+		ssize_t n = read(fd, buf + done, max - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += n;
+	}
+	close(fd);
+	return (ssize_t)done;
+}
+
+/* Identity is best effort: what cannot be read (another user's environ) stays unknown. */
+static void read_identity(const struct proc_table *t, struct proc *p)
+{
+	enum { ENV_MAX = 64 * 1024 };
+	char *buf = malloc(ENV_MAX + 1);
+	char service[256];
+	ssize_t n;
+
+	if (!buf)
+		return;
+	n = read_small(t, p->pid, "cmdline", buf, PROC_CMDLINE_MAX - 1);
+	if (n > 0) {
+		while (n > 0 && buf[n - 1] == '\0')
+			n--;
+		for (ssize_t i = 0; i < n; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		buf[n] = '\0';
+		free(p->cmdline);
+		p->cmdline = n ? strdup(buf) : NULL;
+	}
+	n = read_small(t, p->pid, "environ", buf, ENV_MAX);
+	if (n > 0 && proc__service_from_environ(buf, n, service, sizeof(service)) == 0) {
+		free(p->service_name);
+		p->service_name = strdup(service);
+	}
+	n = read_small(t, p->pid, "cgroup", buf, ENV_MAX);
+	if (n > 0) {
+		buf[n] = '\0';
+		proc__container_id(buf, p->container_id);
+	}
+	free(buf);
+}
+
 /* Read a fresh snapshot into p. On failure p is left as it was. */
 static int snapshot(const struct proc_table *t, struct proc *p)
 {
@@ -510,6 +708,7 @@ static int snapshot(const struct proc_table *t, struct proc *p)
 	read_comm(t, p->pid, p->comm);
 	free(p->exe_path);
 	p->exe_path = read_exe(t, p->pid);
+	read_identity(t, p);
 	p->exited = false;
 	return 0;
 }

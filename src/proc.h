@@ -50,10 +50,16 @@ int maps__parse(struct maps *out, FILE *f, size_t *bad_lines);
 const struct mapping *maps__find(const struct maps *maps, uint64_t addr);
 void maps__release(struct maps *maps);
 
+#define PROC_CMDLINE_MAX 4096
+#define PROC_CONTAINER_ID_LEN 64
+
 struct proc {
 	pid_t pid;
 	char comm[16];	/* from /proc/PID/comm, as a fallback when BPF did not give one */
 	char *exe_path; /* readlink of /proc/PID/exe; NULL when it is not readable */
+	char *cmdline;	/* argv joined by spaces (at most PROC_CMDLINE_MAX bytes); NULL if unknown */
+	char *service_name; /* from the environment (see proc__service_from_environ); NULL if none */
+	char container_id[PROC_CONTAINER_ID_LEN + 1]; /* "" outside a container */
 	struct maps maps;
 	bool exited; /* the process was gone when it was last looked up: the snapshot stays */
 };
@@ -93,5 +99,20 @@ size_t proc_table__size(const struct proc_table *t);
  */
 int proc_table__mapping_path(const struct proc_table *t, pid_t pid, const struct mapping *m,
 			     char *buf, size_t len);
+
+/*
+ * The container a process runs in, from the text of /proc/PID/cgroup (v1 or v2): the last path
+ * component that holds a 64-hex-digit ID, in the Docker (docker-ID.scope, /docker/ID), containerd
+ * (cri-containerd-ID.scope), CRI-O (crio-ID.scope) and cgroupfs-driver Kubernetes
+ * (/kubepods/.../podUID/ID) forms. Writes the ID into out; 0, or -ENOENT when there is none.
+ */
+int proc__container_id(const char *cgroup, char out[PROC_CONTAINER_ID_LEN + 1]);
+
+/*
+ * The service name a process declares in its environment (the NUL-separated text of
+ * /proc/PID/environ): OTEL_SERVICE_NAME, else service.name in OTEL_RESOURCE_ATTRIBUTES
+ * ("k=v,k=v", values percent-decoded). 0, or -ENOENT when there is none.
+ */
+int proc__service_from_environ(const char *env, size_t len, char *out, size_t outlen);
 
 #endif /* HOSTPROF_PROC_H */

@@ -79,6 +79,11 @@ struct profile {
 	struct profile_sample *samples;
 	size_t nr_samples, cap_samples;
 	struct htab sample_idx;
+
+	/* procs[0] is unused, so that index 0 can mean "empty" in proc_idx as in the others. */
+	struct profile_process *procs;
+	size_t nr_procs, cap_procs;
+	struct htab proc_idx;
 };
 
 /* --- hashing --- */
@@ -314,13 +319,14 @@ static uint32_t mapping_hash(const struct profile_mapping *m)
 	h = hash_add(h, m->offset);
 	h = hash_add(h, m->filename);
 	h = hash_add(h, m->build_id);
+	h = hash_add(h, m->htlhash);
 	return hash_fold(h);
 }
 
 static bool mapping_same(const struct profile_mapping *a, const struct profile_mapping *b)
 {
 	return a->start == b->start && a->limit == b->limit && a->offset == b->offset &&
-	       a->filename == b->filename && a->build_id == b->build_id;
+	       a->filename == b->filename && a->build_id == b->build_id && a->htlhash == b->htlhash;
 }
 
 static bool mapping_eq(const struct profile *p, uint32_t idx, const void *key)
@@ -333,7 +339,8 @@ int64_t profile__mapping(struct profile *p, const struct profile_mapping *m)
 	uint32_t hash, idx;
 	int err;
 
-	if (!m || !string_valid(p, m->filename) || !string_valid(p, m->build_id))
+	if (!m || !string_valid(p, m->filename) || !string_valid(p, m->build_id) ||
+	    !string_valid(p, m->htlhash))
 		return -EINVAL;
 	if (mapping_same(m, &p->maps[0]))
 		return 0;
@@ -628,8 +635,11 @@ struct profile *profile__new(const struct profile_desc *desc)
 	if (ARRAY_RESERVE(p->strs, p->cap_strs, 0) || ARRAY_RESERVE(p->maps, p->cap_maps, 0) ||
 	    ARRAY_RESERVE(p->funcs, p->cap_funcs, 0) || ARRAY_RESERVE(p->locs, p->cap_locs, 0) ||
 	    ARRAY_RESERVE(p->stacks, p->cap_stacks, 0) ||
-	    ARRAY_RESERVE(p->samples, p->cap_samples, 0))
+	    ARRAY_RESERVE(p->samples, p->cap_samples, 0) ||
+	    ARRAY_RESERVE(p->procs, p->cap_procs, 0))
 		goto err_out;
+	memset(&p->procs[0], 0, sizeof(p->procs[0]));
+	p->nr_procs = 1;
 	p->strs[0] = (struct string_entry){.s = "", .len = 0};
 	memset(&p->maps[0], 0, sizeof(p->maps[0]));
 	memset(&p->funcs[0], 0, sizeof(p->funcs[0]));
@@ -657,6 +667,8 @@ void profile__delete(struct profile *p)
 
 	if (!p)
 		return;
+	htab_free(&p->proc_idx);
+	free(p->procs);
 	htab_free(&p->sample_idx);
 	free(p->samples);
 	htab_free(&p->stack_idx);
@@ -677,6 +689,61 @@ void profile__delete(struct profile *p)
 	for (int i = 0; i < 4; i++)
 		free(p->desc_strs[i]);
 	free(p);
+}
+
+/* --- processes --- */
+
+static uint32_t process_hash(uint32_t pid)
+{
+	return hash_fold(hash_add(0x70726f63, pid));
+}
+
+static bool process_eq(const struct profile *p, uint32_t idx, const void *key)
+{
+	return p->procs[idx].pid == *(const uint32_t *)key;
+}
+
+int profile__set_process(struct profile *p, const struct profile_process *proc)
+{
+	uint32_t hash, idx;
+	int err;
+
+	if (!proc || !string_valid(p, proc->service_name) || !string_valid(p, proc->exe_name) ||
+	    !string_valid(p, proc->exe_path) || !string_valid(p, proc->command_line) ||
+	    !string_valid(p, proc->container_id))
+		return -EINVAL;
+	hash = process_hash(proc->pid);
+	idx = htab_find(p, &p->proc_idx, hash, process_eq, &proc->pid);
+	if (idx) {
+		p->procs[idx] = *proc;
+		return 0;
+	}
+	err = ARRAY_RESERVE(p->procs, p->cap_procs, p->nr_procs);
+	if (!err)
+		err = htab_reserve(&p->proc_idx);
+	if (err)
+		return err;
+	idx = p->nr_procs++;
+	p->procs[idx] = *proc;
+	htab_insert(&p->proc_idx, idx, hash);
+	return 0;
+}
+
+const struct profile_process *profile__find_process(const struct profile *p, uint32_t pid)
+{
+	uint32_t idx = htab_find(p, &p->proc_idx, process_hash(pid), process_eq, &pid);
+
+	return idx ? &p->procs[idx] : NULL;
+}
+
+size_t profile__nr_processes(const struct profile *p)
+{
+	return p->nr_procs - 1;
+}
+
+const struct profile_process *profile__process_at(const struct profile *p, size_t idx)
+{
+	return idx + 1 < p->nr_procs ? &p->procs[idx + 1] : NULL;
 }
 
 void profile__set_window(struct profile *p, uint64_t time_nanos, uint64_t duration_nanos)

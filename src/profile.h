@@ -24,7 +24,24 @@ struct profile_mapping {
 	uint64_t offset;
 	uint32_t filename;  /* string index */
 	uint32_t build_id;  /* string index of the lowercase hex build-id; 0 when none */
+	uint32_t htlhash;   /* string index of the OTel file id (process.executable.build_id.htlhash:
+			     * 32 hex chars of SHA-256 over the first and last 4 KiB and the length);
+			     * 0 when the file could not be read */
 	bool has_functions; /* at least one location of this mapping was symbolized */
+};
+
+/*
+ * What is known of a process: the resource attributes of OTLP, and pprof/Pyroscope labels.
+ * Keyed by pid: one entry per process seen in the profile. String indices; 0 = unknown.
+ */
+struct profile_process {
+	uint32_t pid;
+	uint32_t service_name; /* OTEL_SERVICE_NAME (or service.name in OTEL_RESOURCE_ATTRIBUTES)
+				* from the process's environment, else the executable name */
+	uint32_t exe_name;     /* basename of the executable */
+	uint32_t exe_path;     /* the executable's path, as the process sees it */
+	uint32_t command_line; /* argv joined by spaces */
+	uint32_t container_id; /* from /proc/PID/cgroup; 0 outside containers */
 };
 
 struct profile_function {
@@ -72,6 +89,15 @@ struct profile_desc {
 struct profile *profile__new(const struct profile_desc *desc);
 void profile__delete(struct profile *p);
 const struct profile_desc *profile__desc(const struct profile *p);
+/* Record what is known of a process; a second call for the same pid replaces the entry.
+ * 0 or -ENOMEM/-EINVAL. */
+int profile__set_process(struct profile *p, const struct profile_process *proc);
+/* The entry of a pid, or NULL when none was recorded. */
+const struct profile_process *profile__find_process(const struct profile *p, uint32_t pid);
+size_t profile__nr_processes(const struct profile *p);
+/* Entries in the order they were first recorded (no zero entry), idx < nr_processes. */
+const struct profile_process *profile__process_at(const struct profile *p, size_t idx);
+
 /* Set the time window once the capture has ended (wall clock start, length). */
 void profile__set_window(struct profile *p, uint64_t time_nanos, uint64_t duration_nanos);
 

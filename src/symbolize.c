@@ -159,6 +159,7 @@ void symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_re
 	out->mapping.offset = m->pgoff;
 	out->mapping.path = m->kind == MAPPING_FILE ? m->path : special_name(m);
 	out->mapping.build_id_hex = "";
+	out->mapping.htlhash_hex = "";
 	out->address = file_offset;
 
 	if (m->kind != MAPPING_FILE || !m->path) {
@@ -174,6 +175,7 @@ void symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_re
 		return;
 	}
 	out->mapping.build_id_hex = dso__build_id_hex(d);
+	out->mapping.htlhash_hex = dso__htlhash_hex(d);
 	if (dso__readable(d) && dso__file_addr(d, m->start, m->pgoff, lookup, &out->address) &&
 	    dso__find_symbol(d, out->address, &sym)) {
 		out->function = sym.name;
@@ -199,6 +201,21 @@ void symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_addr
 	}
 	s->stats.frames_kernel_unresolved++;
 	set_unknown(out, "[kernel]", lookup);
+}
+
+int symbolizer__process_info(struct symbolizer *s, pid_t pid, struct process_info *out)
+{
+	struct proc *p = proc_table__get(s->procs, pid);
+
+	memset(out, 0, sizeof(*out));
+	out->container_id = "";
+	if (!p)
+		return -errno;
+	out->exe_path = p->exe_path;
+	out->cmdline = p->cmdline;
+	out->service_name = p->service_name;
+	out->container_id = p->container_id;
+	return 0;
 }
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)

@@ -38,6 +38,15 @@ struct frame_mapping {
 	uint64_t start, limit, offset;
 	const char *path;	  /* as the process sees it; NULL for anonymous memory */
 	const char *build_id_hex; /* "" when none */
+	const char *htlhash_hex;  /* "" when the file could not be read */
+};
+
+/* What the process table knows of a process; strings valid until the next symbolizer call. */
+struct process_info {
+	const char *exe_path;	  /* NULL when unknown */
+	const char *cmdline;	  /* NULL when unknown */
+	const char *service_name; /* declared in its environment; NULL when none */
+	const char *container_id; /* "" outside containers */
 };
 
 struct frame {
@@ -69,6 +78,9 @@ void symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_re
 		      struct frame *out);
 void symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_address,
 			struct frame *out);
+
+/* What is known of a process (from its snapshot, also after it exited). 0, or -ESRCH. */
+int symbolizer__process_info(struct symbolizer *s, pid_t pid, struct process_info *out);
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out);
 

@@ -4,8 +4,8 @@
 # Prints each file's line and one closing summary line; exits non-zero if anything failed.
 #
 # As 'nobody' the tests may not be able to reach the checkout (a clone under a 0700 directory),
-# so they run from a world-readable copy of what they read: their binaries, tests/fixtures and
-# $OUTPUT/fixtures, laid out as in the checkout.
+# so they run from a world-readable copy of what they read: their binaries, tests/fixtures,
+# proto/, the test receivers and $OUTPUT/fixtures, laid out as in the checkout.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUTPUT:-build}
@@ -17,7 +17,13 @@ if [ "$(id -u)" -eq 0 ]; then
 	run_dir=$(mktemp -d /tmp/hostprof-unit.XXXXXX) || exit 1
 	trap 'rm -rf "$run_dir"' EXIT
 	mkdir -p "$run_dir/tests" "$run_dir/build/tests"
-	cp -r "$top/tests/fixtures" "$run_dir/tests/"
+	# What tests read: fixtures, the schemas (protoc --decode, the gRPC server), and the local
+	# receivers that the transport tests start.
+	cp -r "$top/tests/fixtures" "$top/proto" "$run_dir/" 2>/dev/null
+	mv "$run_dir/fixtures" "$run_dir/tests/"
+	for d in receiver grpc; do
+		[ -d "$top/tests/$d" ] && cp -r "$top/tests/$d" "$run_dir/tests/"
+	done
 	case $out in /*) fx=$out/fixtures ;; *) fx=$top/$out/fixtures ;; esac
 	[ -d "$fx" ] && cp -r "$fx" "$run_dir/build/"
 	chmod -R a+rX "$run_dir"

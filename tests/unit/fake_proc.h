@@ -95,6 +95,14 @@ static void fake_proc__populate(void)
 	/* /proc/PID/root is "/" for a process outside any container. */
 	snprintf(path, sizeof(path), "%s/%d/root", root, FAKE_PID);
 	CHECK(symlink("/", path) == 0, "symlink %s: %s", path, strerror(errno));
+	snprintf(path, sizeof(path), "%s/%d/cmdline", root, FAKE_PID);
+	f = fopen(path, "w");
+	fwrite("fakeproc\0--serve\0", 1, 17, f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/%d/environ", root, FAKE_PID);
+	f = fopen(path, "w");
+	fwrite("HOME=/\0OTEL_SERVICE_NAME=fake-svc\0", 1, 34, f);
+	fclose(f);
 	snprintf(path, sizeof(path), "%s/%d/maps", root, FAKE_PID);
 	f = fopen(path, "w");
 	write_segments(f, "fx_pie", PIE_BASE);

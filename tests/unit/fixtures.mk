@@ -18,7 +18,7 @@ UNIT_FX_STRIP ?= strip
 
 UNIT_FX_BINS := $(UNIT_FX_DIR)/fx_pie $(UNIT_FX_DIR)/fx_nopie $(UNIT_FX_DIR)/libfx.so \
 	$(UNIT_FX_DIR)/libfx-stripped.so $(UNIT_FX_DIR)/fx_twoexec
-UNIT_FX_META := $(foreach b,$(UNIT_FX_BINS),$(b).buildid $(b).syms $(b).funcs $(b).phdrs) \
+UNIT_FX_META := $(foreach b,$(UNIT_FX_BINS),$(b).buildid $(b).htlhash $(b).syms $(b).funcs $(b).phdrs) \
 	$(UNIT_FX_DIR)/libfx-stripped.so.dynsyms
 
 .PHONY: unit-fixtures
@@ -59,6 +59,13 @@ $(UNIT_FX_DIR)/fx_twoexec: $(UNIT_FX_SRC)/fx_twoexec.c | $(UNIT_FX_DIR)
 
 $(UNIT_FX_DIR)/%.buildid: $(UNIT_FX_DIR)/%
 	$(Q)$(UNIT_FX_READELF) -n $< | sed -n 's/^ *Build ID: *//p' > $@.tmp && mv $@.tmp $@
+
+# The OpenTelemetry file id: SHA-256 of the first 4 KiB, the last 4 KiB and the big-endian
+# 64-bit length, first 16 bytes in hex (specification/profiles/mappings.md).
+$(UNIT_FX_DIR)/%.htlhash: $(UNIT_FX_DIR)/%
+	$(Q)python3 -c 'import hashlib,sys; d=open(sys.argv[1],"rb").read(); \
+		print(hashlib.sha256(d[:4096] + d[-4096:] + len(d).to_bytes(8, "big")).hexdigest()[:32])' \
+		$< > $@.tmp && mv $@.tmp $@
 
 $(UNIT_FX_DIR)/%.syms: $(UNIT_FX_DIR)/%
 	$(Q)$(UNIT_FX_NM) -S --defined-only $< > $@.tmp 2>/dev/null; mv $@.tmp $@

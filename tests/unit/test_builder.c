@@ -96,6 +96,37 @@ static void test_batch(size_t cache_cap)
 				CHECK_STR(frame_name(p, locs, 0), "fx_beta");
 		}
 	}
+	/* Who the process is, recorded once. */
+	const struct profile_process *proc = profile__find_process(p, FAKE_PID);
+
+	CHECK(proc != NULL, "no process entry for %d", FAKE_PID);
+	CHECK_U64(profile__nr_processes(p), 1);
+	if (proc) {
+		CHECK_STR(profile__string_at(p, proc->service_name), "fake-svc");
+		CHECK_STR(profile__string_at(p, proc->command_line), "fakeproc --serve");
+		CHECK_STR(profile__string_at(p, proc->container_id), "");
+	}
+	/* The mapping carries the binary's file id, as python computed it. */
+	{
+		char path[3 * PATH_MAX], want[64] = "";
+		FILE *f;
+		const uint32_t *locs = profile__stack_at(p, profile__sample_at(p, 1)->stack, &depth);
+		const struct profile_location *leaf = depth ? profile__location_at(p, locs[depth - 3])
+							    : NULL;
+
+		snprintf(path, sizeof(path), "%s/fx_pie.htlhash", fixtures);
+		f = fopen(path, "r");
+		if (f) {
+			if (!fgets(want, sizeof(want), f))
+				want[0] = '\0';
+			fclose(f);
+		}
+		want[strcspn(want, "\n")] = '\0';
+		CHECK(leaf && leaf->mapping, "leaf mapping");
+		if (leaf && leaf->mapping)
+			CHECK_STR(profile__string_at(p, profile__mapping_at(p, leaf->mapping)->htlhash),
+				  want);
+	}
 	/* 3 user and 2 kernel addresses: 5 locations, however often they were seen. */
 	CHECK_U64(profile__nr_locations(p), 6);
 out:

@@ -69,10 +69,16 @@ static void test_outputs(void)
 	CHECK(c.nr_outputs == 2 && c.outputs[0].format == OUTPUT_PPROF &&
 		      c.outputs[1].format == OUTPUT_FOLDED,
 	      "formats %d %d", c.outputs[0].format, c.outputs[1].format);
+	CHECK(config__add_output(&c, "x.otlp.pb", err, sizeof(err)) == 0, "%s", err);
+	CHECK(config__add_output(&c, "x.otlp.json", err, sizeof(err)) == 0, "%s", err);
+	CHECK(c.nr_outputs == 4 && c.outputs[2].format == OUTPUT_OTLP_PB &&
+		      c.outputs[3].format == OUTPUT_OTLP_JSON,
+	      "otlp formats");
+	CHECK(config__add_output(&c, "x.json", err, sizeof(err)) == -EINVAL, "x.json accepted");
 	CHECK(config__add_output(&c, "x.txt", err, sizeof(err)) == -EINVAL, "x.txt accepted");
 	CHECK(strstr(err, ".pb.gz") && strstr(err, ".folded"), "message: %s", err);
 	CHECK(config__add_output(&c, ".pb.gz", err, sizeof(err)) == -EINVAL, "bare .pb.gz");
-	CHECK_U64(c.nr_outputs, 2);
+	CHECK_U64(c.nr_outputs, 4);
 }
 
 static void test_count(void)

@@ -279,6 +279,17 @@ static void check_build_id(struct dso *d, const char *name)
 	}
 }
 
+/* The OTel file id, against python's hashlib over the same bytes (the .htlhash fixture file). */
+static void check_htlhash(struct dso *d, const char *name)
+{
+	char want[128], path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s.htlhash", fx(name));
+	read_line(path, want, sizeof(want));
+	CHECK(strlen(want) == 32, "%s: python computed a file id (\"%s\")", name, want);
+	CHECK_STR(dso__htlhash_hex(d), want);
+}
+
 static void test_build_ids(struct dso_cache *c)
 {
 	static const char *const names[] = {"fx_pie", "fx_nopie", "libfx.so", "libfx-stripped.so",
@@ -294,6 +305,7 @@ static void test_build_ids(struct dso_cache *c)
 		CHECK_STR(dso__error(d), "");
 		CHECK_STR(dso__path(d), fx(names[i]));
 		check_build_id(d, names[i]);
+		check_htlhash(d, names[i]);
 	}
 }
 

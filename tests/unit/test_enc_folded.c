@@ -98,7 +98,7 @@ static void add(struct profile *p, uint32_t st, uint32_t pid, uint32_t tid, cons
 static struct profile *build_profile(void)
 {
 	struct profile *p = profile__new(&desc);
-	struct profile_mapping m = {0x7f0000000000, 0x7f0000100000, 0, 0, 0, false};
+	struct profile_mapping m = {.start = 0x7f0000000000, .limit = 0x7f0000100000};
 	uint32_t map, l_main, l_work, l_weird, l_break, l_kernel, l_unknown, l_main2;
 	uint32_t s1, s2, s3, s4;
 

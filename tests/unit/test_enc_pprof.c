@@ -93,8 +93,10 @@ static uint32_t str(struct profile *p, const char *s)
 static struct profile *build_profile(void)
 {
 	struct profile *p = profile__new(&desc);
-	struct profile_mapping m1 = {0x555555554000, 0x555555580000, 0, 0, 0, true};
-	struct profile_mapping m2 = {0x7f0000000000, 0x7f0000100000, 0x1000, 0, 0, false};
+	struct profile_mapping m1 = {
+		.start = 0x555555554000, .limit = 0x555555580000, .has_functions = true};
+	struct profile_mapping m2 = {
+		.start = 0x7f0000000000, .limit = 0x7f0000100000, .offset = 0x1000};
 	int64_t idx;
 
 	CHECK(p != NULL, "profile__new: %s", strerror(errno));

@@ -552,17 +552,128 @@ static void test_live(void)
 	proc_table__delete(t);
 }
 
+#define FX_CONTAINER "3f1a0f9c2b7e4d8a9c0b1e2f3a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d"
+
+static void test_container_ids(void)
+{
+	static const struct {
+		const char *file;
+		const char *want; /* NULL: no container */
+	} cases[] = {
+		{"docker-v2-systemd", FX_CONTAINER}, {"docker-v1", FX_CONTAINER},
+		{"containerd-k8s-systemd", FX_CONTAINER}, {"k8s-cgroupfs", FX_CONTAINER},
+		{"crio-nested", FX_CONTAINER}, {"tricky", FX_CONTAINER},
+		{"crio-conmon", NULL}, {"host", NULL},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char path[PATH_MAX], text[4096] = "", id[PROC_CONTAINER_ID_LEN + 1] = "junk";
+		FILE *f;
+		size_t n = 0;
+		int err;
+
+		snprintf(path, sizeof(path), "tests/fixtures/cgroup/%s", cases[i].file);
+		f = fopen(path, "re");
+		CHECK(f != NULL, "fixture %s: %s", path, strerror(errno));
+		if (f) {
+			n = fread(text, 1, sizeof(text) - 1, f);
+			fclose(f);
+		}
+		text[n] = '\0';
+		err = proc__container_id(text, id);
+		if (cases[i].want) {
+			CHECK(err == 0, "%s: no container id found", cases[i].file);
+			CHECK_STR(id, cases[i].want);
+		} else {
+			CHECK(err == -ENOENT, "%s: err %d, id %s", cases[i].file, err, id);
+			CHECK_STR(id, "");
+		}
+	}
+	char id[PROC_CONTAINER_ID_LEN + 1];
+	CHECK(proc__container_id("", id) == -ENOENT, "empty text");
+	CHECK(proc__container_id("0::", id) == -ENOENT, "empty path");
+}
+
+static void test_service_from_environ(void)
+{
+	char out[64];
+	/* environ is NUL-separated; sizeof() - 1 drops the literal's own terminator. */
+	static const char both[] = "PATH=/bin\0OTEL_RESOURCE_ATTRIBUTES=service.name=fromattrs\0"
+				   "OTEL_SERVICE_NAME=checkout\0";
+	static const char attrs[] = "HOME=/\0OTEL_RESOURCE_ATTRIBUTES=deployment.environment=prod, "
+				    "service.name = pay%20ments ,team=x\0";
+	static const char none[] = "PATH=/bin\0OTEL_SERVICE_NAME=\0OTEL_RESOURCE_ATTRIBUTES=a=b\0";
+	static const char unterminated[] = "A=b\0OTEL_SERVICE_NAME=cut";
+
+	CHECK(proc__service_from_environ(both, sizeof(both) - 1, out, sizeof(out)) == 0, "both");
+	CHECK_STR(out, "checkout");
+	CHECK(proc__service_from_environ(attrs, sizeof(attrs) - 1, out, sizeof(out)) == 0, "attrs");
+	CHECK_STR(out, "pay ments");
+	CHECK(proc__service_from_environ(none, sizeof(none) - 1, out, sizeof(out)) == -ENOENT,
+	      "none: %s", out);
+	CHECK(proc__service_from_environ(unterminated, sizeof(unterminated) - 1, out, sizeof(out)) ==
+		      0,
+	      "an environ cut short still reads");
+	CHECK_STR(out, "cut");
+	CHECK(proc__service_from_environ(both, sizeof(both) - 1, out, 4) == 0, "small buffer");
+	CHECK_STR(out, "che");
+}
+
+/* The table reads cmdline, environ and cgroup of a (fake) process. */
+static void test_identity_in_table(void)
+{
+	char dir[2 * PATH_MAX], root[PATH_MAX];
+	static const char cmdline[] = "/usr/bin/fake-300\0--flag\0value with space\0";
+	static const char environ_[] = "OTEL_SERVICE_NAME=inventory\0";
+	struct proc_table *t;
+	struct proc *p;
+	FILE *f;
+
+	snprintf(root, sizeof(root), "%s/proc", tmpdir);
+	CHECK(make_fake_pid(300, true, true) == 0, "fake pid 300");
+	snprintf(dir, sizeof(dir), "%s/300/cmdline", root);
+	f = fopen(dir, "we");
+	if (f) {
+		fwrite(cmdline, 1, sizeof(cmdline) - 1, f);
+		fclose(f);
+	}
+	snprintf(dir, sizeof(dir), "%s/300/environ", root);
+	f = fopen(dir, "we");
+	if (f) {
+		fwrite(environ_, 1, sizeof(environ_) - 1, f);
+		fclose(f);
+	}
+	snprintf(dir, sizeof(dir), "%s/300", root);
+	CHECK(write_file(dir, "cgroup", "0::/system.slice/docker-" FX_CONTAINER ".scope\n") == 0,
+	      "cgroup");
+	t = proc_table__new(root, 8);
+	p = t ? proc_table__get(t, 300) : NULL;
+	CHECK(p != NULL, "get 300: %s", strerror(errno));
+	if (p) {
+		CHECK_STR(p->cmdline, "/usr/bin/fake-300 --flag value with space");
+		CHECK_STR(p->service_name, "inventory");
+		CHECK_STR(p->container_id, FX_CONTAINER);
+	}
+	/* Without those files (another user's process, say) identity is simply unknown. */
+	p = t ? proc_table__get(t, 101) : NULL;
+	CHECK(p && !p->cmdline && !p->service_name && !p->container_id[0], "pid 101 identity");
+	proc_table__delete(t);
+}
+
 int main(void)
 {
 	test_basic();
 	test_special();
 	test_broken();
 	test_unsorted();
+	test_container_ids();
+	test_service_from_environ();
 
 	if (!mkdtemp(tmpdir)) {
 		CHECK(0, "mkdtemp: %s", strerror(errno));
 	} else {
 		test_table();
+		test_identity_in_table();
 		rm_tree(tmpdir);
 	}
 	test_live();

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "deliver.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+struct deliverer {
+	struct deliver_opts opts;
+	struct exporter *otlp;
+	struct exporter *pyroscope;
+	size_t files_written, files_failed;
+};
+
+void deliver__host_facts(char *name, size_t name_len, const char **arch)
+{
+	struct utsname u;
+
+	if (gethostname(name, name_len) != 0)
+		snprintf(name, name_len, "unknown");
+	name[name_len - 1] = '\0';
+	*arch = "unknown";
+	if (uname(&u) != 0)
+		return;
+	/* OTel's host.arch values follow Go's GOARCH names. */
+	if (!strcmp(u.machine, "x86_64"))
+		*arch = "amd64";
+	else if (!strcmp(u.machine, "aarch64"))
+		*arch = "arm64";
+	else if (!strcmp(u.machine, "i686") || !strcmp(u.machine, "i386"))
+		*arch = "x86";
+	else if (!strncmp(u.machine, "ppc64", 5))
+		*arch = "ppc64";
+	else if (!strcmp(u.machine, "s390x"))
+		*arch = "s390x";
+}
+
+static struct exporter *start_exporter(const struct endpoint_config *cfg,
+				       const struct exporter_opts *opts)
+{
+	struct transport *t = transport__new(cfg);
+	struct exporter *e;
+
+	if (!t)
+		return NULL;
+	e = exporter__new(t, opts);
+	if (!e) {
+		int err = errno;
+
+		transport__delete(t);
+		errno = err;
+		return NULL;
+	}
+	log_info("exporting to %s", transport__describe(t));
+	return e;
+}
+
+struct deliverer *deliverer__new(const struct deliver_opts *opts)
+{
+	struct deliverer *d = calloc(1, sizeof(*d));
+	int err;
+
+	if (!d)
+		return NULL;
+	d->opts = *opts;
+	if (opts->otlp && !(d->otlp = start_exporter(opts->otlp, &opts->exporter)))
+		goto fail;
+	if (opts->pyroscope && !(d->pyroscope = start_exporter(opts->pyroscope, &opts->exporter)))
+		goto fail;
+	return d;
+fail:
+	err = errno;
+	deliverer__shutdown(d, 0, NULL);
+	errno = err;
+	return NULL;
+}
+
+static int write_file(const struct deliverer *d, const struct output *o,
+		      const struct profile *const *profiles, size_t n)
+{
+	/* pprof and folded hold one profile type each: the first (cpu). */
+	switch (o->format) {
+	case OUTPUT_PPROF:
+		return enc_pprof__write(profiles[0], o->path);
+	case OUTPUT_FOLDED:
+		return enc_folded__write(profiles[0], o->path);
+	case OUTPUT_OTLP_PB:
+		return enc_otlp__write(profiles, n, &d->opts.otlp_opts, o->path);
+	case OUTPUT_OTLP_JSON:
+		return enc_otlp__write_json(profiles, n, &d->opts.otlp_opts, o->path);
+	}
+	return -EINVAL;
+}
+
+static size_t count_samples(const struct profile *p)
+{
+	return profile__nr_samples(p) > 0 ? profile__nr_samples(p) - 1 : 0;
+}
+
+static int queue_otlp(struct deliverer *d, const struct profile *const *profiles, size_t n)
+{
+	struct export_payload pl = {0};
+	char what[128];
+	int err;
+
+	if (d->opts.otlp->protocol == EXPORT_OTLP_HTTP_JSON)
+		err = enc_otlp__encode_json(profiles, n, &d->opts.otlp_opts, (char **)&pl.body,
+					    &pl.len);
+	else
+		err = enc_otlp__encode(profiles, n, &d->opts.otlp_opts, &pl.body, &pl.len);
+	if (err) {
+		log_error("encoding the OTLP request failed: %s", strerror(-err));
+		return err;
+	}
+	snprintf(what, sizeof(what), "profile of %zu processes", profile__nr_processes(profiles[0]));
+	pl.what = strdup(what);
+	return exporter__submit(d->otlp, &pl);
+}
+
+static int queue_pyroscope(struct deliverer *d, const struct profile *p)
+{
+	struct export_payload *many = NULL;
+	size_t nr = 0;
+	int err = 0;
+
+	if (d->opts.pyroscope->protocol == EXPORT_PYROSCOPE_INGEST) {
+		err = enc_pyroscope__ingest(p, d->opts.pyroscope_app_name, &many, &nr);
+		for (size_t i = 0; i < nr && !err; i++) {
+			err = exporter__submit(d->pyroscope, &many[i]);
+			/* The exporter owns the buffers now, whatever it answered. */
+			memset(&many[i], 0, sizeof(many[i]));
+		}
+		enc_pyroscope__free_payloads(many, nr);
+	} else {
+		struct export_payload pl = {0};
+
+		err = enc_pyroscope__push(p, d->opts.pyroscope_profile_name, &pl.body, &pl.len);
+		if (!err) {
+			pl.what = strdup("push request");
+			err = exporter__submit(d->pyroscope, &pl);
+		}
+	}
+	if (err)
+		log_error("queueing the Pyroscope request failed: %s", strerror(-err));
+	return err;
+}
+
+int deliverer__deliver(struct deliverer *d, const struct profile *const *profiles, size_t n)
+{
+	int first_err = 0, err;
+
+	for (size_t i = 0; i < d->opts.nr_outputs; i++) {
+		err = write_file(d, &d->opts.outputs[i], profiles, n);
+		if (err) {
+			log_error("writing '%s' failed: %s", d->opts.outputs[i].path,
+				  strerror(-err));
+			first_err = first_err ? first_err : err;
+			d->files_failed++;
+		} else {
+			printf("Wrote %s\n", d->opts.outputs[i].path);
+			d->files_written++;
+		}
+	}
+	/* Receivers are told nothing rather than an empty profile (the spec: SHOULD NOT send). */
+	if (!n || !count_samples(profiles[0]))
+		return first_err;
+	if (d->otlp && (err = queue_otlp(d, profiles, n)))
+		first_err = first_err ? first_err : err;
+	if (d->pyroscope && (err = queue_pyroscope(d, profiles[0])))
+		first_err = first_err ? first_err : err;
+	return first_err;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t remaining_ms(uint64_t end)
+{
+	uint64_t now = now_ms();
+
+	return now < end ? (int64_t)(end - now) : 0;
+}
+
+void deliverer__shutdown(struct deliverer *d, int64_t deadline_ms, struct delivery_report *report)
+{
+	struct delivery_report r = {0};
+	uint64_t end = now_ms() + (deadline_ms > 0 ? (uint64_t)deadline_ms : 0);
+
+	if (!d)
+		return;
+	r.otlp_on = d->otlp != NULL;
+	r.pyroscope_on = d->pyroscope != NULL;
+	r.files_written = d->files_written;
+	r.files_failed = d->files_failed;
+	/* Both flush within one deadline, in turn: what the first leaves is the second's. */
+	if (d->otlp)
+		exporter__shutdown(d->otlp, remaining_ms(end), &r.otlp);
+	if (d->pyroscope)
+		exporter__shutdown(d->pyroscope, remaining_ms(end), &r.pyroscope);
+	if (report)
+		*report = r;
+	free(d);
+}
