@@ -121,14 +121,14 @@ $(OUTPUT)/hostprof: $(OUTPUT)/src/main.o $(OUTPUT)/libhostprof.a
 # --- tests ---
 include tests/unit/fixtures.mk
 include tests/e2e/workloads.mk
--include tests/grpc/grpc.mk
+include tests/grpc/grpc.mk
 -include bench/bench.mk
 
 $(OUTPUT)/tests/test_%: tests/unit/test_%.c tests/unit/check.h $(OUTPUT)/libhostprof.a | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(EXTRA_CFLAGS) -Itests/unit $(EXTRA_LDFLAGS) $< $(OUTPUT)/libhostprof.a $(LDLIBS) -o $@
 
-unit: $(UNIT_BINS) unit-fixtures $(if $(wildcard tests/grpc/grpc.mk),grpc-deps)
+unit: $(UNIT_BINS) unit-fixtures grpc-deps grpc-fixtures
 	$(Q)OUTPUT=$(OUTPUT) tests/run-unit.sh $(UNIT_BINS)
 
 e2e: $(OUTPUT)/hostprof e2e-workloads

@@ -74,15 +74,18 @@ static void print_help(FILE *out)
 		"      --counts-map-entries N  distinct (thread, stack) pairs per drain (default\n"
 		"                          16384); raise both when the summary reports losses\n"
 		"\n"
-		"Export (files are written either way; receivers are sent the profile at the end):\n"
+		"Export (files are written either way; receivers are sent the profile at the "
+		"end):\n"
 		"      --otlp-endpoint URL     an OTLP profiles receiver, e.g.\n"
 		"                          http://localhost:4318/v1development/profiles (HTTP) or\n"
-		"                          http://localhost:4317 with --otlp-protocol grpc. Default:\n"
+		"                          http://localhost:4317 with --otlp-protocol grpc. "
+		"Default:\n"
 		"                          OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT, else\n"
 		"                          OTEL_EXPORTER_OTLP_ENDPOINT + /v1development/profiles\n"
 		"      --otlp-protocol P   http/protobuf (default), http/json or grpc\n"
 		"                          (OTEL_EXPORTER_OTLP_PROTOCOL)\n"
-		"      --otlp-header K=V   a request header, e.g. x-oneuptime-token=TOKEN; repeatable\n"
+		"      --otlp-header K=V   a request header, e.g. x-oneuptime-token=TOKEN; "
+		"repeatable\n"
 		"                          (OTEL_EXPORTER_OTLP_HEADERS); values are never printed\n"
 		"      --otlp-compression gzip|none   (default gzip)\n"
 		"      --otlp-timeout MS   per request (default 10000)\n"
@@ -94,7 +97,8 @@ static void print_help(FILE *out)
 		"      --pyroscope-api push|ingest  the Push API (default, as Alloy) or /ingest\n"
 		"      --pyroscope-header K=V  e.g. x-oneuptime-token=TOKEN; repeatable\n"
 		"      --export-deadline SECONDS  how long to wait for receivers at the end\n"
-		"                          (default 10); what is not delivered by then is reported\n"
+		"                          (default 10); what is not delivered by then is "
+		"reported\n"
 		"\n"
 		"  -q, --quiet             print only errors and the output paths\n"
 		"  -v, --verbose           print debug messages (libbpf's too)\n"
@@ -104,7 +108,8 @@ static void print_help(FILE *out)
 		"  sudo hostprof profile --pid 1234 --duration 10 -o cpu.pb.gz -o cpu.folded\n"
 		"  sudo hostprof profile --all --duration 5\n"
 		"  sudo hostprof profile -F 999 -o run.pb.gz -- ./my-benchmark --iterations 100\n"
-		"  sudo hostprof profile --all -d 10 --otlp-endpoint https://oneuptime.com/otlp/v1/profiles \\\n"
+		"  sudo hostprof profile --all -d 10 --otlp-endpoint "
+		"https://oneuptime.com/otlp/v1/profiles \\\n"
 		"       --otlp-header x-oneuptime-token=$TOKEN\n"
 		"\n"
 		"Needs root, or CAP_BPF and CAP_PERFMON (with CAP_SYS_PTRACE, CAP_SYSLOG and\n"
@@ -257,7 +262,8 @@ static int parse_args(int argc, char **argv, struct config *c)
 			break;
 		case OPT_OTLP_HEADER:
 		case OPT_PYROSCOPE_HEADER:
-			rc = add_header(opt == OPT_OTLP_HEADER ? c->otlp_headers : c->pyroscope_headers,
+			rc = add_header(opt == OPT_OTLP_HEADER ? c->otlp_headers
+							       : c->pyroscope_headers,
 					opt == OPT_OTLP_HEADER ? &c->nr_otlp_headers
 							       : &c->nr_pyroscope_headers,
 					optarg, err, sizeof(err));
@@ -278,10 +284,12 @@ static int parse_args(int argc, char **argv, struct config *c)
 			if (!strcmp(optarg, "cpu") || !strcmp(optarg, "samples")) {
 				c->otlp_samples_count = !strcmp(optarg, "samples");
 			} else {
-				snprintf(err, sizeof(err),
-					 "'%s': give cpu (cpu/nanoseconds, as OneUptime expects) or "
-					 "samples (samples/count, the OpenTelemetry eBPF profiler's)",
-					 optarg);
+				snprintf(
+					err, sizeof(err),
+					"'%s': give cpu (cpu/nanoseconds, as OneUptime expects) or "
+					"samples (samples/count, the OpenTelemetry eBPF "
+					"profiler's)",
+					optarg);
 				rc = -EINVAL;
 			}
 			break;
@@ -300,7 +308,8 @@ static int parse_args(int argc, char **argv, struct config *c)
 			}
 			break;
 		case OPT_EXPORT_DEADLINE:
-			rc = config__parse_duration(optarg, &c->export_deadline_s, err, sizeof(err));
+			rc = config__parse_duration(optarg, &c->export_deadline_s, err,
+						    sizeof(err));
 			break;
 		case 'q':
 			c->quiet = true;
@@ -595,19 +604,18 @@ static int resolve_exports(struct capture *cap)
 static int start_delivery(struct capture *cap)
 {
 	const struct config *c = cap->cfg;
-	struct deliver_opts o = {
-		.outputs = c->outputs,
-		.nr_outputs = c->nr_outputs,
-		.otlp = cap->otlp_on ? &cap->otlp_cfg : NULL,
-		.pyroscope = cap->pyroscope_on ? &cap->pyroscope_cfg : NULL,
-		.pyroscope_profile_name = "process_cpu",
-		.pyroscope_app_name = NULL,
-		.exporter = {.queue_max_bytes = c->export_queue_bytes},
-	};
+	struct deliver_opts o = {0};
 	int err = resolve_exports(cap);
 
 	if (err)
 		return err;
+	o.outputs = c->outputs;
+	o.nr_outputs = c->nr_outputs;
+	o.otlp = cap->otlp_on ? &cap->otlp_cfg : NULL;
+	o.pyroscope = cap->pyroscope_on ? &cap->pyroscope_cfg : NULL;
+	o.pyroscope_profile_name = "process_cpu";
+	o.pyroscope_app_name = NULL;
+	o.exporter.queue_max_bytes = c->export_queue_bytes;
 	deliver__host_facts(cap->host_name, sizeof(cap->host_name), &o.otlp_opts.host_arch);
 	o.otlp_opts.host_name = cap->host_name;
 	o.otlp_opts.scope_version = HOSTPROF_VERSION;

@@ -119,7 +119,8 @@ static int queue_otlp(struct deliverer *d, const struct profile *const *profiles
 		log_error("encoding the OTLP request failed: %s", strerror(-err));
 		return err;
 	}
-	snprintf(what, sizeof(what), "profile of %zu processes", profile__nr_processes(profiles[0]));
+	snprintf(what, sizeof(what), "profile of %zu processes",
+		 profile__nr_processes(profiles[0]));
 	pl.what = strdup(what);
 	return exporter__submit(d->otlp, &pl);
 }

@@ -20,7 +20,7 @@
 struct deliver_opts {
 	const struct output *outputs; /* local files */
 	size_t nr_outputs;
-	const struct endpoint_config *otlp; /* NULL: no OTLP export */
+	const struct endpoint_config *otlp;	 /* NULL: no OTLP export */
 	const struct endpoint_config *pyroscope; /* NULL: no Pyroscope export */
 	struct otlp_opts otlp_opts;
 	const char *pyroscope_profile_name; /* "process_cpu" */

@@ -20,14 +20,15 @@ int enc_folded__write(const struct profile *p, const char *path);
 
 /* Host-wide facts and choices of the OTLP encoding. */
 struct otlp_opts {
-	const char *host_name; /* host.name */
-	const char *host_arch; /* host.arch, in OTel's spelling: amd64, arm64 */
+	const char *host_name;	   /* host.name */
+	const char *host_arch;	   /* host.arch, in OTel's spelling: amd64, arm64 */
 	const char *scope_version; /* InstrumentationScope.version (scope name is "hostprof") */
 	/*
 	 * false (default): cpu profiles are sample_type (cpu, nanoseconds) with values = samples x
 	 * period, which OneUptime's profile-type filter expects. true: the OpenTelemetry eBPF
-	 * profiler's convention, sample_type (samples, count) with values = samples, which Pyroscope
-	 * maps to process_cpu. period_type is (cpu, nanoseconds) and period 1e9/Hz either way.
+	 * profiler's convention, sample_type (samples, count) with values = samples, which
+	 * Pyroscope maps to process_cpu. period_type is (cpu, nanoseconds) and period 1e9/Hz either
+	 * way.
 	 */
 	bool samples_count;
 };
@@ -46,8 +47,8 @@ int enc_otlp__encode_json(const struct profile *const *profiles, size_t n,
 /* File outputs: ".otlp.pb" (binary request) and ".otlp.json". */
 int enc_otlp__write(const struct profile *const *profiles, size_t n, const struct otlp_opts *o,
 		    const char *path);
-int enc_otlp__write_json(const struct profile *const *profiles, size_t n,
-			 const struct otlp_opts *o, const char *path);
+int enc_otlp__write_json(const struct profile *const *profiles, size_t n, const struct otlp_opts *o,
+			 const char *path);
 
 /*
  * In-memory pprof of the samples keep() accepts (every sample when keep is NULL), gzipped into

@@ -214,13 +214,13 @@ static void log_attempt(struct exporter *e, const struct export_payload *p,
 		break;
 	case SEND_DROP:
 		log_warn_once(&refusal_kind(e, res->code)->rl,
-			      "%s: the receiver refused %s for good (dropped, not retried): %s", who,
-			      payload_what(p), res->message);
+			      "%s: the receiver refused %s for good (dropped, not retried): %s",
+			      who, payload_what(p), res->message);
 		break;
 	case SEND_RETRY:
 		if (e->failures == 1)
-			log_warn("%s: %s not delivered, retrying (and quiet until it works): %s", who,
-				 payload_what(p), res->message);
+			log_warn("%s: %s not delivered, retrying (and quiet until it works): %s",
+				 who, payload_what(p), res->message);
 		else
 			log_debug("%s: attempt %u failed, next in %" PRId64 " ms: %s", who,
 				  e->failures, delay_ms, res->message);
@@ -262,7 +262,8 @@ static void *export_thread(void *arg)
 			res.outcome = SEND_RETRY;
 			res.retry_after_ms = -1;
 			res.code = 0;
-			snprintf(res.message, sizeof(res.message), "local error: %s", strerror(-rc));
+			snprintf(res.message, sizeof(res.message), "local error: %s",
+				 strerror(-rc));
 		}
 		if (res.outcome == SEND_RETRY) {
 			e->failures++;

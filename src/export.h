@@ -15,19 +15,19 @@
 #include "transport.h"
 
 struct exporter_opts {
-	size_t queue_max_bytes;	      /* default 64 MiB */
-	int64_t initial_backoff_ms;   /* default 1000 */
-	int64_t max_backoff_ms;	      /* default 30000 */
-	int64_t max_retry_after_ms;   /* cap on a receiver's Retry-After; default 60000 */
+	size_t queue_max_bytes;	    /* default 64 MiB */
+	int64_t initial_backoff_ms; /* default 1000 */
+	int64_t max_backoff_ms;	    /* default 30000 */
+	int64_t max_retry_after_ms; /* cap on a receiver's Retry-After; default 60000 */
 };
 
 struct exporter_stats {
 	uint64_t submitted;
 	uint64_t delivered;
-	uint64_t retries;	 /* send attempts that will be repeated */
-	uint64_t dropped_full;	 /* oldest payloads dropped because the queue was over budget */
-	uint64_t dropped_refused; /* refused for good by the receiver */
-	uint64_t undelivered;	 /* still queued when shutdown's deadline passed */
+	uint64_t retries;	   /* send attempts that will be repeated */
+	uint64_t dropped_full;	   /* oldest payloads dropped because the queue was over budget */
+	uint64_t dropped_refused;  /* refused for good by the receiver */
+	uint64_t undelivered;	   /* still queued when shutdown's deadline passed */
 	uint64_t partial_rejected; /* profiles a receiver rejected in a partial success */
 	size_t queued;
 	size_t queued_bytes;

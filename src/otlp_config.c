@@ -286,8 +286,9 @@ static int parse_compression(struct resolver *r, const struct setting *s, bool *
 	else if (!strcasecmp(s->value, "none"))
 		*gzip = false;
 	else {
-		snprintf(r->err, r->errlen, "%s: unknown compression '%.40s' (accepted: gzip, none)",
-			 s->source, s->value);
+		snprintf(r->err, r->errlen,
+			 "%s: unknown compression '%.40s' (accepted: gzip, none)", s->source,
+			 s->value);
 		return -EINVAL;
 	}
 	return 0;
@@ -371,8 +372,8 @@ static char *url_join(const char *base, const char *path)
 	return s;
 }
 
-static int resolve_url(struct resolver *r, const struct setting *ep, bool from_base,
-		       bool from_flag, enum export_protocol proto, bool insecure, char **out)
+static int resolve_url(struct resolver *r, const struct setting *ep, bool from_base, bool from_flag,
+		       enum export_protocol proto, bool insecure, char **out)
 {
 	char masked[256], why[128];
 	const char *path;
@@ -527,8 +528,8 @@ int otlp_config__resolve_pyroscope(const char *url, const char *api, const char 
 	} else if (!strcasecmp(api, "ingest")) {
 		out->protocol = EXPORT_PYROSCOPE_INGEST;
 	} else {
-		snprintf(err, errlen, "--pyroscope-api: unknown API '%.40s' (accepted: push, ingest)",
-			 api);
+		snprintf(err, errlen,
+			 "--pyroscope-api: unknown API '%.40s' (accepted: push, ingest)", api);
 		return -EINVAL;
 	}
 	transport__mask_url(url, masked, sizeof(masked));
@@ -537,10 +538,11 @@ int otlp_config__resolve_pyroscope(const char *url, const char *api, const char 
 		return -EINVAL;
 	}
 	if (strpbrk(url, "?#")) {
-		snprintf(err, errlen,
-			 "--pyroscope-url: '%s': give the base URL without a query (the API path is "
-			 "appended)",
-			 masked);
+		snprintf(
+			err, errlen,
+			"--pyroscope-url: '%s': give the base URL without a query (the API path is "
+			"appended)",
+			masked);
 		return -EINVAL;
 	}
 	len = strlen(url);

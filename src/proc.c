@@ -514,8 +514,8 @@ static bool is_hex_id(const char *s, size_t n)
 /* One path component: "docker-ID.scope", "cri-containerd-ID.scope", "crio-ID.scope", or "ID". */
 static bool component_id(const char *s, size_t n, char out[PROC_CONTAINER_ID_LEN + 1])
 {
-	static const char *const prefixes[] = {"docker-", "cri-containerd-", "crio-",
-					       "containerd-", "libpod-", ""};
+	static const char *const prefixes[] = {"docker-",     "cri-containerd-", "crio-",
+					       "containerd-", "libpod-",	 ""};
 	static const char scope[] = ".scope";
 
 	if (n > sizeof(scope) - 1 && !memcmp(s + n - (sizeof(scope) - 1), scope, sizeof(scope) - 1))
@@ -563,8 +563,9 @@ int proc__container_id(const char *cgroup, char out[PROC_CONTAINER_ID_LEN + 1])
 
 static int hex_value(char c)
 {
-	return isdigit((unsigned char)c) ? c - '0' : isxdigit((unsigned char)c) ? (c | 0x20) - 'a' + 10
-										  : -1;
+	return isdigit((unsigned char)c)    ? c - '0'
+	       : isxdigit((unsigned char)c) ? (c | 0x20) - 'a' + 10
+					    : -1;
 }
 
 /* Copy n bytes of a percent-encoded value into out, decoded (W3C baggage style). */
@@ -605,7 +606,8 @@ int proc__service_from_environ(const char *env, size_t len, char *out, size_t ou
 		size_t n = strnlen(v, end - v);
 
 		if (n > sizeof(svc) - 1 && !memcmp(v, svc, sizeof(svc) - 1)) {
-			/* OTEL_SERVICE_NAME wins over OTEL_RESOURCE_ATTRIBUTES, per the SDK spec. */
+			/* OTEL_SERVICE_NAME wins over OTEL_RESOURCE_ATTRIBUTES, per the SDK spec.
+			 */
 			trim_copy(v + sizeof(svc) - 1, n - (sizeof(svc) - 1), out, outlen);
 			if (out[0])
 				return 0;

@@ -57,8 +57,9 @@ struct proc {
 	pid_t pid;
 	char comm[16];	/* from /proc/PID/comm, as a fallback when BPF did not give one */
 	char *exe_path; /* readlink of /proc/PID/exe; NULL when it is not readable */
-	char *cmdline;	/* argv joined by spaces (at most PROC_CMDLINE_MAX bytes); NULL if unknown */
-	char *service_name; /* from the environment (see proc__service_from_environ); NULL if none */
+	char *cmdline; /* argv joined by spaces (at most PROC_CMDLINE_MAX bytes); NULL if unknown */
+	char *service_name; /* from the environment (see proc__service_from_environ); NULL if none
+			     */
 	char container_id[PROC_CONTAINER_ID_LEN + 1]; /* "" outside a container */
 	struct maps maps;
 	bool exited; /* the process was gone when it was last looked up: the snapshot stays */

@@ -22,11 +22,11 @@ struct profile_mapping {
 	uint64_t start; /* runtime start, end and file offset, as in pprof */
 	uint64_t limit;
 	uint64_t offset;
-	uint32_t filename;  /* string index */
-	uint32_t build_id;  /* string index of the lowercase hex build-id; 0 when none */
-	uint32_t htlhash;   /* string index of the OTel file id (process.executable.build_id.htlhash:
-			     * 32 hex chars of SHA-256 over the first and last 4 KiB and the length);
-			     * 0 when the file could not be read */
+	uint32_t filename; /* string index */
+	uint32_t build_id; /* string index of the lowercase hex build-id; 0 when none */
+	uint32_t htlhash;  /* string index of the OTel file id (process.executable.build_id.htlhash:
+			    * 32 hex chars of SHA-256 over the first and last 4 KiB and the length);
+			    * 0 when the file could not be read */
 	bool has_functions; /* at least one location of this mapping was symbolized */
 };
 

@@ -62,7 +62,7 @@ struct transport *transport__new(const struct endpoint_config *cfg)
 void transport__delete(struct transport *t)
 {
 	if (t)
-		t->ops->delete(t);
+		t->ops->delete (t);
 }
 
 int transport__send(struct transport *t, const struct export_payload *p, struct send_result *res)
@@ -145,10 +145,22 @@ enum send_outcome transport__classify_grpc(int code, bool has_retry_info)
 const char *transport__grpc_code_name(int code)
 {
 	static const char *const names[] = {
-		"OK",		     "CANCELLED",	   "UNKNOWN",	     "INVALID_ARGUMENT",
-		"DEADLINE_EXCEEDED", "NOT_FOUND",	   "ALREADY_EXISTS", "PERMISSION_DENIED",
-		"RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",	     "OUT_OF_RANGE",
-		"UNIMPLEMENTED",     "INTERNAL",	   "UNAVAILABLE",    "DATA_LOSS",
+		"OK",
+		"CANCELLED",
+		"UNKNOWN",
+		"INVALID_ARGUMENT",
+		"DEADLINE_EXCEEDED",
+		"NOT_FOUND",
+		"ALREADY_EXISTS",
+		"PERMISSION_DENIED",
+		"RESOURCE_EXHAUSTED",
+		"FAILED_PRECONDITION",
+		"ABORTED",
+		"OUT_OF_RANGE",
+		"UNIMPLEMENTED",
+		"INTERNAL",
+		"UNAVAILABLE",
+		"DATA_LOSS",
 		"UNAUTHENTICATED",
 	};
 
@@ -191,8 +203,8 @@ static int parse_http_date(const char *v, time_t *out)
 	struct tm tm;
 
 	/* IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT" */
-	m = sscanf(v, "%3[A-Za-z], %2d %3[A-Za-z] %4d %2d:%2d:%2d GMT%n", wd, &day, mon, &year,
-		   &hh, &mm, &ss, &n);
+	m = sscanf(v, "%3[A-Za-z], %2d %3[A-Za-z] %4d %2d:%2d:%2d GMT%n", wd, &day, mon, &year, &hh,
+		   &mm, &ss, &n);
 	if (!scanned_all(m, 7, n, v)) {
 		/* RFC 850: "Sunday, 06-Nov-94 08:49:37 GMT", the century nearest 1970-2069 */
 		n = -1;

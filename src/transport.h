@@ -31,19 +31,19 @@ struct endpoint_config {
 	char *url;
 	struct export_header *headers;
 	size_t nr_headers;
-	bool gzip;		   /* compress request bodies (Content-Encoding / grpc-encoding) */
-	long timeout_ms;	   /* per request; 0 = no limit */
-	bool insecure;		   /* https without certificate verification (never the default) */
-	const char *ca_file;	   /* PEM bundle to verify the receiver with; NULL = system store */
-	const char *user_agent;	   /* "hostprof/VERSION" */
+	bool gzip;		/* compress request bodies (Content-Encoding / grpc-encoding) */
+	long timeout_ms;	/* per request; 0 = no limit */
+	bool insecure;		/* https without certificate verification (never the default) */
+	const char *ca_file;	/* PEM bundle to verify the receiver with; NULL = system store */
+	const char *user_agent; /* "hostprof/VERSION" */
 };
 
 /* One encoded profile request. */
 struct export_payload {
 	uint8_t *body; /* malloc'ed; owned by the payload */
 	size_t len;
-	char *query;  /* malloc'ed or NULL; for EXPORT_PYROSCOPE_INGEST: "name=...&from=...&..." */
-	char *what;   /* malloc'ed or NULL; for logs, e.g. "cpu profile of 12 processes, 10 s" */
+	char *query; /* malloc'ed or NULL; for EXPORT_PYROSCOPE_INGEST: "name=...&from=...&..." */
+	char *what;  /* malloc'ed or NULL; for logs, e.g. "cpu profile of 12 processes, 10 s" */
 };
 
 void export_payload__release(struct export_payload *p);

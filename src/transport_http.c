@@ -125,7 +125,8 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *userdata)
 	if (!colon)
 		return n;
 #define HEADER_IS(name)                                                                            \
-	((size_t)(colon - line) == sizeof(name) - 1 && strncasecmp(line, name, sizeof(name) - 1) == 0)
+	((size_t)(colon - line) == sizeof(name) - 1 &&                                             \
+	 strncasecmp(line, name, sizeof(name) - 1) == 0)
 	if (HEADER_IS("retry-after"))
 		keep_header_value(t->retry_after, sizeof(t->retry_after), colon + 1,
 				  n - (size_t)(colon + 1 - line));
@@ -176,7 +177,8 @@ static void read_success(struct http_transport *t, struct send_result *res)
 		/* Delivered all the same: the receiver said 2xx. */
 		log_debug("%s: could not decode the %zu-byte success response (%s); taken as "
 			  "full success",
-			  t->describe, t->body_len, t->content_type[0] ? t->content_type : "no type");
+			  t->describe, t->body_len,
+			  t->content_type[0] ? t->content_type : "no type");
 		res->message[0] = '\0';
 		return;
 	}
@@ -302,9 +304,8 @@ static const struct transport_ops http_ops = {
 /* Headers this transport owns: a user's copy would contradict the body it sends. */
 static bool reserved_header(const char *name)
 {
-	static const char *const reserved[] = {"content-type", "content-encoding",
-					       "content-length", "transfer-encoding",
-					       "connect-protocol-version"};
+	static const char *const reserved[] = {"content-type", "content-encoding", "content-length",
+					       "transfer-encoding", "connect-protocol-version"};
 
 	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
 		if (strcasecmp(name, reserved[i]) == 0)

@@ -826,6 +826,195 @@ t_include_idle() {
 	fi
 }
 
+# Start the local HTTP receiver (tests/receiver/http_receiver.py) recording into $1; sets RX_PORT.
+start_receiver() {
+	local dir=$1 fifo
+	shift
+	mkdir -p "$dir"
+	fifo=$dir.port
+	python3 "$ROOT/tests/receiver/http_receiver.py" --dir "$dir" --lifetime 90 "$@" >"$fifo" &
+	PIDS+=($!)
+	RX_PORT=
+	for _ in $(seq 50); do
+		RX_PORT=$(head -1 "$fifo" 2>/dev/null)
+		[ -n "$RX_PORT" ] && break
+		sleep 0.1
+	done
+}
+
+OTLP_PROTO_ARGS=(--proto_path="$ROOT/proto"
+	opentelemetry/proto/collector/profiles/v1development/profiles_service.proto)
+OTLP_REQ=opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest
+
+# OTLP/HTTP to a local receiver: one request on the profiles path, gzipped, with the token header
+# (which hostprof never prints); the body decodes with protoc against our schema and holds the
+# workload's process, functions and exactly the samples of the folded file, in nanoseconds.
+t_otlp_http() {
+	local pid token=hp-secret-4711 rx=$WORK/rx_http n decoded total sum
+	start_receiver "$rx"
+	[ -n "$RX_PORT" ] || { fail otlp_http "the test receiver did not start"; return; }
+	start_workload cpu_ratio 60
+	pid=$WPID
+	sleep 0.3
+	hp otlp profile --pid "$pid" --duration 2 --frequency "$FREQ" -o "$WORK/otlp.folded" \
+		--otlp-endpoint "http://127.0.0.1:$RX_PORT/v1development/profiles" \
+		--otlp-header "x-oneuptime-token=$token"
+	stop_workload "$pid"
+	n=$(ls "$rx"/*.body 2>/dev/null | wc -l)
+	if [ "$HP_RC" -ne 0 ]; then
+		fail otlp_http "capture with OTLP export failed: $(hp_failure otlp)"
+	elif [ "$n" -ne 1 ]; then
+		fail otlp_http "the receiver got $n requests, expected 1"
+	elif grep -q "$token" "$WORK/otlp.out" "$WORK/otlp.err"; then
+		fail otlp_http "hostprof printed the token"
+	elif ! grep -q "^path /v1development/profiles$" "$rx/0000.meta" ||
+		! grep -q "^header x-oneuptime-token: $token$" "$rx/0000.meta" ||
+		! grep -q "^header content-encoding: gzip$" "$rx/0000.meta" ||
+		! grep -q "^header content-type: application/x-protobuf$" "$rx/0000.meta"; then
+		fail otlp_http "request path or headers wrong: $(grep -v token "$rx/0000.meta" | tr '\n' ' ')"
+	elif ! decoded=$(protoc --decode="$OTLP_REQ" "${OTLP_PROTO_ARGS[@]}" <"$rx/0000.body" 2>&1); then
+		fail otlp_http "protoc cannot decode the request: $(head -c 300 <<<"$decoded")"
+	else
+		total=$(folded total "$WORK/otlp.folded" --comm cpu_ratio | kv samples)
+		sum=$(awk '/^ *values: / { s += $2 } END { printf "%d", s }' <<<"$decoded")
+		if ! grep -q 'string_value: "cpu_ratio"' <<<"$decoded" ||
+			! grep -q "int_value: $pid\$" <<<"$decoded" ||
+			! grep -q '"burn_c"' <<<"$decoded"; then
+			fail otlp_http "the request lacks the process (service.name cpu_ratio, pid $pid) or burn_c"
+		elif [ "$sum" -ne $((total * (1000000000 / FREQ))) ]; then
+			fail otlp_http "sample values add up to $sum ns, the folded file has $total samples x $((1000000000 / FREQ)) ns"
+		else
+			pass otlp_http "1 gzipped request on /v1development/profiles with the token header (never printed); protoc decodes it: cpu_ratio pid $pid, burn_c, $sum ns = $total samples x period"
+		fi
+	fi
+}
+
+# A receiver that never comes up: the capture still writes its files, hostprof says what was not
+# delivered and exits non-zero, within the export deadline.
+t_otlp_down() {
+	local pid port
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	start_workload cpu_ratio 60
+	pid=$WPID
+	sleep 0.3
+	hp otlpdown profile --pid "$pid" --duration 1 --frequency "$FREQ" -o "$WORK/down.folded" \
+		--otlp-endpoint "http://127.0.0.1:$port/v1development/profiles" --export-deadline 3
+	stop_workload "$pid"
+	if [ "$HP_RC" -eq 0 ]; then
+		fail otlp_down "exited 0 although nothing was delivered"
+	elif [ ! -s "$WORK/down.folded" ]; then
+		fail otlp_down "the folded file was not written"
+	elif ! grep -q "not delivered" "$WORK/otlpdown.out" "$WORK/otlpdown.err"; then
+		fail otlp_down "no report of what was not delivered: $(tail -3 "$WORK/otlpdown.out" | tr '\n' ' ')"
+	elif awk -v s="$HP_SECS" 'BEGIN { exit !(s > 10) }'; then
+		fail otlp_down "took $HP_SECS s with a 3 s export deadline"
+	else
+		pass otlp_down "exit $HP_RC after $HP_SECS s (1 s capture, 3 s deadline), files written, $(grep -h "OTLP export" "$WORK/otlpdown.out" | head -1)"
+	fi
+}
+
+# OTLP/gRPC to a real grpc-js server (tests/grpc/server.js) that loads our .proto files: the first
+# call is answered UNAVAILABLE, and hostprof must retry and deliver the profile on the second.
+t_otlp_grpc() {
+	local pid out=$WORK/rx_grpc port line calls
+	mkdir -p "$out"
+	[ -d "$ROOT/tests/grpc/node_modules/@grpc/grpc-js" ] ||
+		{ fail otlp_grpc "tests/grpc/node_modules is missing: run make test (npm ci)"; return; }
+	node "$ROOT/tests/grpc/server.js" --port 0 --out "$out" --answers unavailable,ok \
+		--max-calls 2 --timeout 60 >"$out.log" 2>&1 &
+	PIDS+=($!)
+	for _ in $(seq 100); do
+		line=$(grep -m1 '^listening ' "$out.log" 2>/dev/null) && break
+		sleep 0.1
+	done
+	port=${line##*:}
+	[ -n "$port" ] || { fail otlp_grpc "the gRPC server did not start: $(head -c 300 "$out.log")"; return; }
+	start_workload cpu_ratio 60
+	pid=$WPID
+	sleep 0.3
+	hp otlpgrpc profile --pid "$pid" --duration 2 --frequency "$FREQ" \
+		--otlp-endpoint "http://127.0.0.1:$port" --otlp-protocol grpc \
+		--otlp-header "x-oneuptime-token=grpc-secret"
+	stop_workload "$pid"
+	calls=$(ls "$out"/call-*.json 2>/dev/null | wc -l)
+	if [ "$HP_RC" -ne 0 ]; then
+		fail otlp_grpc "capture with OTLP/gRPC export failed: $(hp_failure otlpgrpc)"
+	elif [ "$calls" -ne 2 ]; then
+		fail otlp_grpc "the server saw $calls calls, expected 2 (UNAVAILABLE, then a retry)"
+	elif ! grep -q '"cpu_ratio"' "$out/call-2.json" || ! grep -q '"burn_c"' "$out/call-2.json" ||
+		! grep -q 'grpc-secret' "$out/call-2.json"; then
+		fail otlp_grpc "the retried call lacks cpu_ratio, burn_c or the metadata: $(head -c 300 "$out/call-2.json")"
+	elif grep -q grpc-secret "$WORK/otlpgrpc.out" "$WORK/otlpgrpc.err"; then
+		fail otlp_grpc "hostprof printed the token"
+	else
+		pass otlp_grpc "grpc-js decoded the request after one UNAVAILABLE and a retry; $(grep -h 'OTLP export' "$WORK/otlpgrpc.out")"
+	fi
+}
+
+# Pyroscope's Push API: one PushRequest whose series are labelled __name__=process_cpu and the
+# service, with the token header; the embedded pprof opens in go tool pprof with burn_c in it.
+t_pyroscope_push() {
+	local pid rx=$WORK/rx_pyro decoded raw pprof_top
+	start_receiver "$rx"
+	[ -n "$RX_PORT" ] || { fail pyroscope_push "the test receiver did not start"; return; }
+	start_workload cpu_ratio 60
+	pid=$WPID
+	sleep 0.3
+	hp pyro profile --pid "$pid" --duration 2 --frequency "$FREQ" \
+		--pyroscope-url "http://127.0.0.1:$RX_PORT/pyroscope" \
+		--pyroscope-header "x-oneuptime-token=pyro-secret"
+	stop_workload "$pid"
+	if [ "$HP_RC" -ne 0 ]; then
+		fail pyroscope_push "capture with Pyroscope export failed: $(hp_failure pyro)"
+		return
+	fi
+	if ! grep -q "^path /pyroscope/push.v1.PusherService/Push$" "$rx/0000.meta" ||
+		! grep -q "^header x-oneuptime-token: pyro-secret$" "$rx/0000.meta"; then
+		fail pyroscope_push "request path or token wrong: $(grep -v secret "$rx/0000.meta" | head -c 300 | tr '\n' ' ')"
+		return
+	fi
+	decoded=$(protoc --decode=push.v1.PushRequest --proto_path="$ROOT/proto" push/v1/push.proto \
+		<"$rx/0000.body" 2>&1)
+	raw=$(python3 - "$rx/0000.body" "$WORK/pyro.pb.gz" <<'PY'
+import sys
+# Walk PushRequest.series[0].samples[0].raw_profile (fields 1, 2, 1) by hand.
+def fields(b):
+    i = 0
+    while i < len(b):
+        key, i = varint(b, i)
+        num, wt = key >> 3, key & 7
+        if wt == 2:
+            n, i = varint(b, i)
+            yield num, b[i:i + n]
+            i += n
+        elif wt == 0:
+            _, i = varint(b, i)
+        else:
+            raise SystemExit("unexpected wire type %d" % wt)
+def varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
+        if c < 0x80:
+            return v, i
+req = open(sys.argv[1], "rb").read()
+series = next(v for n, v in fields(req) if n == 1)
+sample = next(v for n, v in fields(series) if n == 2)
+prof = next(v for n, v in fields(sample) if n == 1)
+open(sys.argv[2], "wb").write(prof)
+print(len(prof))
+PY
+	)
+	if ! grep -q 'value: "process_cpu"' <<<"$decoded" || ! grep -q 'value: "cpu_ratio"' <<<"$decoded"; then
+		fail pyroscope_push "the series lacks __name__=process_cpu or service_name=cpu_ratio: $(head -c 300 <<<"$decoded")"
+	elif ! pprof_top=$(go tool pprof -top -symbolize=none "$WORK/pyro.pb.gz" 2>&1) ||
+		! grep -q burn_c <<<"$pprof_top"; then
+		fail pyroscope_push "the embedded pprof ($raw bytes) does not open or lacks burn_c: $(head -c 300 <<<"$pprof_top")"
+	else
+		pass pyroscope_push "PushRequest on /pyroscope/push.v1.PusherService/Push with the token; labels process_cpu/cpu_ratio; its pprof ($raw bytes) opens in go tool pprof with burn_c"
+	fi
+}
+
 # --- run -----------------------------------------------------------------------------------------
 
 # The whole run is one function, called on the last line: bash has then read the entire file
@@ -840,7 +1029,7 @@ main() {
 		capture_ratio
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
-		lib_resolved kernel_frames multi_pid map_full include_idle all_mode exits_mid_capture command_mode threads \
+		lib_resolved kernel_frames multi_pid map_full include_idle otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture command_mode threads \
 		bad_pid bad_flags help_version not_root; do
 		wanted "$t" && "t_$t"
 	done

@@ -157,13 +157,16 @@ def main():
         "max_requests": args.max_requests,
     }
     server.server_bind()
+    if args.down <= 0:
+        # Listening before the port is told: the test may connect at once.
+        server.server_activate()
     print(server.server_port, flush=True)
     # The test reads the port and closes its end: nothing more may go to stdout.
     sys.stdout = open(os.devnull, "w")
     if args.down > 0:
         # Bound but not listening: connections are refused, as by a receiver that is down.
         time.sleep(args.down)
-    server.server_activate()
+        server.server_activate()
     try:
         server.serve_forever(poll_interval=0.1)
     except KeyboardInterrupt:

@@ -110,9 +110,10 @@ static void test_batch(size_t cache_cap)
 	{
 		char path[3 * PATH_MAX], want[64] = "";
 		FILE *f;
-		const uint32_t *locs = profile__stack_at(p, profile__sample_at(p, 1)->stack, &depth);
-		const struct profile_location *leaf = depth ? profile__location_at(p, locs[depth - 3])
-							    : NULL;
+		const uint32_t *locs =
+			profile__stack_at(p, profile__sample_at(p, 1)->stack, &depth);
+		const struct profile_location *leaf =
+			depth ? profile__location_at(p, locs[depth - 3]) : NULL;
 
 		snprintf(path, sizeof(path), "%s/fx_pie.htlhash", fixtures);
 		f = fopen(path, "r");
@@ -124,7 +125,8 @@ static void test_batch(size_t cache_cap)
 		want[strcspn(want, "\n")] = '\0';
 		CHECK(leaf && leaf->mapping, "leaf mapping");
 		if (leaf && leaf->mapping)
-			CHECK_STR(profile__string_at(p, profile__mapping_at(p, leaf->mapping)->htlhash),
+			CHECK_STR(profile__string_at(
+					  p, profile__mapping_at(p, leaf->mapping)->htlhash),
 				  want);
 	}
 	/* 3 user and 2 kernel addresses: 5 locations, however often they were seen. */

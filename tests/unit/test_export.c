@@ -397,11 +397,12 @@ static void test_shutdown_deadline(void)
 	int64_t t0;
 
 	for (size_t i = 0; i < MAX_STEPS; i++)
-		script[i] = (struct step){.outcome = SEND_RETRY, .code = 503, .message = "HTTP 503"};
+		script[i] =
+			(struct step){.outcome = SEND_RETRY, .code = 503, .message = "HTTP 503"};
 	fake_init(&f);
 	fake_script(&f, script, MAX_STEPS);
-	e = exporter__new(&f.base, &(struct exporter_opts){.initial_backoff_ms = 200,
-							   .max_backoff_ms = 400});
+	e = exporter__new(
+		&f.base, &(struct exporter_opts){.initial_backoff_ms = 200, .max_backoff_ms = 400});
 	submit(e, "u1", 100);
 	submit(e, "u2", 100);
 	submit(e, "u3", 100);

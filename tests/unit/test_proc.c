@@ -560,10 +560,14 @@ static void test_container_ids(void)
 		const char *file;
 		const char *want; /* NULL: no container */
 	} cases[] = {
-		{"docker-v2-systemd", FX_CONTAINER}, {"docker-v1", FX_CONTAINER},
-		{"containerd-k8s-systemd", FX_CONTAINER}, {"k8s-cgroupfs", FX_CONTAINER},
-		{"crio-nested", FX_CONTAINER}, {"tricky", FX_CONTAINER},
-		{"crio-conmon", NULL}, {"host", NULL},
+		{"docker-v2-systemd", FX_CONTAINER},
+		{"docker-v1", FX_CONTAINER},
+		{"containerd-k8s-systemd", FX_CONTAINER},
+		{"k8s-cgroupfs", FX_CONTAINER},
+		{"crio-nested", FX_CONTAINER},
+		{"tricky", FX_CONTAINER},
+		{"crio-conmon", NULL},
+		{"host", NULL},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -611,8 +615,8 @@ static void test_service_from_environ(void)
 	CHECK_STR(out, "pay ments");
 	CHECK(proc__service_from_environ(none, sizeof(none) - 1, out, sizeof(out)) == -ENOENT,
 	      "none: %s", out);
-	CHECK(proc__service_from_environ(unterminated, sizeof(unterminated) - 1, out, sizeof(out)) ==
-		      0,
+	CHECK(proc__service_from_environ(unterminated, sizeof(unterminated) - 1, out,
+					 sizeof(out)) == 0,
 	      "an environ cut short still reads");
 	CHECK_STR(out, "cut");
 	CHECK(proc__service_from_environ(both, sizeof(both) - 1, out, 4) == 0, "small buffer");

@@ -285,8 +285,9 @@ static bool need_receiver(struct receiver *r, const char *script, double down)
 {
 	if (receiver_start(r, script, down) == 0)
 		return true;
-	CHECK(0, "cannot start the receiver (%s; cwd must hold " RECEIVER
-		 " or HOSTPROF_TEST_RECEIVER name it)",
+	CHECK(0,
+	      "cannot start the receiver (%s; cwd must hold " RECEIVER
+	      " or HOSTPROF_TEST_RECEIVER name it)",
 	      receiver_script_path() ? "python3 failed" : "script not found");
 	receiver_stop(r);
 	return false;
@@ -305,8 +306,8 @@ static void test_classify(void)
 	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
 		CHECK(transport__classify_http(drop[i]) == SEND_DROP, "%ld", drop[i]);
 
-	const int gretry[] = {GRPC_CANCELLED,	GRPC_DEADLINE_EXCEEDED, GRPC_ABORTED,
-			      GRPC_OUT_OF_RANGE, GRPC_UNAVAILABLE,	GRPC_DATA_LOSS};
+	const int gretry[] = {GRPC_CANCELLED,	 GRPC_DEADLINE_EXCEEDED, GRPC_ABORTED,
+			      GRPC_OUT_OF_RANGE, GRPC_UNAVAILABLE,	 GRPC_DATA_LOSS};
 	for (size_t i = 0; i < 6; i++)
 		CHECK(transport__classify_grpc(gretry[i], false) == SEND_RETRY, "grpc %d",
 		      gretry[i]);
@@ -327,15 +328,21 @@ static void test_retry_after(void)
 	CHECK_U64(transport__parse_retry_after("120", 0), 120000);
 	CHECK_U64(transport__parse_retry_after(" 0 ", 0), 0);
 	CHECK_U64(transport__parse_retry_after("99999999999999999999", 0), 86400 * 1000LL);
-	CHECK_U64(transport__parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", then - 5000),
-		  5000);
+	CHECK_U64(transport__parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", then - 5000), 5000);
 	CHECK_U64(transport__parse_retry_after("Sunday, 06-Nov-94 08:49:37 GMT", then - 2000),
 		  2000);
 	CHECK_U64(transport__parse_retry_after("Sun Nov  6 08:49:37 1994", then - 1000), 1000);
 	CHECK_U64(transport__parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", then + 9000), 0);
-	const char *bad[] = {NULL,	"",	"-1",	"1.5",	 "12abc", "soon",
-			     "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 32 Nov 1994 08:49:37 GMT",
-			     "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 GMT junk"};
+	const char *bad[] = {NULL,
+			     "",
+			     "-1",
+			     "1.5",
+			     "12abc",
+			     "soon",
+			     "Sun, 06 Foo 1994 08:49:37 GMT",
+			     "Sun, 32 Nov 1994 08:49:37 GMT",
+			     "Sun, 06 Nov 1994 25:49:37 GMT",
+			     "Sun, 06 Nov 1994 08:49:37 GMT junk"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		CHECK(transport__parse_retry_after(bad[i], then) == -1, "'%s' parsed",
 		      bad[i] ? bad[i] : "(null)");
@@ -349,10 +356,21 @@ static void test_urls_and_headers(void)
 			      "https://user:pw@h/otlp"};
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
 		CHECK(transport__check_url(good[i], err, sizeof(err)) == 0, "%s: %s", good[i], err);
-	const char *bad[] = {NULL,	     "",	      "h:4318",	    "ftp://h",
-			     "http://",	     "http://:80/",   "http://h:/", "http://h:0",
-			     "http://h:65536", "http://h:12a", "http://h /x", "http://h/\x01",
-			     "http://[::1/x", "http://[]:1",  "https://h\xc3\xa9/"};
+	const char *bad[] = {NULL,
+			     "",
+			     "h:4318",
+			     "ftp://h",
+			     "http://",
+			     "http://:80/",
+			     "http://h:/",
+			     "http://h:0",
+			     "http://h:65536",
+			     "http://h:12a",
+			     "http://h /x",
+			     "http://h/\x01",
+			     "http://[::1/x",
+			     "http://[]:1",
+			     "https://h\xc3\xa9/"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
 		CHECK(transport__check_url(bad[i], err, sizeof(err)) == -EINVAL && err[0],
@@ -410,8 +428,7 @@ static void test_parse_responses(void)
 
 	/* partial_success {rejected_profiles: 3, error_message: "bad"} */
 	const uint8_t pb[] = {0x0a, 0x07, 0x08, 0x03, 0x12, 0x03, 'b', 'a', 'd'};
-	CHECK(transport__parse_export_response(pb, sizeof(pb), false, &rej, msg, sizeof(msg)) ==
-		      0,
+	CHECK(transport__parse_export_response(pb, sizeof(pb), false, &rej, msg, sizeof(msg)) == 0,
 	      "pb");
 	CHECK(rej == 3, "rejected %lld", (long long)rej);
 	CHECK_STR(msg, "bad");
@@ -423,8 +440,10 @@ static void test_parse_responses(void)
 					       sizeof(msg)) == 0 &&
 		      rej == 0,
 	      "empty partial_success");
-	const uint8_t broken[][4] = {{0x0a, 0x09, 0x08, 0x03}, {0x0a, 0x02, 0x08, 0xff},
-				     {0x0b, 0x00, 0x00, 0x00}, {0x00, 0x00, 0x00, 0x00}};
+	const uint8_t broken[][4] = {{0x0a, 0x09, 0x08, 0x03},
+				     {0x0a, 0x02, 0x08, 0xff},
+				     {0x0b, 0x00, 0x00, 0x00},
+				     {0x00, 0x00, 0x00, 0x00}};
 	for (size_t i = 0; i < 4; i++)
 		CHECK(transport__parse_export_response(broken[i], 4, false, &rej, msg,
 						       sizeof(msg)) == -EBADMSG,
@@ -441,27 +460,27 @@ static void test_parse_responses(void)
 	}
 	const char *j1 = "{\"partialSuccess\":{\"rejectedProfiles\":\"2\",\"errorMessage\":"
 			 "\"two \\\"bad\\\"\\n\\u00e9\"}}";
-	CHECK(transport__parse_export_response(j1, strlen(j1), true, &rej, msg, sizeof(msg)) ==
-			      0 &&
+	CHECK(transport__parse_export_response(j1, strlen(j1), true, &rej, msg, sizeof(msg)) == 0 &&
 		      rej == 2,
 	      "json partial %lld", (long long)rej);
 	CHECK_STR(msg, "two \"bad\" ?");
-	const char *j2 = "{\"partial_success\":{\"error_message\":\"warn\",\"rejected_profiles\":7}}";
-	CHECK(transport__parse_export_response(j2, strlen(j2), true, &rej, msg, sizeof(msg)) ==
-			      0 &&
+	const char *j2 =
+		"{\"partial_success\":{\"error_message\":\"warn\",\"rejected_profiles\":7}}";
+	CHECK(transport__parse_export_response(j2, strlen(j2), true, &rej, msg, sizeof(msg)) == 0 &&
 		      rej == 7 && !strcmp(msg, "warn"),
 	      "snake_case json");
-	const char *json_bad[] = {"{", "{\"partialSuccess\":{\"rejectedProfiles\":\"x\"}}",
-				  "[]", "{\"a\":1,}", "{} {}", "{\"a\":\"\\u12\"}"};
+	const char *json_bad[] = {"{",	   "{\"partialSuccess\":{\"rejectedProfiles\":\"x\"}}",
+				  "[]",	   "{\"a\":1,}",
+				  "{} {}", "{\"a\":\"\\u12\"}"};
 	for (size_t i = 0; i < sizeof(json_bad) / sizeof(json_bad[0]); i++)
-		CHECK(transport__parse_export_response(json_bad[i], strlen(json_bad[i]), true,
-						       &rej, msg, sizeof(msg)) == -EBADMSG,
+		CHECK(transport__parse_export_response(json_bad[i], strlen(json_bad[i]), true, &rej,
+						       msg, sizeof(msg)) == -EBADMSG,
 		      "bad json '%s'", json_bad[i]);
 	char deep[200];
 	memset(deep, '[', sizeof(deep));
 	memcpy(deep, "{\"a\":", 5);
-	CHECK(transport__parse_export_response(deep, sizeof(deep), true, &rej, msg,
-					       sizeof(msg)) == -EBADMSG,
+	CHECK(transport__parse_export_response(deep, sizeof(deep), true, &rej, msg, sizeof(msg)) ==
+		      -EBADMSG,
 	      "hostile nesting");
 
 	/* google.rpc.Status {code: 14, message: "later", details: Any{RetryInfo{2.5 s}}} */
@@ -559,8 +578,8 @@ static void test_gzip_on_off(void)
 	if (!need_receiver(&r, NULL, 0))
 		goto out;
 	for (int gz = 1; gz >= 0; gz--) {
-		struct transport *t = http_transport(&r, EXPORT_OTLP_HTTP_PROTOBUF, OTLP_PATH, gz,
-						     NULL, 0, 5000);
+		struct transport *t =
+			http_transport(&r, EXPORT_OTLP_HTTP_PROTOBUF, OTLP_PATH, gz, NULL, 0, 5000);
 		size_t i = (size_t)(1 - gz);
 
 		CHECK(t != NULL, "transport__new: %s", strerror(errno));
@@ -603,8 +622,8 @@ static void test_headers_and_secrets(void)
 	int fd = -1, saved = -1;
 	enum log_level lv = log_get_level();
 
-	if (!need_receiver(&r,
-			   "{\"responses\":[{}, {\"status\":400,\"body\":\"no " TOKEN "\"}]}", 0))
+	if (!need_receiver(&r, "{\"responses\":[{}, {\"status\":400,\"body\":\"no " TOKEN "\"}]}",
+			   0))
 		goto out;
 	/* Everything the transport logs at debug level goes to a file we then search. */
 	fd = mkstemp(logpath);
@@ -842,8 +861,8 @@ static void test_unreachable_and_timeout(void)
 		CHECK(transport__send(t, &p, &res) == 0, "send");
 		CHECK(now_ms() - t0 < 2500, "timeout of 500 ms took %lld ms",
 		      (long long)(now_ms() - t0));
-		CHECK(res.outcome == SEND_RETRY && res.code == 0, "timeout: %d %ld %s",
-		      res.outcome, res.code, res.message);
+		CHECK(res.outcome == SEND_RETRY && res.code == 0, "timeout: %d %ld %s", res.outcome,
+		      res.code, res.message);
 		CHECK(strstr(res.message, "imeout") != NULL, "message: %s", res.message);
 
 		/* No timeout at all, but a shutdown deadline: it cuts the request short. */
