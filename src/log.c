@@ -26,15 +26,22 @@ enum log_level log_get_level(void)
 
 static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 {
-	size_t len;
+	char line[1024];
+	int n;
 
 	if (level > current_level)
 		return;
-	fprintf(stderr, "hostprof: %s", level_prefix[level]);
-	vfprintf(stderr, fmt, ap);
-	len = strlen(fmt);
-	if (len == 0 || fmt[len - 1] != '\n')
-		fputc('\n', stderr);
+	/* One write per line: the export thread logs too, and lines must not interleave. */
+	n = snprintf(line, sizeof(line), "hostprof: %s", level_prefix[level]);
+	vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	n = strlen(line);
+	if (n == 0 || line[n - 1] != '\n') {
+		if ((size_t)n + 1 >= sizeof(line))
+			n = sizeof(line) - 2;
+		line[n++] = '\n';
+		line[n] = '\0';
+	}
+	fputs(line, stderr);
 }
 
 void log_msg(enum log_level level, const char *fmt, ...)

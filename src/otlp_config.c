@@ -438,7 +438,7 @@ int otlp_config__resolve(const struct otlp_flags *f, const char *(*get_env)(cons
 	struct resolver r = {get_env ? get_env : process_env, err, errlen};
 	struct header_set hs = {0};
 	struct setting ep, s;
-	bool from_base = false;
+	bool from_base = false, plaintext;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -467,12 +467,14 @@ int otlp_config__resolve(const struct otlp_flags *f, const char *(*get_env)(cons
 	rc = parse_timeout(&r, &s, &out->timeout_ms);
 	if (rc)
 		goto fail;
-	if (f->insecure) {
-		out->insecure = true;
-	} else {
-		s = pick(&r, NULL, NULL, "INSECURE");
-		out->insecure = parse_bool(&s);
-	}
+	/*
+	 * OTEL_EXPORTER_OTLP_INSECURE only says which scheme a scheme-less gRPC endpoint gets (the
+	 * OTel spec's meaning). Turning certificate verification off takes the explicit
+	 * --otlp-insecure flag: a variable inherited from an environment must not do it silently.
+	 */
+	s = pick(&r, NULL, NULL, "INSECURE");
+	plaintext = parse_bool(&s);
+	out->insecure = f && f->insecure;
 	s = pick(&r, f->ca_file, "--otlp-ca-file", "CERTIFICATE");
 	if (s.value) {
 		out->ca_file = strdup(s.value);
@@ -483,7 +485,7 @@ int otlp_config__resolve(const struct otlp_flags *f, const char *(*get_env)(cons
 		}
 	}
 	rc = resolve_url(&r, &ep, from_base, !strcmp(ep.source, "--otlp-endpoint"), out->protocol,
-			 out->insecure, &out->url);
+			 out->insecure || plaintext, &out->url);
 	if (rc)
 		goto fail;
 

@@ -19,7 +19,7 @@ enum frame_kind {
 };
 
 struct profile_mapping {
-	uint64_t start; /* runtime start, end and file offset, as in pprof */
+	uint64_t start; /* start and end in the file's address space (as locations), file offset */
 	uint64_t limit;
 	uint64_t offset;
 	uint32_t filename; /* string index */

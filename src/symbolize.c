@@ -152,10 +152,16 @@ void symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_re
 		set_unknown(out, "[unmapped]", lookup);
 		return;
 	}
+	/*
+	 * Mappings are described in the address space of the file, as locations are, never in the
+	 * process's: an address then always lies within its mapping (OTLP asks that), pprof's
+	 * address - start + offset is a true file offset, and a library mapped by many processes
+	 * is one mapping. Until the ELF says where the range loads, file offsets stand in.
+	 */
 	file_offset = lookup - m->start + m->pgoff;
 	out->has_mapping = true;
-	out->mapping.start = m->start;
-	out->mapping.limit = m->end;
+	out->mapping.start = m->pgoff;
+	out->mapping.limit = m->pgoff + (m->end - m->start);
 	out->mapping.offset = m->pgoff;
 	out->mapping.path = m->kind == MAPPING_FILE ? m->path : special_name(m);
 	out->mapping.build_id_hex = "";
@@ -176,10 +182,18 @@ void symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_re
 	}
 	out->mapping.build_id_hex = dso__build_id_hex(d);
 	out->mapping.htlhash_hex = dso__htlhash_hex(d);
-	if (dso__readable(d) && dso__file_addr(d, m->start, m->pgoff, lookup, &out->address) &&
-	    dso__find_symbol(d, out->address, &sym)) {
-		out->function = sym.name;
-		return;
+	if (dso__readable(d) && dso__file_addr(d, m->start, m->pgoff, lookup, &out->address)) {
+		uint64_t start;
+
+		if (dso__file_addr(d, m->start, m->pgoff, m->start, &start)) {
+			out->mapping.start = start;
+			out->mapping.limit = start + (m->end - m->start);
+		}
+		if (dso__find_symbol(d, out->address, &sym)) {
+			out->function = sym.name;
+			return;
+		}
+		/* Unresolved: the label names the file offset, the location keeps the address. */
 	}
 	s->stats.frames_user_unresolved++;
 	set_unknown(out, m->path, file_offset);

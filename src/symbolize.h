@@ -33,7 +33,8 @@ struct symbolizer_stats {
 	bool kernel_symbols; /* kallsyms was readable */
 };
 
-/* The mapping a native frame belongs to, as the profile model wants it. */
+/* The mapping a native frame belongs to, as the profile model wants it: start and limit in the
+ * file's address space (ELF virtual addresses; file offsets when the ELF could not be read). */
 struct frame_mapping {
 	uint64_t start, limit, offset;
 	const char *path;	  /* as the process sees it; NULL for anonymous memory */

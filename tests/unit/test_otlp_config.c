@@ -147,7 +147,7 @@ static void test_grpc(void)
 	const char *insecure[] = {"OTEL_EXPORTER_OTLP_INSECURE", "TRUE", NULL};
 	CHECK(resolve(&f, insecure, &c, err, sizeof(err)) == 0, "%s", err);
 	CHECK_STR(c.url, "http://collector:4317");
-	CHECK(c.insecure, "insecure from the environment");
+	CHECK(!c.insecure, "INSECURE picks plaintext; it never turns certificate checks off");
 	otlp_config__release(&c);
 }
 
@@ -331,7 +331,12 @@ static void test_tls(void)
 
 	CHECK(resolve(NULL, envs, &c, err, sizeof(err)) == 0, "%s", err);
 	CHECK_STR(c.ca_file, "/etc/ca.pem");
-	CHECK(!c.insecure, "PROFILES_INSECURE=false wins over INSECURE=true");
+	CHECK(!c.insecure, "an https endpoint stays verified whatever INSECURE says");
+	otlp_config__release(&c);
+	const char *only_insecure[] = {"OTEL_EXPORTER_OTLP_ENDPOINT", "https://h",
+				       "OTEL_EXPORTER_OTLP_INSECURE", "true", NULL};
+	CHECK(resolve(NULL, only_insecure, &c, err, sizeof(err)) == 0, "%s", err);
+	CHECK(!c.insecure, "OTEL_EXPORTER_OTLP_INSECURE=true turned certificate checks off");
 	otlp_config__release(&c);
 
 	struct otlp_flags f = {.insecure = true, .ca_file = "/flag/ca.pem"};

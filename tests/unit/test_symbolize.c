@@ -18,6 +18,10 @@ static void check_user(struct symbolizer *s, uint64_t addr, bool ret, const char
 	      f.function ? f.function : f.unknown, want_fn);
 	CHECK_U64(f.address, want_file_addr);
 	CHECK(f.has_mapping, "0x%" PRIx64 " has no mapping", addr);
+	/* Mapping and address share the file's address space: the one holds the other. */
+	CHECK(f.mapping.start <= f.address && f.address < f.mapping.limit,
+	      "0x%" PRIx64 " outside its mapping [0x%" PRIx64 ", 0x%" PRIx64 ")", f.address,
+	      f.mapping.start, f.mapping.limit);
 }
 
 static void test_user_frames(struct symbolizer *s)
