@@ -551,6 +551,9 @@ static uint32_t sample_hash(uint32_t stack, const struct profile_labels *l)
 	h = hash_add(h, l->tid);
 	h = hash_add(h, l->comm);
 	h = hash_add(h, l->thread_name);
+	h = hash_add(h, l->thread_state);
+	h = hash_add(h, l->wait_kind);
+	h = hash_add(h, l->wait_addr);
 	return hash_fold(h);
 }
 
@@ -561,7 +564,10 @@ static bool sample_eq(const struct profile *p, uint32_t idx, const void *key)
 
 	return s->stack == k->stack && s->labels.pid == k->labels->pid &&
 	       s->labels.tid == k->labels->tid && s->labels.comm == k->labels->comm &&
-	       s->labels.thread_name == k->labels->thread_name;
+	       s->labels.thread_name == k->labels->thread_name &&
+	       s->labels.thread_state == k->labels->thread_state &&
+	       s->labels.wait_kind == k->labels->wait_kind &&
+	       s->labels.wait_addr == k->labels->wait_addr;
 }
 
 int profile__add_sample(struct profile *p, uint32_t stack, const struct profile_labels *labels,
@@ -573,7 +579,8 @@ int profile__add_sample(struct profile *p, uint32_t stack, const struct profile_
 	int err;
 
 	if (!labels || stack >= p->nr_stacks || !string_valid(p, labels->comm) ||
-	    !string_valid(p, labels->thread_name))
+	    !string_valid(p, labels->thread_name) || !string_valid(p, labels->thread_state) ||
+	    !string_valid(p, labels->wait_kind))
 		return -EINVAL;
 	hash = sample_hash(stack, labels);
 	idx = htab_find(p, &p->sample_idx, hash, sample_eq, &k);

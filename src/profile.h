@@ -64,6 +64,14 @@ struct profile_labels {
 	uint32_t tid;
 	uint32_t comm;	      /* string index: the process name */
 	uint32_t thread_name; /* string index */
+	/* Why the thread waited (off-CPU and wall profiles; OTLP thread.state): "running",
+	 * "sleeping", "io", "lock", "preempted", ...; 0 for cpu samples. */
+	uint32_t thread_state;
+	/* What it waited on (contention profiles): a string index such as "futex_wait",
+	 * "futex_lock_pi", "mutex", "spinlock", "rwsem_read", and the lock's address (the futex's
+	 * user address or the kernel lock's), so that waits on one lock group together. */
+	uint32_t wait_kind;
+	uint64_t wait_addr;
 };
 
 struct profile_sample {
