@@ -230,7 +230,7 @@ int builder__add_batch(struct builder *b, const struct sample_batch *batch, int6
 		const struct raw_sample *s = &batch->v[i];
 		const uint64_t *kern = batch->ips + s->kern_off;
 		const uint64_t *user = batch->ips + s->user_off;
-		struct profile_labels labels;
+		struct profile_labels labels = {0};
 		size_t n = 0;
 		int64_t idx;
 
