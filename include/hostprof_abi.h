@@ -43,6 +43,9 @@ enum hp_loss {
 	HP_LOSS_KERN_STACK_COLLISION,
 	HP_LOSS_KERN_STACK_MISSING,
 	HP_LOSS_COUNTS_MAP_FULL, /* the aggregation map had no room: the whole sample is lost */
+	HP_LOSS_OFFCPU_START_FULL, /* no room to remember a thread's switch-out: its wait is lost */
+	HP_LOSS_OFFCPU_COUNTS_FULL, /* an off-CPU wait had no room in the aggregation: lost */
+	HP_LOSS_OFFCPU_STACKS_FULL, /* the stack of an off-CPU wait had no room: kept without it */
 	HP_LOSS__COUNT,
 };
 
@@ -50,10 +53,64 @@ enum hp_loss {
 enum hp_stat {
 	HP_STAT_SAMPLES_SEEN = 0, /* every perf event that passed the filter */
 	HP_STAT_SAMPLES_RECORDED, /* of those, added to a counts map */
+	HP_STAT_OFFCPU_EVENTS,	  /* off-CPU waits of interest that ended (switch-ins) */
 	HP_STAT__COUNT,
 };
 
+/*
+ * Off-CPU. A stack is taken when a thread leaves the CPU, but its off-CPU time is only known when
+ * it runs again, perhaps after userspace has drained and cleared the stack maps. So the stack is
+ * kept as raw addresses with the thread's switch-out record, and aggregated at switch-in under a
+ * hash of those addresses, with a copy of the stack in a double-buffered map keyed by that hash.
+ */
+#define HP_OFFCPU_USER_DEPTH 64
+#define HP_OFFCPU_KERN_DEPTH 32
+
+/* Why a thread left the CPU, from its state at switch-out (the thread.state label). */
+enum hp_thread_state {
+	HP_STATE_PREEMPTED = 0, /* still runnable: preempted or yielded */
+	HP_STATE_SLEEPING,	/* TASK_INTERRUPTIBLE: waiting for an event, a timer, a lock */
+	HP_STATE_IO,		/* TASK_UNINTERRUPTIBLE in iowait: disk and similar I/O */
+	HP_STATE_BLOCKED,	/* TASK_UNINTERRUPTIBLE otherwise: kernel locks, page faults */
+	HP_STATE_OTHER,		/* stopped, traced, dead, ... */
+	HP_STATE__COUNT,
+};
+
+struct hp_raw_stack {
+	__u32 nr_user;
+	__u32 nr_kern;
+	__u64 user[HP_OFFCPU_USER_DEPTH]; /* leaf first */
+	__u64 kern[HP_OFFCPU_KERN_DEPTH]; /* leaf first */
+};
+
+/* Per thread, while it is off the CPU. */
+struct hp_offcpu_start {
+	__u64 ts; /* bpf_ktime_get_ns() at switch-out; 0 when the thread is on a CPU */
+	__u32 state; /* enum hp_thread_state */
+	__u32 pad;
+	struct hp_raw_stack stack;
+};
+
+struct hp_offcpu_key {
+	__u32 pid;
+	__u32 tid;
+	__u64 stack_hash; /* key of the stack in the offcpu_stacks map of the same buffer */
+	__u32 state;
+	__u32 pad;
+};
+
+struct hp_offcpu_value {
+	__u64 ns; /* total off-CPU time */
+	__u64 count; /* number of switch-outs */
+	char thread_name[HP_COMM_LEN];
+	char process_name[HP_COMM_LEN];
+};
+
 _Static_assert(sizeof(struct hp_sample_key) == 16, "hp_sample_key layout");
+_Static_assert(sizeof(struct hp_raw_stack) == 8 + 8 * (HP_OFFCPU_USER_DEPTH + HP_OFFCPU_KERN_DEPTH),
+	       "hp_raw_stack layout");
+_Static_assert(sizeof(struct hp_offcpu_key) == 24, "hp_offcpu_key layout");
+_Static_assert(sizeof(struct hp_offcpu_value) == 48, "hp_offcpu_value layout");
 _Static_assert(sizeof(struct hp_sample_value) == 40, "hp_sample_value layout");
 
 #endif /* HOSTPROF_ABI_H */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bpf/cpu.skel.h"
+#include "bpf/offcpu.skel.h"
 #include "log.h"
 
 #define NSEC_PER_SEC 1000000000ULL
@@ -29,6 +30,12 @@
 
 struct bpf_session {
 	struct cpu_bpf *skel;
+	struct offcpu_bpf *offcpu; /* NULL unless opts.offcpu */
+	struct bpf_link *offcpu_links[2];
+	struct hp_offcpu_key *offcpu_keys; /* drain scratch: offcpu_map_entries keys */
+	uint64_t *offcpu_hashes;	   /* drain scratch: offcpu_map_entries stack hashes */
+	uint32_t max_offcpu;
+	uint32_t max_offcpu_threads;
 	struct bpf_link **links;
 	int nr_links;
 	int nr_cpus_sampled; /* nr_links before detaching */
@@ -99,6 +106,60 @@ static int configure(struct cpu_bpf *skel, const struct bpf_session_opts *opts)
 	return 0;
 }
 
+static int offcpu_configure(struct offcpu_bpf *o, const struct bpf_session_opts *opts, bool btf)
+{
+	struct bpf_map *sized[] = {o->maps.offcpu_stacks_0, o->maps.offcpu_stacks_1,
+				   o->maps.offcpu_counts_0, o->maps.offcpu_counts_1};
+	int err = bpf_map__set_max_entries(o->maps.offcpu_start, opts->offcpu_threads);
+
+	o->rodata->filter_pids = opts->filter_pids;
+	o->rodata->min_block_ns = opts->offcpu_min_ns;
+	for (size_t i = 0; i < sizeof(sized) / sizeof(sized[0]) && !err; i++)
+		err = bpf_map__set_max_entries(sized[i], opts->offcpu_map_entries);
+	/* One pair of entry points: typed tp_btf where the kernel has it, raw_tp otherwise. */
+	bpf_program__set_autoload(o->progs.hp_offcpu_switch, btf);
+	bpf_program__set_autoload(o->progs.hp_offcpu_exit, btf);
+	bpf_program__set_autoload(o->progs.hp_offcpu_switch_raw, !btf);
+	bpf_program__set_autoload(o->progs.hp_offcpu_exit_raw, !btf);
+	return err;
+}
+
+/*
+ * Open and load the sched_switch program. Probing is by trying: tp_btf needs BTF for the
+ * tracepoint's arguments (Linux 5.5+); when that load fails, the raw tracepoint does the same
+ * work with probe-reads.
+ */
+static int offcpu_open(struct bpf_session *s, const struct bpf_session_opts *opts)
+{
+	int err = -EINVAL;
+
+	s->max_offcpu = opts->offcpu_map_entries;
+	s->max_offcpu_threads = opts->offcpu_threads;
+	s->offcpu_keys = calloc(s->max_offcpu, sizeof(*s->offcpu_keys));
+	s->offcpu_hashes = calloc(s->max_offcpu, sizeof(*s->offcpu_hashes));
+	if (!s->offcpu_keys || !s->offcpu_hashes)
+		return -ENOMEM;
+	for (int btf = 1; btf >= 0; btf--) {
+		s->offcpu = offcpu_bpf__open();
+		if (!s->offcpu)
+			return -errno;
+		err = offcpu_configure(s->offcpu, opts, btf);
+		if (!err)
+			err = offcpu_bpf__load(s->offcpu);
+		if (!err) {
+			if (!btf)
+				log_info("tp_btf/sched_switch is not available: using the raw "
+					 "tracepoint");
+			return 0;
+		}
+		offcpu_bpf__destroy(s->offcpu);
+		s->offcpu = NULL;
+	}
+	log_error("BPF object 'offcpu': load failed: %s; wall and off-CPU profiles are off",
+		  strerror(-err));
+	return err;
+}
+
 struct bpf_session *bpf_session__new(const struct bpf_session_opts *opts)
 {
 	struct bpf_session *s;
@@ -140,6 +201,11 @@ struct bpf_session *bpf_session__new(const struct bpf_session_opts *opts)
 			  err == -EPERM ? " (need root, or CAP_BPF and CAP_PERFMON)" : "");
 		goto fail;
 	}
+	if (opts->offcpu) {
+		err = offcpu_open(s, opts);
+		if (err)
+			goto fail;
+	}
 	return s;
 fail:
 	bpf_session__delete(s);
@@ -154,6 +220,11 @@ void bpf_session__delete(struct bpf_session *s)
 	for (int i = 0; i < s->nr_links; i++)
 		bpf_link__destroy(s->links[i]);
 	free(s->links);
+	for (int i = 0; i < 2; i++)
+		bpf_link__destroy(s->offcpu_links[i]);
+	offcpu_bpf__destroy(s->offcpu);
+	free(s->offcpu_keys);
+	free(s->offcpu_hashes);
 	cpu_bpf__destroy(s->skel);
 	free(s->stack_buf);
 	free(s->keys);
@@ -168,6 +239,9 @@ int bpf_session__add_pid(struct bpf_session *s, pid_t pid)
 
 	if (bpf_map__update_elem(s->skel->maps.target_pids, &key, sizeof(key), &one, sizeof(one),
 				 BPF_ANY))
+		return -errno;
+	if (s->offcpu && bpf_map__update_elem(s->offcpu->maps.target_pids, &key, sizeof(key), &one,
+					      sizeof(one), BPF_ANY))
 		return -errno;
 	return 0;
 }
@@ -238,6 +312,26 @@ static int read_online_cpus(bool *cpus, int max)
 	return parse_cpu_list(text, cpus, max);
 }
 
+static int offcpu_attach(struct bpf_session *s)
+{
+	struct bpf_program *progs[2];
+	bool btf = bpf_program__autoload(s->offcpu->progs.hp_offcpu_switch);
+
+	progs[0] = btf ? s->offcpu->progs.hp_offcpu_switch : s->offcpu->progs.hp_offcpu_switch_raw;
+	progs[1] = btf ? s->offcpu->progs.hp_offcpu_exit : s->offcpu->progs.hp_offcpu_exit_raw;
+	for (int i = 0; i < 2; i++) {
+		s->offcpu_links[i] = bpf_program__attach(progs[i]);
+		if (!s->offcpu_links[i]) {
+			int err = -errno;
+
+			log_error("BPF program '%s': attach failed: %s", bpf_program__name(progs[i]),
+				  strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
 int bpf_session__attach(struct bpf_session *s, uint32_t frequency_hz)
 {
 	bool *online;
@@ -289,6 +383,8 @@ int bpf_session__attach(struct bpf_session *s, uint32_t frequency_hz)
 	err = s->nr_links ? 0 : -ENODEV;
 	if (err)
 		log_error("no online CPU accepted a cpu-clock perf event");
+	if (!err && s->offcpu)
+		err = offcpu_attach(s);
 out:
 	free(online);
 	return err;
@@ -302,6 +398,10 @@ void bpf_session__detach(struct bpf_session *s)
 	}
 	s->nr_cpus_sampled = s->nr_links;
 	s->nr_links = 0;
+	for (int i = 0; i < 2; i++) {
+		bpf_link__destroy(s->offcpu_links[i]);
+		s->offcpu_links[i] = NULL;
+	}
 }
 
 int bpf_session__nr_cpus(const struct bpf_session *s)
@@ -358,7 +458,97 @@ static void clear_stack_map(struct bpf_session *s, int fd)
 		bpf_map_delete_elem(fd, &s->stack_ids[i]);
 }
 
-int bpf_session__drain(struct bpf_session *s, drain_fn fn, void *ctx)
+/* Drain and clear one buffer set of the off-CPU maps; fn NULL only clears. */
+static int drain_offcpu(struct bpf_session *s, uint32_t buf, drain_offcpu_fn fn, void *ctx)
+{
+	struct bpf_map *counts[] = {s->offcpu->maps.offcpu_counts_0, s->offcpu->maps.offcpu_counts_1};
+	struct bpf_map *stacks[] = {s->offcpu->maps.offcpu_stacks_0, s->offcpu->maps.offcpu_stacks_1};
+	int counts_fd = bpf_map__fd(counts[buf]), stacks_fd = bpf_map__fd(stacks[buf]);
+	struct hp_offcpu_key *prev = NULL;
+	struct hp_raw_stack stack;
+	uint32_t n = 0, nh = 0;
+	uint64_t *hprev = NULL;
+	int ret = 0;
+
+	while (n < s->max_offcpu &&
+	       bpf_map_get_next_key(counts_fd, prev, &s->offcpu_keys[n]) == 0) {
+		prev = &s->offcpu_keys[n];
+		n++;
+	}
+	for (uint32_t i = 0; i < n && fn && !ret; i++) {
+		struct hp_offcpu_value value;
+		struct drained_offcpu e = {.key = &s->offcpu_keys[i], .value = &value};
+
+		if (bpf_map_lookup_elem(counts_fd, &s->offcpu_keys[i], &value))
+			continue;
+		if (!bpf_map_lookup_elem(stacks_fd, &s->offcpu_keys[i].stack_hash, &stack))
+			e.stack = &stack;
+		ret = fn(&e, ctx);
+	}
+	for (uint32_t i = 0; i < n; i++)
+		bpf_map_delete_elem(counts_fd, &s->offcpu_keys[i]);
+	while (nh < s->max_offcpu &&
+	       bpf_map_get_next_key(stacks_fd, hprev, &s->offcpu_hashes[nh]) == 0) {
+		hprev = &s->offcpu_hashes[nh];
+		nh++;
+	}
+	for (uint32_t i = 0; i < nh; i++)
+		bpf_map_delete_elem(stacks_fd, &s->offcpu_hashes[i]);
+	return ret ? ret : (int)n;
+}
+
+int bpf_session__drain_pending_offcpu(struct bpf_session *s, drain_offcpu_fn fn, void *ctx)
+{
+	struct hp_offcpu_start start;
+	struct timespec now_ts;
+	uint64_t now;
+	__u32 tid, *prev = NULL;
+	int fd, n = 0, ret = 0;
+
+	if (!s->offcpu)
+		return 0;
+	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC. */
+	clock_gettime(CLOCK_MONOTONIC, &now_ts);
+	now = (uint64_t)now_ts.tv_sec * 1000000000ULL + now_ts.tv_nsec;
+	fd = bpf_map__fd(s->offcpu->maps.offcpu_start);
+	while (!ret && bpf_map_get_next_key(fd, prev, &tid) == 0) {
+		struct hp_offcpu_key key = {.tid = tid};
+		struct hp_offcpu_value value = {.count = 1};
+		struct drained_offcpu e = {.key = &key, .value = &value, .stack = &start.stack};
+		char path[64], status[64];
+		FILE *f;
+
+		prev = &tid;
+		if (bpf_map_lookup_elem(fd, &tid, &start) || !start.ts || start.ts > now)
+			continue;
+		/* The record has no pid or names: read them while the thread exists. */
+		snprintf(path, sizeof(path), "/proc/%u/status", tid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(status, sizeof(status), f)) {
+			if (!strncmp(status, "Tgid:", 5))
+				key.pid = strtoul(status + 5, NULL, 10);
+			else if (!strncmp(status, "Name:", 5))
+				sscanf(status + 5, " %15[^\n]", value.thread_name);
+		}
+		fclose(f);
+		snprintf(path, sizeof(path), "/proc/%u/comm", key.pid);
+		f = fopen(path, "re");
+		if (f) {
+			if (fgets(value.process_name, sizeof(value.process_name), f))
+				value.process_name[strcspn(value.process_name, "\n")] = '\0';
+			fclose(f);
+		}
+		key.state = start.state;
+		value.ns = now - start.ts;
+		ret = fn(&e, ctx);
+		n++;
+	}
+	return ret ? ret : n;
+}
+
+int bpf_session__drain(struct bpf_session *s, drain_fn fn, drain_offcpu_fn offcpu_fn, void *ctx)
 {
 	struct bpf_map *stacks_maps[] = {s->skel->maps.stacks_0, s->skel->maps.stacks_1};
 	struct bpf_map *counts_maps[] = {s->skel->maps.counts_0, s->skel->maps.counts_1};
@@ -368,6 +558,8 @@ int bpf_session__drain(struct bpf_session *s, drain_fn fn, void *ctx)
 
 	s->active = !old;
 	__atomic_store_n(&s->skel->bss->active_buffer, s->active, __ATOMIC_SEQ_CST);
+	if (s->offcpu)
+		__atomic_store_n(&s->offcpu->bss->active_buffer, s->active, __ATOMIC_SEQ_CST);
 	wait_for_inflight_programs();
 
 	counts_fd = bpf_map__fd(counts_maps[old]);
@@ -398,6 +590,14 @@ int bpf_session__drain(struct bpf_session *s, drain_fn fn, void *ctx)
 	for (uint32_t i = 0; i < n; i++)
 		bpf_map_delete_elem(counts_fd, &s->keys[i]);
 	clear_stack_map(s, stacks_fd);
+	if (s->offcpu) {
+		int m = drain_offcpu(s, old, ret ? NULL : offcpu_fn, ctx);
+
+		if (m < 0 && !ret)
+			ret = m;
+		else if (m > 0)
+			n += m;
+	}
 	return ret ? ret : (int)n;
 }
 
@@ -422,7 +622,19 @@ static int sum_percpu(struct bpf_session *s, struct bpf_map *map, uint32_t nr, u
 int bpf_session__read_counters(struct bpf_session *s, uint64_t losses[HP_LOSS__COUNT],
 			       uint64_t stats[HP_STAT__COUNT])
 {
+	uint64_t more_losses[HP_LOSS__COUNT], more_stats[HP_STAT__COUNT];
 	int err = sum_percpu(s, s->skel->maps.losses, HP_LOSS__COUNT, losses);
 
-	return err ? err : sum_percpu(s, s->skel->maps.stats, HP_STAT__COUNT, stats);
+	if (!err)
+		err = sum_percpu(s, s->skel->maps.stats, HP_STAT__COUNT, stats);
+	if (err || !s->offcpu)
+		return err;
+	err = sum_percpu(s, s->offcpu->maps.losses, HP_LOSS__COUNT, more_losses);
+	if (!err)
+		err = sum_percpu(s, s->offcpu->maps.stats, HP_STAT__COUNT, more_stats);
+	for (int i = 0; !err && i < HP_LOSS__COUNT; i++)
+		losses[i] += more_losses[i];
+	for (int i = 0; !err && i < HP_STAT__COUNT; i++)
+		stats[i] += more_stats[i];
+	return err;
 }

@@ -20,6 +20,10 @@ struct bpf_session_opts {
 	bool include_idle;	     /* count the idle task (pid 0) */
 	uint32_t stack_map_entries;  /* per buffer */
 	uint32_t counts_map_entries; /* per buffer */
+	bool offcpu;		     /* also load the sched_switch program (off-CPU, wall) */
+	uint64_t offcpu_min_ns;	     /* shorter waits are not recorded */
+	uint32_t offcpu_threads;     /* threads that may be off the CPU at once */
+	uint32_t offcpu_map_entries; /* distinct off-CPU stacks; (thread, stack, state) keys */
 };
 
 #define BPF_SESSION_KERNEL_BTF "/sys/kernel/btf/vmlinux"
@@ -60,13 +64,29 @@ struct drained_entry {
 
 typedef int (*drain_fn)(const struct drained_entry *e, void *ctx);
 
+/* One drained off-CPU aggregate; stack is NULL when its stack could not be kept. */
+struct drained_offcpu {
+	const struct hp_offcpu_key *key;
+	const struct hp_offcpu_value *value;
+	const struct hp_raw_stack *stack;
+};
+
+typedef int (*drain_offcpu_fn)(const struct drained_offcpu *e, void *ctx);
+
 /*
  * Switch BPF to the other buffer set, wait until no program can still write the old one, then call
  * fn for each entry of the old set and clear it (counts and stacks). A non-zero return from fn
  * stops the walk and is returned; the old set is cleared regardless, so entries are never counted
  * twice. Returns the number of entries drained, or -errno.
  */
-int bpf_session__drain(struct bpf_session *s, drain_fn fn, void *ctx);
+int bpf_session__drain(struct bpf_session *s, drain_fn fn, drain_offcpu_fn offcpu_fn, void *ctx);
+
+/*
+ * After bpf_session__detach(): each thread that is still off the CPU, as an off-CPU entry whose
+ * time runs up to now (so that a wall profile covers the whole window). Returns how many, or
+ * -errno. A no-op without the off-CPU program.
+ */
+int bpf_session__drain_pending_offcpu(struct bpf_session *s, drain_offcpu_fn fn, void *ctx);
 
 /* Totals over all CPUs since load. */
 int bpf_session__read_counters(struct bpf_session *s, uint64_t losses[HP_LOSS__COUNT],

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demangle.h"
 #include "hostprof_abi.h"
 
 /* Kernel addresses are shared by every process: they are cached under this pseudo-PID. */
@@ -83,6 +84,37 @@ static struct loc_slot *cache_slot(struct builder *b, uint32_t pid, uint64_t add
 	return &b->slots[i];
 }
 
+/*
+ * A function: the readable name in `name`, the symbol as the binary spells it in `system_name`
+ * (the same string when it is not mangled). Demangling costs a malloc, but it runs once per
+ * address: the location cache above keeps it off the per-sample path.
+ */
+static int64_t intern_function(struct builder *b, const char *symbol, const char *file)
+{
+	struct profile_function fn = {0};
+	char *readable = demangle__name(symbol);
+	int64_t idx;
+
+	idx = profile__string(b->profile, symbol);
+	if (idx < 0)
+		goto out;
+	fn.system_name = fn.name = idx;
+	if (readable) {
+		idx = profile__string(b->profile, readable);
+		if (idx < 0)
+			goto out;
+		fn.name = idx;
+	}
+	idx = profile__string(b->profile, file ? file : "");
+	if (idx < 0)
+		goto out;
+	fn.filename = idx;
+	idx = profile__function(b->profile, &fn);
+out:
+	free(readable);
+	return idx;
+}
+
 static int64_t intern_frame(struct builder *b, const struct frame *f)
 {
 	struct profile_location loc = {.address = f->address, .kind = f->kind};
@@ -114,14 +146,20 @@ static int64_t intern_frame(struct builder *b, const struct frame *f)
 			return idx;
 		loc.mapping = idx;
 	}
-	if (f->function) {
-		struct profile_function fn = {0};
+	if (f->nr_lines) {
+		struct profile_line lines[FRAME_MAX_LINES];
+		size_t n = f->nr_lines < FRAME_MAX_LINES ? f->nr_lines : FRAME_MAX_LINES;
 
-		idx = profile__string(b->profile, f->function);
-		if (idx < 0)
-			return idx;
-		fn.name = fn.system_name = idx;
-		idx = profile__function(b->profile, &fn);
+		for (size_t i = 0; i < n; i++) {
+			idx = intern_function(b, f->lines[i].function, f->lines[i].file);
+			if (idx < 0)
+				return idx;
+			lines[i] = (struct profile_line){.function = idx, .line = f->lines[i].line};
+		}
+		return profile__location_with_lines(b->profile, &loc, lines, n);
+	}
+	if (f->function) {
+		idx = intern_function(b, f->function, NULL);
 		if (idx < 0)
 			return idx;
 		loc.function = idx;
@@ -222,9 +260,35 @@ static int64_t intern_labels(struct builder *b, const struct raw_sample *s,
 	return 0;
 }
 
-int builder__add_batch(struct builder *b, const struct sample_batch *batch, int64_t period)
+/* The BPF program and the tracing glue that called it ("bpf_prog_...", "bpf_trace_run4",
+ * "__bpf_trace_sched_switch", "__traceiter_sched_switch"), by name: their number differs between
+ * tp_btf and raw_tp and across kernel versions. */
+static uint32_t probe_frames(struct builder *b, const uint64_t *kern, uint32_t nr)
+{
+	uint32_t k = 0;
+
+	for (; k < nr; k++) {
+		const char *name;
+		struct frame f;
+
+		symbolizer__kernel(b->sym, kern[k], k > 0, &f);
+		name = f.function ? f.function : "";
+		if (strncmp(name, "bpf_", 4) && strncmp(name, "__bpf_", 6) &&
+		    strncmp(name, "__traceiter_", 12))
+			break;
+	}
+	return k;
+}
+
+int builder__add_batch(struct builder *b, const struct sample_batch *batch,
+		       enum batch_kind kind, int64_t period)
 {
 	uint32_t locs[2 * HP_MAX_STACK_DEPTH];
+	int64_t running = 0;
+
+	/* In a wall profile, time on the CPU is the "running" state beside the off-CPU ones. */
+	if (kind == BATCH_CPU_IN_WALL && (running = profile__string(b->profile, "running")) < 0)
+		return (int)running;
 
 	for (size_t i = 0; i < batch->n; i++) {
 		const struct raw_sample *s = &batch->v[i];
@@ -234,8 +298,11 @@ int builder__add_batch(struct builder *b, const struct sample_batch *batch, int6
 		size_t n = 0;
 		int64_t idx;
 
-		/* Leaf first: the kernel part of the stack sits above the user part. */
-		for (uint32_t k = 0; k < s->nr_kern && n < 2 * HP_MAX_STACK_DEPTH; k++) {
+		/* Leaf first: the kernel part of the stack sits above the user part. An off-CPU
+		 * stack is taken from inside the sched_switch probe: its first frames are the
+		 * probe's own, not the thread's. */
+		for (uint32_t k = kind == BATCH_OFFCPU ? probe_frames(b, kern, s->nr_kern) : 0;
+		     k < s->nr_kern && n < 2 * HP_MAX_STACK_DEPTH; k++) {
 			idx = location_of(b, s->pid, kern[k], true, k > 0);
 			if (idx < 0)
 				return idx;
@@ -252,7 +319,17 @@ int builder__add_batch(struct builder *b, const struct sample_batch *batch, int6
 			return idx;
 		if (intern_labels(b, s, &labels) < 0 || record_process(b, s) < 0)
 			return -ENOMEM;
-		if (profile__add_sample(b->profile, idx, &labels, (int64_t)s->count * period,
+		labels.thread_state = (uint32_t)running;
+		if (kind == BATCH_OFFCPU) {
+			int64_t state = profile__string(b->profile, collector__state_name(s->state));
+
+			if (state < 0)
+				return (int)state;
+			labels.thread_state = (uint32_t)state;
+		}
+		if (profile__add_sample(b->profile, idx, &labels,
+					kind == BATCH_OFFCPU ? (int64_t)s->ns
+							     : (int64_t)s->count * period,
 					(int64_t)s->count))
 			return -ENOMEM;
 	}

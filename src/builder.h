@@ -21,7 +21,14 @@ struct builder *builder__new(struct profile *p, struct symbolizer *sym,
 			     size_t max_cached_locations);
 void builder__delete(struct builder *b);
 
-/* Add every sample of the batch, with value = count * period. 0 or -ENOMEM. */
-int builder__add_batch(struct builder *b, const struct sample_batch *batch, int64_t period);
+enum batch_kind {
+	BATCH_CPU,	   /* cpu samples: value = count * period */
+	BATCH_CPU_IN_WALL, /* the same, labelled thread.state "running" */
+	BATCH_OFFCPU,	   /* off-CPU waits: value = nanoseconds away, labelled with the state */
+};
+
+/* Add every sample of the batch. 0 or -ENOMEM. */
+int builder__add_batch(struct builder *b, const struct sample_batch *batch,
+		       enum batch_kind kind, int64_t period);
 
 #endif /* HOSTPROF_BUILDER_H */

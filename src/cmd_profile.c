@@ -148,6 +148,8 @@ enum {
 	OPT_PYROSCOPE_API,
 	OPT_PYROSCOPE_HEADER,
 	OPT_EXPORT_DEADLINE,
+	OPT_TYPES,
+	OPT_OFFCPU_MIN_US,
 };
 
 /* "--duration" for 'd': error messages name the flag as the user knows it. */
@@ -207,6 +209,8 @@ static int parse_args(int argc, char **argv, struct config *c)
 		{"pyroscope-api", required_argument, NULL, OPT_PYROSCOPE_API},
 		{"pyroscope-header", required_argument, NULL, OPT_PYROSCOPE_HEADER},
 		{"export-deadline", required_argument, NULL, OPT_EXPORT_DEADLINE},
+		{"types", required_argument, NULL, OPT_TYPES},
+		{"offcpu-min-us", required_argument, NULL, OPT_OFFCPU_MIN_US},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
@@ -307,6 +311,16 @@ static int parse_args(int argc, char **argv, struct config *c)
 				rc = -EINVAL;
 			}
 			break;
+		case OPT_TYPES:
+			rc = config__parse_types(c, optarg, err, sizeof(err));
+			break;
+		case OPT_OFFCPU_MIN_US: {
+			size_t us = 0;
+
+			rc = config__parse_count(optarg, 0, 3600ULL * 1000000, &us, err, sizeof(err));
+			c->offcpu_min_ns = (uint64_t)us * 1000;
+			break;
+		}
 		case OPT_EXPORT_DEADLINE:
 			rc = config__parse_duration(optarg, &c->export_deadline_s, err,
 						    sizeof(err));
@@ -408,13 +422,19 @@ static pid_t spawn_held(char **command, int *release_fd)
 	return pid;
 }
 
+enum slot { SLOT_CPU, SLOT_WALL, SLOT_OFFCPU, NR_SLOTS };
+
 struct capture {
 	const struct config *cfg;
 	struct bpf_session *session;
 	struct symbolizer *sym;
+	/* One profile and builder per type (indexed by enum slot), NULL when not asked for;
+	 * profile is the first one made, which the headline and process count come from. */
+	struct profile *profiles[NR_SLOTS];
+	struct builder *builders[NR_SLOTS];
 	struct profile *profile;
-	struct builder *builder;
 	struct sample_batch batch;
+	struct sample_batch offcpu_batch;
 	struct collector_stats stats;
 	struct deliverer *deliver;
 	struct endpoint_config otlp_cfg, pyroscope_cfg;
@@ -426,18 +446,57 @@ struct capture {
 	int64_t period_ns;
 };
 
+/* Each batch goes to every profile made of it: cpu samples to cpu and wall, waits to off-CPU
+ * and wall. */
+static int add_batches(struct capture *cap, const struct sample_batch *cpu,
+		       const struct sample_batch *offcpu)
+{
+	int err = 0;
+
+	if (cpu && cap->builders[SLOT_CPU])
+		err = builder__add_batch(cap->builders[SLOT_CPU], cpu, BATCH_CPU, cap->period_ns);
+	if (!err && cpu && cap->builders[SLOT_WALL])
+		err = builder__add_batch(cap->builders[SLOT_WALL], cpu, BATCH_CPU_IN_WALL,
+					 cap->period_ns);
+	if (!err && offcpu && cap->builders[SLOT_OFFCPU])
+		err = builder__add_batch(cap->builders[SLOT_OFFCPU], offcpu, BATCH_OFFCPU, 0);
+	if (!err && offcpu && cap->builders[SLOT_WALL])
+		err = builder__add_batch(cap->builders[SLOT_WALL], offcpu, BATCH_OFFCPU, 0);
+	if (err)
+		log_error("adding samples to the profile failed: %s", strerror(-err));
+	return err;
+}
+
+static bool wants_offcpu(const struct capture *cap)
+{
+	return cap->profiles[SLOT_WALL] || cap->profiles[SLOT_OFFCPU];
+}
+
 static int drain_once(struct capture *cap)
 {
-	int n = collector__drain(cap->session, &cap->batch, &cap->stats);
+	struct sample_batch *offcpu = wants_offcpu(cap) ? &cap->offcpu_batch : NULL;
+	int n = collector__drain(cap->session, &cap->batch, offcpu, &cap->stats);
 
 	if (n < 0) {
 		log_error("draining the BPF maps failed: %s", strerror(-n));
 		return n;
 	}
-	n = builder__add_batch(cap->builder, &cap->batch, cap->period_ns);
-	if (n < 0)
-		log_error("adding samples to the profile failed: %s", strerror(-n));
-	return n;
+	return add_batches(cap, &cap->batch, offcpu);
+}
+
+/* The threads still off the CPU when the capture ends: their time up to the end counts. */
+static int drain_pending(struct capture *cap)
+{
+	int n;
+
+	if (!wants_offcpu(cap))
+		return 0;
+	n = collector__drain_pending_offcpu(cap->session, &cap->offcpu_batch, &cap->stats);
+	if (n < 0) {
+		log_error("reading the threads still off the CPU failed: %s", strerror(-n));
+		return n;
+	}
+	return add_batches(cap, NULL, &cap->offcpu_batch);
 }
 
 /* Why the capture should end now, or NULL to go on. */
@@ -496,7 +555,8 @@ static int run_loop(struct capture *cap)
 	/* Stop sampling first: the last drain then holds every sample, and the summary's
 	 * "samples = recorded + lost" adds up exactly. */
 	bpf_session__detach(cap->session);
-	return drain_once(cap);
+	err = drain_once(cap);
+	return err ? err : drain_pending(cap);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -553,7 +613,12 @@ static void print_summary(const struct capture *cap, double elapsed_s)
 		       " from processes that had exited), %" PRIu64 " of %" PRIu64 " kernel\n",
 		       ss.frames_user_unresolved, ss.frames_user, ss.frames_proc_gone,
 		       ss.frames_kernel_unresolved, ss.frames_kernel);
-	if (summary__compute(cap->profile, &sum) == 0) {
+	if (cap->stats.offcpu_events || wants_offcpu(cap))
+		printf("Off-CPU: %" PRIu64 " waits recorded\n", cap->stats.offcpu_events);
+	for (int slot = 0; slot < NR_SLOTS; slot++) {
+		if (!cap->profiles[slot] || summary__compute(cap->profiles[slot], &sum) != 0)
+			continue;
+		printf("\n[%s]", profile__desc(cap->profiles[slot])->sample_type);
 		summary__print_top(&sum, cap->cfg->top_n, stdout);
 		summary__release(&sum);
 	}
@@ -641,11 +706,15 @@ static void print_export_line(const char *what, const struct exporter_stats *st)
 /* Hand the profile to every destination, then wait (bounded) for the receivers. */
 static int finish_delivery(struct capture *cap)
 {
-	const struct profile *profiles[] = {cap->profile};
+	const struct profile *profiles[NR_SLOTS];
 	struct delivery_report r;
+	size_t n = 0;
 	int err;
 
-	err = deliverer__deliver(cap->deliver, profiles, 1);
+	for (int slot = 0; slot < NR_SLOTS; slot++)
+		if (cap->profiles[slot])
+			profiles[n++] = cap->profiles[slot];
+	err = deliverer__deliver(cap->deliver, profiles, n);
 	deliverer__shutdown(cap->deliver, (int64_t)(cap->cfg->export_deadline_s * 1000), &r);
 	cap->deliver = NULL;
 	if (r.otlp_on)
@@ -673,15 +742,21 @@ static int setup(struct capture *cap, int *release_fd)
 		.max_procs = c->max_procs,
 		.max_dsos = c->max_dsos,
 	};
-	struct profile_desc desc = {
-		.sample_type = "cpu",
-		.sample_unit = "nanoseconds",
-		.period_type = "cpu",
-		.period_unit = "nanoseconds",
-		.period = cap->period_ns,
-		.time_nanos = now_ns(CLOCK_REALTIME),
+	/* Off-CPU values are times; its period is one context switch, as OTLP's example has it. */
+	const struct profile_desc descs[NR_SLOTS] = {
+		[SLOT_CPU] = {"cpu", "nanoseconds", "cpu", "nanoseconds", cap->period_ns},
+		[SLOT_WALL] = {"wall", "nanoseconds", "wall", "nanoseconds", cap->period_ns},
+		[SLOT_OFFCPU] = {"off_cpu", "nanoseconds", "context_switch", "count", 1},
 	};
+	const unsigned int bits[NR_SLOTS] = {PROFILE_TYPE_CPU, PROFILE_TYPE_WALL,
+					     PROFILE_TYPE_OFFCPU};
+	uint64_t start = now_ns(CLOCK_REALTIME);
 	int err;
+
+	bopts.offcpu = c->types & (PROFILE_TYPE_WALL | PROFILE_TYPE_OFFCPU);
+	bopts.offcpu_min_ns = c->offcpu_min_ns;
+	bopts.offcpu_threads = c->offcpu_threads;
+	bopts.offcpu_map_entries = c->offcpu_map_entries;
 
 	err = start_delivery(cap);
 	if (err)
@@ -708,12 +783,24 @@ static int setup(struct capture *cap, int *release_fd)
 		}
 	}
 	cap->sym = symbolizer__new(&sopts);
-	cap->profile = profile__new(&desc);
-	if (!cap->sym || !cap->profile)
+	if (!cap->sym)
 		return -ENOMEM;
-	cap->builder = builder__new(cap->profile, cap->sym, c->max_cached_locations);
-	if (!cap->builder)
-		return -ENOMEM;
+	for (int slot = 0; slot < NR_SLOTS; slot++) {
+		struct profile_desc desc = descs[slot];
+
+		if (!(c->types & bits[slot]))
+			continue;
+		desc.time_nanos = start;
+		cap->profiles[slot] = profile__new(&desc);
+		if (!cap->profiles[slot])
+			return -ENOMEM;
+		cap->builders[slot] = builder__new(cap->profiles[slot], cap->sym,
+						   c->max_cached_locations);
+		if (!cap->builders[slot])
+			return -ENOMEM;
+		if (!cap->profile)
+			cap->profile = cap->profiles[slot];
+	}
 	for (size_t i = 0; i < c->nr_pids; i++)
 		if (symbolizer__track(cap->sym, c->pids[i]))
 			log_warn("cannot read the maps of PID %d yet; its frames may be [unknown]",
@@ -790,8 +877,11 @@ int do_profile(int argc, char **argv)
 		const double elapsed = (now_ns(CLOCK_MONOTONIC) - started) / 1e9;
 		int werr;
 
-		profile__set_window(cap.profile, profile__desc(cap.profile)->time_nanos,
-				    (uint64_t)(elapsed * NSEC_PER_SEC));
+		for (int slot = 0; slot < NR_SLOTS; slot++)
+			if (cap.profiles[slot])
+				profile__set_window(cap.profiles[slot],
+						    profile__desc(cap.profiles[slot])->time_nanos,
+						    (uint64_t)(elapsed * NSEC_PER_SEC));
 		if (!cfg.quiet)
 			print_summary(&cap, elapsed);
 		werr = finish_delivery(&cap);
@@ -816,8 +906,11 @@ out:
 		otlp_config__release(&cap.otlp_cfg);
 	if (cap.pyroscope_on)
 		otlp_config__release(&cap.pyroscope_cfg);
-	builder__delete(cap.builder);
-	profile__delete(cap.profile);
+	for (int slot = 0; slot < NR_SLOTS; slot++) {
+		builder__delete(cap.builders[slot]);
+		profile__delete(cap.profiles[slot]);
+	}
+	sample_batch__release(&cap.offcpu_batch);
 	symbolizer__delete(cap.sym);
 	sample_batch__release(&cap.batch);
 	bpf_session__delete(cap.session);

@@ -13,7 +13,23 @@ static const char *const loss_names[HP_LOSS__COUNT] = {
 	[HP_LOSS_KERN_STACK_COLLISION] = "kernel stack lost: stack map hash collision",
 	[HP_LOSS_KERN_STACK_MISSING] = "kernel stack lost: could not be read",
 	[HP_LOSS_COUNTS_MAP_FULL] = "sample lost: counts map full",
+	[HP_LOSS_OFFCPU_START_FULL] = "off-CPU wait lost: too many threads off CPU",
+	[HP_LOSS_OFFCPU_COUNTS_FULL] = "off-CPU wait lost: counts map full",
+	[HP_LOSS_OFFCPU_STACKS_FULL] = "off-CPU stack lost: stack map full",
 };
+
+static const char *const state_names[HP_STATE__COUNT] = {
+	[HP_STATE_PREEMPTED] = "preempted",
+	[HP_STATE_SLEEPING] = "sleeping",
+	[HP_STATE_IO] = "io",
+	[HP_STATE_BLOCKED] = "blocked",
+	[HP_STATE_OTHER] = "other",
+};
+
+const char *collector__state_name(uint32_t state)
+{
+	return state < HP_STATE__COUNT ? state_names[state] : "other";
+}
 
 const char *collector__loss_name(enum hp_loss loss)
 {
@@ -72,8 +88,45 @@ int sample_batch__add(struct sample_batch *b, const struct raw_sample *s, const 
 
 struct drain_ctx {
 	struct sample_batch *batch;
+	struct sample_batch *offcpu;
 	struct collector_stats *stats;
 };
+
+static int on_offcpu(const struct drained_offcpu *e, void *ctx)
+{
+	struct drain_ctx *dc = ctx;
+	static const uint64_t none[1];
+	struct raw_sample s = {
+		.pid = e->key->pid,
+		.tid = e->key->tid,
+		.count = e->value->count,
+		.ns = e->value->ns,
+		.state = e->key->state,
+	};
+
+	memcpy(s.thread_name, e->value->thread_name, sizeof(s.thread_name));
+	memcpy(s.process_name, e->value->process_name, sizeof(s.process_name));
+	s.thread_name[HP_COMM_LEN - 1] = '\0';
+	s.process_name[HP_COMM_LEN - 1] = '\0';
+	if (!e->stack)
+		return sample_batch__add(dc->offcpu, &s, none, none);
+	s.nr_user = e->stack->nr_user < HP_OFFCPU_USER_DEPTH ? e->stack->nr_user
+							      : HP_OFFCPU_USER_DEPTH;
+	s.nr_kern = e->stack->nr_kern < HP_OFFCPU_KERN_DEPTH ? e->stack->nr_kern
+							      : HP_OFFCPU_KERN_DEPTH;
+	/* __u64 and uint64_t are both 64-bit unsigned, spelled differently by the headers. */
+	return sample_batch__add(dc->offcpu, &s, (const uint64_t *)e->stack->user,
+				 (const uint64_t *)e->stack->kern);
+}
+
+int collector__drain_pending_offcpu(struct bpf_session *session, struct sample_batch *offcpu,
+				    struct collector_stats *stats)
+{
+	struct drain_ctx dc = {.offcpu = offcpu, .stats = stats};
+
+	sample_batch__reset(offcpu);
+	return bpf_session__drain_pending_offcpu(session, on_offcpu, &dc);
+}
 
 static int on_entry(const struct drained_entry *e, void *ctx)
 {
@@ -101,17 +154,19 @@ static int on_entry(const struct drained_entry *e, void *ctx)
 }
 
 int collector__drain(struct bpf_session *session, struct sample_batch *b,
-		     struct collector_stats *stats)
+		     struct sample_batch *offcpu, struct collector_stats *stats)
 {
 	uint64_t kernel_losses[HP_LOSS__COUNT], kernel_stats[HP_STAT__COUNT];
-	struct drain_ctx dc = {.batch = b, .stats = stats};
+	struct drain_ctx dc = {.batch = b, .offcpu = offcpu, .stats = stats};
 	uint64_t userspace_losses[HP_LOSS__COUNT];
 	int n, err;
 
 	/* stats->losses holds the kernel's totals plus what userspace found itself; keep the
 	 * userspace part aside while the kernel totals are refreshed. */
 	sample_batch__reset(b);
-	n = bpf_session__drain(session, on_entry, &dc);
+	if (offcpu)
+		sample_batch__reset(offcpu);
+	n = bpf_session__drain(session, on_entry, offcpu ? on_offcpu : NULL, &dc);
 	if (n < 0)
 		return n;
 	stats->drains++;
@@ -123,6 +178,7 @@ int collector__drain(struct bpf_session *session, struct sample_batch *b,
 		stats->kernel_losses[i] = kernel_losses[i];
 		stats->losses[i] = kernel_losses[i] + userspace_losses[i];
 	}
+	stats->offcpu_events = kernel_stats[HP_STAT_OFFCPU_EVENTS];
 	stats->samples_seen = kernel_stats[HP_STAT_SAMPLES_SEEN];
 	stats->samples_recorded = kernel_stats[HP_STAT_SAMPLES_RECORDED];
 	return n;

@@ -19,6 +19,9 @@ void config__defaults(struct config *c)
 	memset(c, 0, sizeof(*c));
 	c->duration_s = 0;
 	c->frequency_hz = 99;
+	c->types = PROFILE_TYPE_CPU;
+	c->offcpu_threads = 16384;
+	c->offcpu_map_entries = 16384;
 	c->drain_interval_s = 1.0;
 	c->top_n = 10;
 	/* At 99 Hz on 128 CPUs a one-second drain sees at most ~12,700 samples: these bounds
@@ -146,10 +149,12 @@ int config__add_output(struct config *c, const char *path, char *err, size_t len
 		f = OUTPUT_OTLP_PB;
 	} else if (ends_with(path, ".otlp.json")) {
 		f = OUTPUT_OTLP_JSON;
+	} else if (ends_with(path, ".html")) {
+		f = OUTPUT_HTML;
 	} else {
 		snprintf(err, len,
 			 "'%s': unknown output format: name the file *.pb.gz (pprof), *.folded "
-			 "(collapsed stacks), *.otlp.pb or *.otlp.json (OTLP)",
+			 "(collapsed stacks), *.otlp.pb or *.otlp.json (OTLP), *.html (flame graph)",
 			 path);
 		return -EINVAL;
 	}
@@ -158,5 +163,44 @@ int config__add_output(struct config *c, const char *path, char *err, size_t len
 		return -E2BIG;
 	}
 	c->outputs[c->nr_outputs++] = (struct output){.path = path, .format = f};
+	return 0;
+}
+
+int config__parse_types(struct config *c, const char *text, char *err, size_t len)
+{
+	static const struct {
+		const char *name;
+		unsigned int bit;
+	} known[] = {
+		{"cpu", PROFILE_TYPE_CPU},
+		{"wall", PROFILE_TYPE_WALL},
+		{"offcpu", PROFILE_TYPE_OFFCPU},
+	};
+	unsigned int types = 0;
+	const char *p = text;
+
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		size_t i;
+
+		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			if (strlen(known[i].name) == n && !strncmp(p, known[i].name, n))
+				break;
+		if (i == sizeof(known) / sizeof(known[0])) {
+			snprintf(err, len, "'%.*s' is not a profile type: give a list of cpu, wall "
+					   "and offcpu, e.g. --types cpu,wall",
+				 (int)n, p);
+			return -EINVAL;
+		}
+		types |= known[i].bit;
+		p += n;
+		if (*p == ',' && *++p == '\0')
+			break;
+	}
+	if (!types) {
+		snprintf(err, len, "give at least one profile type: cpu, wall or offcpu");
+		return -EINVAL;
+	}
+	c->types = types;
 	return 0;
 }

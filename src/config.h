@@ -15,11 +15,19 @@
 #define CONFIG_MAX_OUTPUTS 8
 #define CONFIG_MAX_HEADERS 16
 
+/* The profile types a capture can make (--types). */
+enum profile_type_bit {
+	PROFILE_TYPE_CPU = 1 << 0,
+	PROFILE_TYPE_WALL = 1 << 1,   /* on-CPU and off-CPU time together */
+	PROFILE_TYPE_OFFCPU = 1 << 2, /* off-CPU time alone */
+};
+
 enum output_format {
 	OUTPUT_PPROF = 0, /* .pb.gz */
 	OUTPUT_FOLDED,	  /* .folded */
 	OUTPUT_OTLP_PB,	  /* .otlp.pb: an OTLP ExportProfilesServiceRequest, as sent on the wire */
 	OUTPUT_OTLP_JSON, /* .otlp.json: the same request in OTLP/JSON */
+	OUTPUT_HTML,	  /* .html: a self-contained interactive flame graph page */
 };
 
 struct output {
@@ -34,6 +42,10 @@ struct config {
 	bool all;	/* the whole host */
 	char **command; /* argv after "--", or NULL */
 	bool include_idle;
+	unsigned int types; /* PROFILE_TYPE_* bits; default cpu */
+	uint64_t offcpu_min_ns; /* --offcpu-min-us */
+	uint32_t offcpu_threads; /* threads that may be off the CPU at once */
+	uint32_t offcpu_map_entries; /* distinct off-CPU stacks and keys per drain */
 
 	/* how */
 	double duration_s; /* 0: until Ctrl-C (or the command/targets exit) */
@@ -90,5 +102,7 @@ int config__parse_count(const char *text, size_t min, size_t max, size_t *out, c
 int config__parse_pids(struct config *c, const char *text, char *err, size_t len);
 /* Pick the format from the file name's extension and append to c->outputs. */
 int config__add_output(struct config *c, const char *path, char *err, size_t len);
+/* "cpu,wall,offcpu": sets c->types. */
+int config__parse_types(struct config *c, const char *text, char *err, size_t len);
 
 #endif /* HOSTPROF_CONFIG_H */

@@ -2,6 +2,7 @@
 #include "deliver.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,19 +83,59 @@ fail:
 	return NULL;
 }
 
+/*
+ * pprof and folded files hold one profile type each: with several types, "x.pb.gz" becomes
+ * "x.cpu.pb.gz", "x.wall.pb.gz", ... (the type's name without underscores: off_cpu → offcpu).
+ */
+static int typed_path(const char *path, const char *ext, const struct profile *p, char *out,
+		      size_t len)
+{
+	const char *type = profile__desc(p)->sample_type;
+	size_t stem = strlen(path) - strlen(ext), o;
+	int n = snprintf(out, len, "%.*s.", (int)stem, path);
+
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	o = n;
+	for (; *type && o + 1 < len; type++)
+		if (*type != '_')
+			out[o++] = *type;
+	n = snprintf(out + o, len - o, "%s", ext);
+	return n < 0 || (size_t)n >= len - o ? -ENAMETOOLONG : 0;
+}
+
+static int write_per_type(const struct output *o, const struct profile *const *profiles, size_t n,
+			  const char *ext, int (*write)(const struct profile *, const char *))
+{
+	char path[PATH_MAX];
+	int err = 0;
+
+	if (n == 1)
+		return write(profiles[0], o->path);
+	for (size_t i = 0; i < n && !err; i++) {
+		err = typed_path(o->path, ext, profiles[i], path, sizeof(path));
+		if (!err)
+			err = write(profiles[i], path);
+		if (!err)
+			printf("Wrote %s\n", path);
+	}
+	return err;
+}
+
 static int write_file(const struct deliverer *d, const struct output *o,
 		      const struct profile *const *profiles, size_t n)
 {
-	/* pprof and folded hold one profile type each: the first (cpu). */
 	switch (o->format) {
 	case OUTPUT_PPROF:
-		return enc_pprof__write(profiles[0], o->path);
+		return write_per_type(o, profiles, n, ".pb.gz", enc_pprof__write);
 	case OUTPUT_FOLDED:
-		return enc_folded__write(profiles[0], o->path);
+		return write_per_type(o, profiles, n, ".folded", enc_folded__write);
 	case OUTPUT_OTLP_PB:
 		return enc_otlp__write(profiles, n, &d->opts.otlp_opts, o->path);
 	case OUTPUT_OTLP_JSON:
 		return enc_otlp__write_json(profiles, n, &d->opts.otlp_opts, o->path);
+	case OUTPUT_HTML:
+		return enc_html__write(profiles, n, o->path);
 	}
 	return -EINVAL;
 }
@@ -165,7 +206,12 @@ int deliverer__deliver(struct deliverer *d, const struct profile *const *profile
 			first_err = first_err ? first_err : err;
 			d->files_failed++;
 		} else {
-			printf("Wrote %s\n", d->opts.outputs[i].path);
+			/* Files split by type said their own names. */
+			bool split = n > 1 && (d->opts.outputs[i].format == OUTPUT_PPROF ||
+					       d->opts.outputs[i].format == OUTPUT_FOLDED);
+
+			if (!split)
+				printf("Wrote %s\n", d->opts.outputs[i].path);
 			d->files_written++;
 		}
 	}

@@ -60,7 +60,19 @@ static int render_line(const struct profile *p, const struct profile_sample *s, 
 	/* The model keeps stacks leaf first; folded lines go from the root. */
 	for (size_t i = depth; i-- > 0;) {
 		const struct profile_location *l = profile__location_at(p, stack[i]);
+		size_t nr_lines;
+		const struct profile_line *lines = profile__location_lines(p, stack[i], &nr_lines);
 
+		/* Inlined calls are frames of their own, outermost first as the stack reads. */
+		for (size_t j = nr_lines; j-- > 1;) {
+			const struct profile_function *fn = profile__function_at(p, lines[j].function);
+
+			fputc(';', f);
+			put_escaped(f, profile__string_at(p, fn->name), false);
+			if (l->kind == FRAME_KERNEL)
+				fputs("_[k]", f);
+		}
+		/* The innermost level is the location's own function. */
 		fputc(';', f);
 		put_escaped(f, profile__location_name(p, stack[i]), false);
 		if (l->kind == FRAME_KERNEL)
@@ -91,8 +103,13 @@ int enc_folded__write(const struct profile *p, const char *path)
 	FILE *f = NULL;
 	int err = 0;
 
+	bool per_sample;
+
 	if (!p || !path)
 		return -EINVAL;
+	/* A cpu profile counts samples, as every flame graph tool expects; time profiles (wall,
+	 * off-CPU) count nanoseconds, since their waits differ in length. */
+	per_sample = !strcmp(profile__desc(p)->sample_type, "cpu");
 	/* Sample 0 is the model's zero entry. */
 	nr = profile__nr_samples(p);
 	lines = calloc(nr, sizeof(*lines));
@@ -101,12 +118,12 @@ int enc_folded__write(const struct profile *p, const char *path)
 	for (size_t i = 1; i < nr; i++) {
 		const struct profile_sample *s = profile__sample_at(p, i);
 
-		if (!s->count)
+		if (!(per_sample ? s->count : s->value))
 			continue;
 		err = render_line(p, s, &lines[nr_lines].text);
 		if (err)
 			goto out;
-		lines[nr_lines++].count = s->count;
+		lines[nr_lines++].count = per_sample ? s->count : s->value;
 	}
 	qsort(lines, nr_lines, sizeof(*lines), cmp_line);
 

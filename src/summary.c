@@ -19,6 +19,38 @@ static uint32_t location_name_index(const struct profile *p, uint32_t loc)
 	return l->label;
 }
 
+/*
+ * The functions of one location, innermost first: its inline chain when DWARF gave one (each
+ * level is a function of its own, as in the folded output), else its display name alone.
+ * Returns how many were written (at most max).
+ */
+struct name_at {
+	uint32_t name;
+	uint32_t file;
+	int64_t line;
+};
+
+static size_t location_names(const struct profile *p, uint32_t loc, struct name_at *v, size_t max)
+{
+	size_t n;
+	const struct profile_line *lines = profile__location_lines(p, loc, &n);
+
+	if (!n) {
+		v[0] = (struct name_at){.name = location_name_index(p, loc)};
+		return 1;
+	}
+	if (n > max)
+		n = max;
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_function *f = profile__function_at(p, lines[i].function);
+
+		v[i] = (struct name_at){.name = f->name, .file = f->filename, .line = lines[i].line};
+	}
+	return n;
+}
+
+#define SUMMARY_MAX_LINES 32
+
 int summary__compute(const struct profile *p, struct summary *out)
 {
 	size_t nr_strings = profile__nr_strings(p);
@@ -27,27 +59,41 @@ int summary__compute(const struct profile *p, struct summary *out)
 	/* For each name, the last sample that counted it in `total`: recursion counts once. */
 	size_t *seen_in = calloc(nr_strings, sizeof(*seen_in));
 	signed char *kernel = calloc(nr_strings, 1);
+	/* The first source position seen for each name: a string index and a line. */
+	uint32_t *file = calloc(nr_strings, sizeof(*file));
+	int64_t *line = calloc(nr_strings, sizeof(*line));
 	int err = -ENOMEM;
 
 	memset(out, 0, sizeof(*out));
-	if (!self || !total || !seen_in || !kernel)
+	if (!self || !total || !seen_in || !kernel || !file || !line)
 		goto out;
 	for (size_t i = 1; i < profile__nr_samples(p); i++) { /* 0: the zero entry */
 		const struct profile_sample *s = profile__sample_at(p, i);
 		size_t depth;
 		const uint32_t *locs = profile__stack_at(p, s->stack, &depth);
 
-		out->samples += s->count;
+		out->samples += s->value;
 		for (size_t d = 0; d < depth; d++) {
-			uint32_t name = location_name_index(p, locs[d]);
+			struct name_at names[SUMMARY_MAX_LINES];
+			size_t nr = location_names(p, locs[d], names, SUMMARY_MAX_LINES);
+			int is_kernel = profile__location_at(p, locs[d])->kind == FRAME_KERNEL;
 
-			if (d == 0)
-				self[name] += s->count;
-			if (seen_in[name] != i + 1) {
-				seen_in[name] = i + 1;
-				total[name] += s->count;
+			for (size_t j = 0; j < nr; j++) {
+				uint32_t name = names[j].name;
+
+				/* Self time is the innermost (possibly inlined) function's. */
+				if (d == 0 && j == 0)
+					self[name] += s->value;
+				if (seen_in[name] != i + 1) {
+					seen_in[name] = i + 1;
+					total[name] += s->value;
+				}
+				kernel[name] = is_kernel;
+				if (!file[name] && names[j].file) {
+					file[name] = names[j].file;
+					line[name] = names[j].line;
+				}
 			}
-			kernel[name] = profile__location_at(p, locs[d])->kind == FRAME_KERNEL;
 		}
 	}
 	out->v = calloc(nr_strings, sizeof(*out->v));
@@ -61,6 +107,8 @@ int summary__compute(const struct profile *p, struct summary *out)
 			.self = self[i],
 			.total = total[i],
 			.kernel = kernel[i],
+			.file = file[i] ? profile__string_at(p, file[i]) : NULL,
+			.line = line[i],
 		};
 	}
 	err = 0;
@@ -69,6 +117,8 @@ out:
 	free(total);
 	free(seen_in);
 	free(kernel);
+	free(file);
+	free(line);
 	return err;
 }
 
@@ -110,8 +160,17 @@ static void print_table(const struct summary *s, size_t n, FILE *out, int sort_b
 
 		if (!sort_by_total && !f->self)
 			break;
-		fprintf(out, "  %6.2f%% %6.2f%%  %s%s\n", 100.0 * f->self / all,
+		fprintf(out, "  %6.2f%% %6.2f%%  %s%s", 100.0 * f->self / all,
 			100.0 * f->total / all, f->name, f->kernel ? " [k]" : "");
+		/* The file's base name: the full path is in the profile, the table stays narrow. */
+		if (f->file) {
+			const char *base = strrchr(f->file, '/');
+
+			fprintf(out, "  %s", base ? base + 1 : f->file);
+			if (f->line > 0)
+				fprintf(out, ":%lld", (long long)f->line);
+		}
+		fputc('\n', out);
 	}
 }
 

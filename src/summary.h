@@ -11,15 +11,17 @@
 
 struct function_share {
 	const char *name; /* owned by the profile */
-	int64_t self;	  /* raw samples whose leaf is this function */
-	int64_t total;	  /* raw samples with this function anywhere on the stack */
+	int64_t self;	  /* value (time) of the samples whose leaf is it */
+	int64_t total;	  /* value of the samples with it anywhere on the stack */
 	int kernel;
+	const char *file; /* where it was first seen, from DWARF: owned by the profile; NULL if unknown */
+	int64_t line;	  /* 0 when unknown */
 };
 
 struct summary {
 	struct function_share *v; /* sorted by self, then total, descending */
 	size_t n;
-	int64_t samples; /* raw samples in the profile */
+	int64_t samples; /* the profile's total value */
 };
 
 /* Compute the shares. 0 or -ENOMEM. */

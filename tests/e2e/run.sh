@@ -1015,6 +1015,43 @@ PY
 	fi
 }
 
+# Wall time (--types cpu,wall): a thread computing ~30% and sleeping ~70% of a 100 ms cycle.
+# wall shows compute and the nanosleep path in that ratio (+-5 points), the thread's wall total
+# equals the capture window (+-5%), and cpu holds only the compute part.
+t_wall() {
+	local pid shares window compute sleep_share ratio cpu_compute
+	start_workload sleeper 60
+	pid=$WPID
+	sleep 0.3
+	hp wall profile --pid "$pid" --duration 4 --frequency "$FREQ" --types cpu,wall \
+		-o "$WORK/wall.folded"
+	stop_workload "$pid"
+	if [ "$HP_RC" -ne 0 ]; then
+		fail wall "capture of --types cpu,wall failed: $(hp_failure wall)"
+		return
+	fi
+	if [ ! -s "$WORK/wall.wall.folded" ] || [ ! -s "$WORK/wall.cpu.folded" ]; then
+		fail wall "expected wall.cpu.folded and wall.wall.folded, got: $(ls "$WORK" | grep '^wall' | tr '\n' ' ')"
+		return
+	fi
+	window=$(sed -nE 's/^Captured ([0-9.]+) s .*/\1/p' "$WORK/wall.out")
+	shares=$(awk -v w="$window" '
+		FILENAME ~ /wall.wall/ { t += $NF; if ($0 ~ /;compute/) c += $NF; if ($0 ~ /nanosleep/) s += $NF }
+		FILENAME ~ /wall.cpu/ { ct += $NF; if ($0 ~ /;compute/) cc += $NF }
+		END { printf "%.1f %.1f %.3f %.1f", 100 * c / t, 100 * s / t, t / 1e9 / w, 100 * cc / ct }' \
+		"$WORK/wall.wall.folded" "$WORK/wall.cpu.folded")
+	read -r compute sleep_share ratio cpu_compute <<<"$shares"
+	if awk -v c="$compute" -v s="$sleep_share" 'BEGIN { exit !(c < 25 || c > 35 || s < 65 || s > 75) }'; then
+		fail wall "wall shares compute $compute% and sleep $sleep_share%, expected 30 and 70 +-5"
+	elif awk -v r="$ratio" 'BEGIN { exit !(r < 0.95 || r > 1.05) }'; then
+		fail wall "the thread's wall total is $ratio of the $window s window, expected 1 +-5%"
+	elif awk -v c="$cpu_compute" 'BEGIN { exit !(c < 95) }'; then
+		fail wall "cpu has only $cpu_compute% of its samples in compute, expected nearly all"
+	else
+		pass wall "wall: compute $compute%, nanosleep path $sleep_share% (30/70 +-5); wall total = $ratio x the $window s window; cpu: $cpu_compute% in compute"
+	fi
+}
+
 # --- run -----------------------------------------------------------------------------------------
 
 # The whole run is one function, called on the last line: bash has then read the entire file
@@ -1029,7 +1066,7 @@ main() {
 		capture_ratio
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
-		lib_resolved kernel_frames multi_pid map_full include_idle otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture command_mode threads \
+		lib_resolved kernel_frames multi_pid map_full include_idle wall otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture command_mode threads \
 		bad_pid bad_flags help_version not_root; do
 		wanted "$t" && "t_$t"
 	done

@@ -56,11 +56,11 @@ static void test_batch(size_t cache_cap)
 
 	CHECK(sample_batch__add(&batch, &s1, user, kern) == 0, "add");
 	CHECK(sample_batch__add(&batch, &s2, user, kern) == 0, "add");
-	CHECK(builder__add_batch(b, &batch, d.period) == 0, "first batch");
+	CHECK(builder__add_batch(b, &batch, BATCH_CPU, d.period) == 0, "first batch");
 	/* A second drain with the first sample's stack again: merged into the same sample. */
 	sample_batch__reset(&batch);
 	CHECK(sample_batch__add(&batch, &s3, user, kern) == 0, "add");
-	CHECK(builder__add_batch(b, &batch, d.period) == 0, "second batch");
+	CHECK(builder__add_batch(b, &batch, BATCH_CPU, d.period) == 0, "second batch");
 
 	/* Samples: index 0 is the zero entry; tid 1 (5 + 2) and tid 2 (7). */
 	CHECK_U64(profile__nr_samples(p), 3);

@@ -77,8 +77,12 @@ static void test_outputs(void)
 	CHECK(config__add_output(&c, "x.json", err, sizeof(err)) == -EINVAL, "x.json accepted");
 	CHECK(config__add_output(&c, "x.txt", err, sizeof(err)) == -EINVAL, "x.txt accepted");
 	CHECK(strstr(err, ".pb.gz") && strstr(err, ".folded"), "message: %s", err);
+	CHECK(strstr(err, ".html") != NULL, "message lists .html: %s", err);
+	CHECK(config__add_output(&c, "flame.html", err, sizeof(err)) == 0, "%s", err);
+	CHECK(c.nr_outputs == 5 && c.outputs[4].format == OUTPUT_HTML, "html format %d",
+	      c.outputs[4].format);
 	CHECK(config__add_output(&c, ".pb.gz", err, sizeof(err)) == -EINVAL, "bare .pb.gz");
-	CHECK_U64(c.nr_outputs, 4);
+	CHECK_U64(c.nr_outputs, 5);
 }
 
 static void test_count(void)
@@ -91,8 +95,26 @@ static void test_count(void)
 	CHECK(config__parse_count("+5", 1, 1000, &n, err, sizeof(err)) == -EINVAL, "+5 accepted");
 }
 
+static void test_types(void)
+{
+	struct config c;
+	char err[256];
+
+	config__defaults(&c);
+	CHECK(c.types == PROFILE_TYPE_CPU, "default types %u", c.types);
+	CHECK(config__parse_types(&c, "wall,cpu", err, sizeof(err)) == 0, "%s", err);
+	CHECK(c.types == (PROFILE_TYPE_CPU | PROFILE_TYPE_WALL), "types %u", c.types);
+	CHECK(config__parse_types(&c, "offcpu", err, sizeof(err)) == 0, "%s", err);
+	CHECK(c.types == PROFILE_TYPE_OFFCPU, "types %u", c.types);
+	CHECK(config__parse_types(&c, "cpu,heap", err, sizeof(err)) == -EINVAL, "heap accepted");
+	CHECK(strstr(err, "'heap'") != NULL, "message: %s", err);
+	CHECK(config__parse_types(&c, "", err, sizeof(err)) == -EINVAL, "empty accepted");
+	CHECK(c.types == PROFILE_TYPE_OFFCPU, "a bad list changed the types: %u", c.types);
+}
+
 int main(void)
 {
+	test_types();
 	test_duration();
 	test_frequency();
 	test_pids();

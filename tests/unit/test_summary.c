@@ -50,18 +50,18 @@ int main(void)
 	profile__add_sample(p, profile__stack(p, s3, 3), &lab, 10, 1);
 
 	CHECK(summary__compute(p, &s) == 0, "compute failed");
-	CHECK_U64(s.samples, 10);
+	CHECK_U64(s.samples, 100); /* the total value, not the sample count */
 	f = find(&s, "main");
-	CHECK(f && f->self == 0 && f->total == 10, "main self %ld total %ld",
+	CHECK(f && f->self == 0 && f->total == 100, "main self %ld total %ld",
 	      f ? (long)f->self : -1, f ? (long)f->total : -1);
 	f = find(&s, "work");
-	CHECK(f && f->self == 6 && f->total == 7, "work self %ld total %ld", f ? (long)f->self : -1,
+	CHECK(f && f->self == 60 && f->total == 70, "work self %ld total %ld", f ? (long)f->self : -1,
 	      f ? (long)f->total : -1);
 	f = find(&s, "rec");
-	CHECK(f && f->self == 3 && f->total == 3, "rec counted once per sample: self %ld total %ld",
+	CHECK(f && f->self == 30 && f->total == 30, "rec counted once per sample: self %ld total %ld",
 	      f ? (long)f->self : -1, f ? (long)f->total : -1);
 	f = find(&s, "sys_write");
-	CHECK(f && f->self == 1 && f->kernel, "kernel frame: self %ld kernel %d",
+	CHECK(f && f->self == 10 && f->kernel, "kernel frame: self %ld kernel %d",
 	      f ? (long)f->self : -1, f ? f->kernel : -1);
 
 	/* The printed table: sorted by self, percentages of all samples. */

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Off-CPU time: on sched_switch, a thread of interest leaving the CPU records when, why (its task
+ * state) and where (its kernel and user stacks); when it runs again, the time it was away is added
+ * to that stack in the kernel, per {process, thread, stack, state}.
+ *
+ * The stack is taken at switch-out (the thread is current then) but the time is only known at
+ * switch-in, which may come after userspace has drained and cleared the maps. So the stack travels
+ * as raw addresses in the thread's start record, and is aggregated under a hash of those
+ * addresses. Counts and stacks are double-buffered like the CPU sampler's (see cpu.bpf.c).
+ *
+ * Two entry points with one body: tp_btf (typed arguments) and raw_tp for kernels without it;
+ * userspace loads one, chosen by probing.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "hostprof_abi.h"
+
+#define EEXIST 17
+#define TASK_RUNNING 0x0
+#define TASK_INTERRUPTIBLE 0x1
+#define TASK_UNINTERRUPTIBLE 0x2
+
+const volatile bool filter_pids = false;
+const volatile __u64 min_block_ns = 0;
+
+volatile __u32 active_buffer = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} target_pids SEC(".maps");
+
+/* Threads that are off the CPU right now; max_entries set by userspace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct hp_offcpu_start);
+} offcpu_start SEC(".maps");
+
+/* A zeroed record to create start entries from: too large for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct hp_offcpu_start);
+} zero_start SEC(".maps");
+
+#define OFFCPU_STACKS(name)                                                                        \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
+		__uint(max_entries, 16384);                                                        \
+		__type(key, __u64);                                                                \
+		__type(value, struct hp_raw_stack);                                                \
+	} name SEC(".maps")
+
+#define OFFCPU_COUNTS(name)                                                                        \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
+		__uint(max_entries, 16384);                                                        \
+		__type(key, struct hp_offcpu_key);                                                 \
+		__type(value, struct hp_offcpu_value);                                             \
+	} name SEC(".maps")
+
+OFFCPU_STACKS(offcpu_stacks_0);
+OFFCPU_STACKS(offcpu_stacks_1);
+OFFCPU_COUNTS(offcpu_counts_0);
+OFFCPU_COUNTS(offcpu_counts_1);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, HP_LOSS__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} losses SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, HP_STAT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+/* Kernels before 5.14 (commit 2f064a59a11f) call the state field `state`. */
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline void bump(void *map, __u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(map, &idx);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline bool interesting(__u32 tgid, __u32 tid)
+{
+	if (tid == 0) /* the idle task is never off the CPU in any useful sense */
+		return false;
+	return !filter_pids || bpf_map_lookup_elem(&target_pids, &tgid);
+}
+
+static __always_inline __u32 classify(struct task_struct *prev, bool preempt)
+{
+	long state;
+
+	if (bpf_core_field_exists(prev->__state))
+		state = BPF_CORE_READ(prev, __state);
+	else
+		state = BPF_CORE_READ((struct task_struct___pre514 *)prev, state);
+	if (preempt || state == TASK_RUNNING)
+		return HP_STATE_PREEMPTED;
+	if (state & TASK_INTERRUPTIBLE)
+		return HP_STATE_SLEEPING;
+	if (state & TASK_UNINTERRUPTIBLE)
+		return BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait) ? HP_STATE_IO
+								      : HP_STATE_BLOCKED;
+	return HP_STATE_OTHER;
+}
+
+/* The thread leaving the CPU is current: its stacks can be read now. */
+static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt)
+{
+	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid), zero = 0;
+	struct hp_offcpu_start *start, *tmpl;
+	long n;
+
+	if (!interesting(tgid, tid))
+		return;
+	start = bpf_map_lookup_elem(&offcpu_start, &tid);
+	if (!start) {
+		tmpl = bpf_map_lookup_elem(&zero_start, &zero);
+		if (!tmpl)
+			return;
+		/* -EEXIST is a race with ourselves on another CPU and harmless; anything else
+		 * means the map is full. */
+		n = bpf_map_update_elem(&offcpu_start, &tid, tmpl, BPF_NOEXIST);
+		if (n && n != -EEXIST) {
+			bump(&losses, HP_LOSS_OFFCPU_START_FULL);
+			return;
+		}
+		start = bpf_map_lookup_elem(&offcpu_start, &tid);
+		if (!start)
+			return;
+	}
+	start->ts = bpf_ktime_get_ns();
+	start->state = classify(prev, preempt);
+	n = bpf_get_stack(ctx, start->stack.kern, sizeof(start->stack.kern), 0);
+	start->stack.nr_kern = n > 0 ? n / sizeof(__u64) : 0;
+	n = 0;
+	if (BPF_CORE_READ(prev, mm))
+		n = bpf_get_stack(ctx, start->stack.user, sizeof(start->stack.user),
+				  BPF_F_USER_STACK);
+	start->stack.nr_user = n > 0 ? n / sizeof(__u64) : 0;
+}
+
+static __always_inline __u64 hash_stack(const struct hp_raw_stack *s)
+{
+	__u64 h = 0xcbf29ce484222325ULL ^ ((__u64)s->nr_user << 32 | s->nr_kern);
+
+	for (int i = 0; i < HP_OFFCPU_USER_DEPTH; i++) {
+		if (i >= s->nr_user)
+			break;
+		h = (h ^ s->user[i]) * 0x100000001b3ULL;
+	}
+	for (int i = 0; i < HP_OFFCPU_KERN_DEPTH; i++) {
+		if (i >= s->nr_kern)
+			break;
+		h = (h ^ s->kern[i]) * 0x100000001b3ULL;
+	}
+	return h ^ (h >> 29);
+}
+
+static __always_inline void account(struct task_struct *next, struct hp_offcpu_start *start,
+				    __u64 delta, void *stacks, void *counts)
+{
+	struct hp_offcpu_key key = {
+		.pid = BPF_CORE_READ(next, tgid),
+		.tid = BPF_CORE_READ(next, pid),
+		.state = start->state,
+	};
+	struct hp_offcpu_value *val, init = {.ns = delta, .count = 1};
+	long err;
+
+	key.stack_hash = hash_stack(&start->stack);
+	err = bpf_map_update_elem(stacks, &key.stack_hash, &start->stack, BPF_NOEXIST);
+	if (err && err != -EEXIST)
+		bump(&losses, HP_LOSS_OFFCPU_STACKS_FULL);
+	val = bpf_map_lookup_elem(counts, &key);
+	if (val) {
+		__sync_fetch_and_add(&val->ns, delta);
+		__sync_fetch_and_add(&val->count, 1);
+		return;
+	}
+	BPF_CORE_READ_STR_INTO(&init.thread_name, next, comm);
+	BPF_CORE_READ_STR_INTO(&init.process_name, next, group_leader, comm);
+	err = bpf_map_update_elem(counts, &key, &init, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		val = bpf_map_lookup_elem(counts, &key);
+		if (val) {
+			__sync_fetch_and_add(&val->ns, delta);
+			__sync_fetch_and_add(&val->count, 1);
+			err = 0;
+		}
+	}
+	if (err)
+		bump(&losses, HP_LOSS_OFFCPU_COUNTS_FULL);
+}
+
+/* The thread about to run was off the CPU since its start record: account the time. */
+static __always_inline void switch_in(struct task_struct *next)
+{
+	__u32 tid = BPF_CORE_READ(next, pid), tgid = BPF_CORE_READ(next, tgid);
+	struct hp_offcpu_start *start;
+	__u64 delta;
+
+	if (!interesting(tgid, tid))
+		return;
+	start = bpf_map_lookup_elem(&offcpu_start, &tid);
+	if (!start || !start->ts)
+		return;
+	delta = bpf_ktime_get_ns() - start->ts;
+	start->ts = 0;
+	if (delta < min_block_ns)
+		return;
+	bump(&stats, HP_STAT_OFFCPU_EVENTS);
+	if (active_buffer == 0)
+		account(next, start, delta, &offcpu_stacks_0, &offcpu_counts_0);
+	else
+		account(next, start, delta, &offcpu_stacks_1, &offcpu_counts_1);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(hp_offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	switch_out(ctx, prev, preempt);
+	switch_in(next);
+	return 0;
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(hp_offcpu_switch_raw, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	switch_out(ctx, prev, preempt);
+	switch_in(next);
+	return 0;
+}
+
+/* A thread that exits while off the CPU leaves a start record behind: drop it. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(hp_offcpu_exit, struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+
+	bpf_map_delete_elem(&offcpu_start, &tid);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(hp_offcpu_exit_raw, struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+
+	bpf_map_delete_elem(&offcpu_start, &tid);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
