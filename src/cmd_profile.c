@@ -61,6 +61,10 @@ static void print_help(FILE *out)
 		"command\n"
 		"                          exits, or every --pid target has exited)\n"
 		"  -F, --frequency HZ      samples per second per CPU (default 99; 1 to 10000)\n"
+		"  -t, --types LIST        cpu (default), wall (on- plus off-CPU time) and offcpu\n"
+		"                          (time off the CPU, with thread.state), e.g. cpu,wall;\n"
+		"                          pprof and folded files get one file per type\n"
+		"      --offcpu-min-us N   ignore off-CPU waits shorter than N microseconds\n"
 		"  -o, --output FILE       write the profile to FILE; the extension picks the "
 		"format:\n"
 		"                            .pb.gz   pprof (open with: go tool pprof -http=: "
@@ -148,7 +152,6 @@ enum {
 	OPT_PYROSCOPE_API,
 	OPT_PYROSCOPE_HEADER,
 	OPT_EXPORT_DEADLINE,
-	OPT_TYPES,
 	OPT_OFFCPU_MIN_US,
 };
 
@@ -209,7 +212,7 @@ static int parse_args(int argc, char **argv, struct config *c)
 		{"pyroscope-api", required_argument, NULL, OPT_PYROSCOPE_API},
 		{"pyroscope-header", required_argument, NULL, OPT_PYROSCOPE_HEADER},
 		{"export-deadline", required_argument, NULL, OPT_EXPORT_DEADLINE},
-		{"types", required_argument, NULL, OPT_TYPES},
+		{"types", required_argument, NULL, 't'},
 		{"offcpu-min-us", required_argument, NULL, OPT_OFFCPU_MIN_US},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
@@ -222,7 +225,7 @@ static int parse_args(int argc, char **argv, struct config *c)
 	opterr = 0;
 	optind = 1;
 	/* '+': stop at the first non-option, so that everything after "--" is the command. */
-	while ((opt = getopt_long(argc, argv, "+:p:ad:F:o:qvh", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:p:ad:F:o:t:qvh", options, NULL)) != -1) {
 		int rc = 0;
 
 		switch (opt) {
@@ -311,7 +314,7 @@ static int parse_args(int argc, char **argv, struct config *c)
 				rc = -EINVAL;
 			}
 			break;
-		case OPT_TYPES:
+		case 't':
 			rc = config__parse_types(c, optarg, err, sizeof(err));
 			break;
 		case OPT_OFFCPU_MIN_US: {
