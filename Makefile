@@ -32,7 +32,7 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 $(WARNINGS) -MMD -MP -D_GNU_SOURCE \
 	-DHOSTPROF_VERSION='"$(VERSION)"' -DHOSTPROF_GIT_REV='"$(GIT_REV)"' \
 	-Iinclude -Isrc -I$(OUTPUT) -I$(OUTPUT)/proto
-LDLIBS += -lbpf -ldw -lelf -lz -lprotobuf-c -lcurl -lcrypto -lpthread
+LDLIBS += -lbpf -ldw -lelf -lz -lprotobuf-c -lcurl -lcrypto -lpthread -liberty
 EXTRA_CFLAGS ?=
 EXTRA_LDFLAGS ?=
 

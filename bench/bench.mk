@@ -7,9 +7,9 @@
 BENCH_SRCS := $(wildcard bench/bench_*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
 
-.PHONY: bench bench-otlp
+.PHONY: bench bench-otlp bench-html
 
-bench: bench-otlp
+bench: bench-otlp bench-html
 
 $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
@@ -23,5 +23,11 @@ $(OUTPUT)/bench/bench_%: bench/bench_%.c $(OUTPUT)/libhostprof.a | $(OUTPUT)/ben
 bench-otlp: $(OUTPUT)/bench/bench_otlp
 	$(Q)$< > $(OUTPUT)/bench/otlp.txt.tmp && mv $(OUTPUT)/bench/otlp.txt.tmp $(OUTPUT)/bench/otlp.txt
 	$(Q)cat $(OUTPUT)/bench/otlp.txt
+
+# The HTML flame graph of a synthetic 100k-distinct-stack profile: `hostprof render` time, page
+# size, load + first render time in headless Chromium (installed if missing), and a screenshot
+# in $(OUTPUT)/bench/html-100000.png. Report: $(OUTPUT)/bench/html.txt.
+bench-html: $(OUTPUT)/hostprof | $(OUTPUT)/bench
+	$(Q)bench/bench_html.sh $(OUTPUT)/hostprof $(OUTPUT)/bench
 
 -include $(wildcard $(OUTPUT)/bench/*.d)

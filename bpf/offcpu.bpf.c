@@ -245,8 +245,7 @@ int BPF_PROG(hp_offcpu_switch, bool preempt, struct task_struct *prev, struct ta
 }
 
 SEC("raw_tp/sched_switch")
-int BPF_PROG(hp_offcpu_switch_raw, bool preempt, struct task_struct *prev,
-	     struct task_struct *next)
+int BPF_PROG(hp_offcpu_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	switch_out(ctx, prev, preempt);
 	switch_in(next);

@@ -42,10 +42,12 @@ enum hp_loss {
 	HP_LOSS_KERN_STACK_MAP_FULL,
 	HP_LOSS_KERN_STACK_COLLISION,
 	HP_LOSS_KERN_STACK_MISSING,
-	HP_LOSS_COUNTS_MAP_FULL, /* the aggregation map had no room: the whole sample is lost */
+	HP_LOSS_COUNTS_MAP_FULL,   /* the aggregation map had no room: the whole sample is lost */
 	HP_LOSS_OFFCPU_START_FULL, /* no room to remember a thread's switch-out: its wait is lost */
 	HP_LOSS_OFFCPU_COUNTS_FULL, /* an off-CPU wait had no room in the aggregation: lost */
 	HP_LOSS_OFFCPU_STACKS_FULL, /* the stack of an off-CPU wait had no room: kept without it */
+	HP_LOSS_LOCK_START_FULL,  /* no room to remember a thread's wait begin: the wait is lost */
+	HP_LOSS_LOCK_COUNTS_FULL, /* a lock wait had no room in the aggregation: lost */
 	HP_LOSS__COUNT,
 };
 
@@ -54,6 +56,7 @@ enum hp_stat {
 	HP_STAT_SAMPLES_SEEN = 0, /* every perf event that passed the filter */
 	HP_STAT_SAMPLES_RECORDED, /* of those, added to a counts map */
 	HP_STAT_OFFCPU_EVENTS,	  /* off-CPU waits of interest that ended (switch-ins) */
+	HP_STAT_LOCK_EVENTS,	  /* lock waits of interest that ended */
 	HP_STAT__COUNT,
 };
 
@@ -85,7 +88,7 @@ struct hp_raw_stack {
 
 /* Per thread, while it is off the CPU. */
 struct hp_offcpu_start {
-	__u64 ts; /* bpf_ktime_get_ns() at switch-out; 0 when the thread is on a CPU */
+	__u64 ts;    /* bpf_ktime_get_ns() at switch-out; 0 when the thread is on a CPU */
 	__u32 state; /* enum hp_thread_state */
 	__u32 pad;
 	struct hp_raw_stack stack;
@@ -100,12 +103,55 @@ struct hp_offcpu_key {
 };
 
 struct hp_offcpu_value {
-	__u64 ns; /* total off-CPU time */
+	__u64 ns;    /* total off-CPU time */
 	__u64 count; /* number of switch-outs */
 	char thread_name[HP_COMM_LEN];
 	char process_name[HP_COMM_LEN];
 };
 
+/*
+ * Lock contention: kernel locks (lock:contention_begin/end) and user-space waits on futexes (the
+ * futex, futex_wait and futex_waitv syscalls). The wait is timed from begin (syscall entry) to end
+ * (exit) in the waiter's own context, so its stacks are taken at the end, like the CPU sampler's.
+ */
+enum hp_wait_kind {
+	HP_WAIT_FUTEX = 0,     /* FUTEX_WAIT: glibc's mutex and lowlevellock slow paths */
+	HP_WAIT_FUTEX_BITSET,  /* FUTEX_WAIT_BITSET: condition variables, semaphores, timed waits */
+	HP_WAIT_FUTEX_LOCK_PI, /* FUTEX_LOCK_PI/PI2: priority-inheritance mutexes */
+	HP_WAIT_FUTEX_REQUEUE_PI, /* FUTEX_WAIT_REQUEUE_PI: condvars over PI mutexes */
+	HP_WAIT_FUTEX_WAITV,	  /* futex_waitv(2): waits on several futexes */
+	HP_WAIT_FUTEX2,		  /* futex_wait(2), Linux 6.7+ */
+	HP_WAIT_KERNEL_SPINLOCK,
+	HP_WAIT_KERNEL_MUTEX,
+	HP_WAIT_KERNEL_RWSEM_READ,
+	HP_WAIT_KERNEL_RWSEM_WRITE,
+	HP_WAIT_KERNEL_RWLOCK_READ,
+	HP_WAIT_KERNEL_RWLOCK_WRITE,
+	HP_WAIT_KERNEL_RTMUTEX,
+	HP_WAIT_KERNEL_PERCPU_RWSEM,
+	HP_WAIT_KERNEL_OTHER,
+	HP_WAIT__COUNT,
+};
+
+struct hp_lock_key {
+	__u32 pid;
+	__u32 tid;
+	__s32 user_stack_id;
+	__s32 kern_stack_id;
+	__u32 kind; /* enum hp_wait_kind */
+	__u32 pad;
+	__u64 addr; /* the futex's user address, or the kernel lock's */
+};
+
+struct hp_lock_value {
+	__u64 ns;    /* total wait */
+	__u64 count; /* contended acquisitions (waits) */
+	char thread_name[HP_COMM_LEN];
+	char process_name[HP_COMM_LEN];
+};
+
+_Static_assert(sizeof(struct hp_lock_key) == 32, "hp_lock_key layout");
+_Static_assert(sizeof(struct hp_lock_value) == 48, "hp_lock_value layout");
 _Static_assert(sizeof(struct hp_sample_key) == 16, "hp_sample_key layout");
 _Static_assert(sizeof(struct hp_raw_stack) == 8 + 8 * (HP_OFFCPU_USER_DEPTH + HP_OFFCPU_KERN_DEPTH),
 	       "hp_raw_stack layout");

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 build_pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
-	protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev libssl-dev pkg-config)
+	protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev libssl-dev pkg-config libiberty-dev)
 # go tool pprof decodes our pprof output independently; protoc decodes protobuf by schema.
 # openssl makes the gRPC test receiver's TLS certificate.
 test_pkgs=(golang-go protobuf-compiler python3 clang-format cppcheck binutils openssl)

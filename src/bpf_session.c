@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bpf/cpu.skel.h"
+#include "bpf/lock.skel.h"
 #include "bpf/offcpu.skel.h"
 #include "log.h"
 
@@ -31,6 +32,9 @@
 struct bpf_session {
 	struct cpu_bpf *skel;
 	struct offcpu_bpf *offcpu; /* NULL unless opts.offcpu */
+	struct lock_bpf *lock;	   /* NULL unless opts.lock */
+	struct bpf_link *lock_links[4];
+	struct hp_lock_key *lock_keys; /* drain scratch: counts_map_entries keys */
 	struct bpf_link *offcpu_links[2];
 	struct hp_offcpu_key *offcpu_keys; /* drain scratch: offcpu_map_entries keys */
 	uint64_t *offcpu_hashes;	   /* drain scratch: offcpu_map_entries stack hashes */
@@ -153,10 +157,44 @@ static int offcpu_open(struct bpf_session *s, const struct bpf_session_opts *opt
 			return 0;
 		}
 		offcpu_bpf__destroy(s->offcpu);
+		for (int i = 0; i < 4; i++)
+			bpf_link__destroy(s->lock_links[i]);
+		lock_bpf__destroy(s->lock);
+		free(s->lock_keys);
 		s->offcpu = NULL;
 	}
 	log_error("BPF object 'offcpu': load failed: %s; wall and off-CPU profiles are off",
 		  strerror(-err));
+	return err;
+}
+
+/* The contention programs share the cpu sampler's map sizes: stacks and keys per drain. */
+static int lock_open(struct bpf_session *s, const struct bpf_session_opts *opts)
+{
+	struct bpf_map *sized[4];
+	int err = 0;
+
+	s->lock_keys = calloc(s->max_keys, sizeof(*s->lock_keys));
+	if (!s->lock_keys)
+		return -ENOMEM;
+	s->lock = lock_bpf__open();
+	if (!s->lock)
+		return -errno;
+	sized[0] = s->lock->maps.lock_stacks_0;
+	sized[1] = s->lock->maps.lock_stacks_1;
+	sized[2] = s->lock->maps.lock_counts_0;
+	sized[3] = s->lock->maps.lock_counts_1;
+	for (int i = 0; i < 4 && !err; i++)
+		err = bpf_map__set_max_entries(sized[i], i < 2 ? opts->stack_map_entries
+							       : opts->counts_map_entries);
+	s->lock->rodata->filter_pids = opts->filter_pids;
+	s->lock->rodata->min_wait_ns = opts->lock_min_ns;
+	if (!err)
+		err = lock_bpf__load(s->lock);
+	if (err)
+		log_error("BPF object 'lock': load failed: %s (lock:contention_* and "
+			  "raw_syscalls need BTF for tp_btf)",
+			  strerror(-err));
 	return err;
 }
 
@@ -206,6 +244,11 @@ struct bpf_session *bpf_session__new(const struct bpf_session_opts *opts)
 		if (err)
 			goto fail;
 	}
+	if (opts->lock) {
+		err = lock_open(s, opts);
+		if (err)
+			goto fail;
+	}
 	return s;
 fail:
 	bpf_session__delete(s);
@@ -223,6 +266,10 @@ void bpf_session__delete(struct bpf_session *s)
 	for (int i = 0; i < 2; i++)
 		bpf_link__destroy(s->offcpu_links[i]);
 	offcpu_bpf__destroy(s->offcpu);
+	for (int i = 0; i < 4; i++)
+		bpf_link__destroy(s->lock_links[i]);
+	lock_bpf__destroy(s->lock);
+	free(s->lock_keys);
 	free(s->offcpu_keys);
 	free(s->offcpu_hashes);
 	cpu_bpf__destroy(s->skel);
@@ -242,6 +289,9 @@ int bpf_session__add_pid(struct bpf_session *s, pid_t pid)
 		return -errno;
 	if (s->offcpu && bpf_map__update_elem(s->offcpu->maps.target_pids, &key, sizeof(key), &one,
 					      sizeof(one), BPF_ANY))
+		return -errno;
+	if (s->lock && bpf_map__update_elem(s->lock->maps.target_pids, &key, sizeof(key), &one,
+					    sizeof(one), BPF_ANY))
 		return -errno;
 	return 0;
 }
@@ -324,8 +374,27 @@ static int offcpu_attach(struct bpf_session *s)
 		if (!s->offcpu_links[i]) {
 			int err = -errno;
 
-			log_error("BPF program '%s': attach failed: %s", bpf_program__name(progs[i]),
-				  strerror(-err));
+			log_error("BPF program '%s': attach failed: %s",
+				  bpf_program__name(progs[i]), strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int lock_attach(struct bpf_session *s)
+{
+	struct bpf_program *progs[] = {
+		s->lock->progs.hp_lock_sys_enter, s->lock->progs.hp_lock_sys_exit,
+		s->lock->progs.hp_lock_contention_begin, s->lock->progs.hp_lock_contention_end};
+
+	for (int i = 0; i < 4; i++) {
+		s->lock_links[i] = bpf_program__attach(progs[i]);
+		if (!s->lock_links[i]) {
+			int err = -errno;
+
+			log_error("BPF program '%s': attach failed: %s",
+				  bpf_program__name(progs[i]), strerror(-err));
 			return err;
 		}
 	}
@@ -385,6 +454,8 @@ int bpf_session__attach(struct bpf_session *s, uint32_t frequency_hz)
 		log_error("no online CPU accepted a cpu-clock perf event");
 	if (!err && s->offcpu)
 		err = offcpu_attach(s);
+	if (!err && s->lock)
+		err = lock_attach(s);
 out:
 	free(online);
 	return err;
@@ -401,6 +472,10 @@ void bpf_session__detach(struct bpf_session *s)
 	for (int i = 0; i < 2; i++) {
 		bpf_link__destroy(s->offcpu_links[i]);
 		s->offcpu_links[i] = NULL;
+	}
+	for (int i = 0; i < 4; i++) {
+		bpf_link__destroy(s->lock_links[i]);
+		s->lock_links[i] = NULL;
 	}
 }
 
@@ -461,8 +536,10 @@ static void clear_stack_map(struct bpf_session *s, int fd)
 /* Drain and clear one buffer set of the off-CPU maps; fn NULL only clears. */
 static int drain_offcpu(struct bpf_session *s, uint32_t buf, drain_offcpu_fn fn, void *ctx)
 {
-	struct bpf_map *counts[] = {s->offcpu->maps.offcpu_counts_0, s->offcpu->maps.offcpu_counts_1};
-	struct bpf_map *stacks[] = {s->offcpu->maps.offcpu_stacks_0, s->offcpu->maps.offcpu_stacks_1};
+	struct bpf_map *counts[] = {s->offcpu->maps.offcpu_counts_0,
+				    s->offcpu->maps.offcpu_counts_1};
+	struct bpf_map *stacks[] = {s->offcpu->maps.offcpu_stacks_0,
+				    s->offcpu->maps.offcpu_stacks_1};
 	int counts_fd = bpf_map__fd(counts[buf]), stacks_fd = bpf_map__fd(stacks[buf]);
 	struct hp_offcpu_key *prev = NULL;
 	struct hp_raw_stack stack;
@@ -548,7 +625,44 @@ int bpf_session__drain_pending_offcpu(struct bpf_session *s, drain_offcpu_fn fn,
 	return ret ? ret : n;
 }
 
-int bpf_session__drain(struct bpf_session *s, drain_fn fn, drain_offcpu_fn offcpu_fn, void *ctx)
+/* Drain and clear one buffer set of the lock maps; fn NULL only clears. */
+static int drain_lock(struct bpf_session *s, uint32_t buf, drain_lock_fn fn, void *ctx)
+{
+	struct bpf_map *counts[] = {s->lock->maps.lock_counts_0, s->lock->maps.lock_counts_1};
+	struct bpf_map *stacks[] = {s->lock->maps.lock_stacks_0, s->lock->maps.lock_stacks_1};
+	int counts_fd = bpf_map__fd(counts[buf]), stacks_fd = bpf_map__fd(stacks[buf]);
+	struct hp_lock_key *prev = NULL;
+	uint32_t n = 0;
+	bool gone;
+	int ret = 0;
+
+	while (n < s->max_keys && bpf_map_get_next_key(counts_fd, prev, &s->lock_keys[n]) == 0) {
+		prev = &s->lock_keys[n];
+		n++;
+	}
+	for (uint32_t i = 0; i < n && fn && !ret; i++) {
+		struct hp_lock_value value;
+		struct drained_lock e = {
+			.key = &s->lock_keys[i],
+			.value = &value,
+			.user_ips = s->stack_buf,
+			.kern_ips = s->stack_buf + HP_MAX_STACK_DEPTH,
+		};
+
+		if (bpf_map_lookup_elem(counts_fd, &s->lock_keys[i], &value))
+			continue;
+		e.nr_user = read_stack(stacks_fd, e.key->user_stack_id, s->stack_buf, &gone);
+		e.nr_kern = read_stack(stacks_fd, e.key->kern_stack_id,
+				       s->stack_buf + HP_MAX_STACK_DEPTH, &gone);
+		ret = fn(&e, ctx);
+	}
+	for (uint32_t i = 0; i < n; i++)
+		bpf_map_delete_elem(counts_fd, &s->lock_keys[i]);
+	clear_stack_map(s, stacks_fd);
+	return ret ? ret : (int)n;
+}
+
+int bpf_session__drain(struct bpf_session *s, const struct drain_fns *fns, void *ctx)
 {
 	struct bpf_map *stacks_maps[] = {s->skel->maps.stacks_0, s->skel->maps.stacks_1};
 	struct bpf_map *counts_maps[] = {s->skel->maps.counts_0, s->skel->maps.counts_1};
@@ -560,6 +674,8 @@ int bpf_session__drain(struct bpf_session *s, drain_fn fn, drain_offcpu_fn offcp
 	__atomic_store_n(&s->skel->bss->active_buffer, s->active, __ATOMIC_SEQ_CST);
 	if (s->offcpu)
 		__atomic_store_n(&s->offcpu->bss->active_buffer, s->active, __ATOMIC_SEQ_CST);
+	if (s->lock)
+		__atomic_store_n(&s->lock->bss->active_buffer, s->active, __ATOMIC_SEQ_CST);
 	wait_for_inflight_programs();
 
 	counts_fd = bpf_map__fd(counts_maps[old]);
@@ -584,14 +700,22 @@ int bpf_session__drain(struct bpf_session *s, drain_fn fn, drain_offcpu_fn offcp
 				       &e.user_stack_gone);
 		e.nr_kern = read_stack(stacks_fd, s->keys[i].kern_stack_id,
 				       s->stack_buf + HP_MAX_STACK_DEPTH, &e.kern_stack_gone);
-		ret = fn(&e, ctx);
+		ret = fns->cpu ? fns->cpu(&e, ctx) : 0;
 	}
 
 	for (uint32_t i = 0; i < n; i++)
 		bpf_map_delete_elem(counts_fd, &s->keys[i]);
 	clear_stack_map(s, stacks_fd);
 	if (s->offcpu) {
-		int m = drain_offcpu(s, old, ret ? NULL : offcpu_fn, ctx);
+		int m = drain_offcpu(s, old, ret ? NULL : fns->offcpu, ctx);
+
+		if (m < 0 && !ret)
+			ret = m;
+		else if (m > 0)
+			n += m;
+	}
+	if (s->lock) {
+		int m = drain_lock(s, old, ret ? NULL : fns->lock, ctx);
 
 		if (m < 0 && !ret)
 			ret = m;
@@ -625,16 +749,25 @@ int bpf_session__read_counters(struct bpf_session *s, uint64_t losses[HP_LOSS__C
 	uint64_t more_losses[HP_LOSS__COUNT], more_stats[HP_STAT__COUNT];
 	int err = sum_percpu(s, s->skel->maps.losses, HP_LOSS__COUNT, losses);
 
+	struct bpf_map *more[][2] = {
+		{s->offcpu ? s->offcpu->maps.losses : NULL,
+		 s->offcpu ? s->offcpu->maps.stats : NULL},
+		{s->lock ? s->lock->maps.losses : NULL, s->lock ? s->lock->maps.stats : NULL},
+	};
+
 	if (!err)
 		err = sum_percpu(s, s->skel->maps.stats, HP_STAT__COUNT, stats);
-	if (err || !s->offcpu)
-		return err;
-	err = sum_percpu(s, s->offcpu->maps.losses, HP_LOSS__COUNT, more_losses);
-	if (!err)
-		err = sum_percpu(s, s->offcpu->maps.stats, HP_STAT__COUNT, more_stats);
-	for (int i = 0; !err && i < HP_LOSS__COUNT; i++)
-		losses[i] += more_losses[i];
-	for (int i = 0; !err && i < HP_STAT__COUNT; i++)
-		stats[i] += more_stats[i];
+	/* Every object counts into the same indices: the totals are their sums. */
+	for (size_t o = 0; o < sizeof(more) / sizeof(more[0]) && !err; o++) {
+		if (!more[o][0])
+			continue;
+		err = sum_percpu(s, more[o][0], HP_LOSS__COUNT, more_losses);
+		if (!err)
+			err = sum_percpu(s, more[o][1], HP_STAT__COUNT, more_stats);
+		for (int i = 0; !err && i < HP_LOSS__COUNT; i++)
+			losses[i] += more_losses[i];
+		for (int i = 0; !err && i < HP_STAT__COUNT; i++)
+			stats[i] += more_stats[i];
+	}
 	return err;
 }

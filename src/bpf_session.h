@@ -24,6 +24,8 @@ struct bpf_session_opts {
 	uint64_t offcpu_min_ns;	     /* shorter waits are not recorded */
 	uint32_t offcpu_threads;     /* threads that may be off the CPU at once */
 	uint32_t offcpu_map_entries; /* distinct off-CPU stacks; (thread, stack, state) keys */
+	bool lock;		     /* also load the lock contention programs */
+	uint64_t lock_min_ns;	     /* shorter waits are not recorded */
 };
 
 #define BPF_SESSION_KERNEL_BTF "/sys/kernel/btf/vmlinux"
@@ -73,13 +75,32 @@ struct drained_offcpu {
 
 typedef int (*drain_offcpu_fn)(const struct drained_offcpu *e, void *ctx);
 
+/* One drained lock-wait aggregate; stacks as in struct drained_entry. */
+struct drained_lock {
+	const struct hp_lock_key *key;
+	const struct hp_lock_value *value;
+	const uint64_t *user_ips;
+	uint32_t nr_user;
+	const uint64_t *kern_ips;
+	uint32_t nr_kern;
+};
+
+typedef int (*drain_lock_fn)(const struct drained_lock *e, void *ctx);
+
+/* The callbacks of one drain; NULL ones are cleared without being read. */
+struct drain_fns {
+	drain_fn cpu;
+	drain_offcpu_fn offcpu;
+	drain_lock_fn lock;
+};
+
 /*
  * Switch BPF to the other buffer set, wait until no program can still write the old one, then call
  * fn for each entry of the old set and clear it (counts and stacks). A non-zero return from fn
  * stops the walk and is returned; the old set is cleared regardless, so entries are never counted
  * twice. Returns the number of entries drained, or -errno.
  */
-int bpf_session__drain(struct bpf_session *s, drain_fn fn, drain_offcpu_fn offcpu_fn, void *ctx);
+int bpf_session__drain(struct bpf_session *s, const struct drain_fns *fns, void *ctx);
 
 /*
  * After bpf_session__detach(): each thread that is still off the CPU, as an off-CPU entry whose

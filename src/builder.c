@@ -280,8 +280,8 @@ static uint32_t probe_frames(struct builder *b, const uint64_t *kern, uint32_t n
 	return k;
 }
 
-int builder__add_batch(struct builder *b, const struct sample_batch *batch,
-		       enum batch_kind kind, int64_t period)
+int builder__add_batch(struct builder *b, const struct sample_batch *batch, enum batch_kind kind,
+		       int64_t period)
 {
 	uint32_t locs[2 * HP_MAX_STACK_DEPTH];
 	int64_t running = 0;
@@ -301,7 +301,7 @@ int builder__add_batch(struct builder *b, const struct sample_batch *batch,
 		/* Leaf first: the kernel part of the stack sits above the user part. An off-CPU
 		 * stack is taken from inside the sched_switch probe: its first frames are the
 		 * probe's own, not the thread's. */
-		for (uint32_t k = kind == BATCH_OFFCPU ? probe_frames(b, kern, s->nr_kern) : 0;
+		for (uint32_t k = kind >= BATCH_OFFCPU ? probe_frames(b, kern, s->nr_kern) : 0;
 		     k < s->nr_kern && n < 2 * HP_MAX_STACK_DEPTH; k++) {
 			idx = location_of(b, s->pid, kern[k], true, k > 0);
 			if (idx < 0)
@@ -321,14 +321,23 @@ int builder__add_batch(struct builder *b, const struct sample_batch *batch,
 			return -ENOMEM;
 		labels.thread_state = (uint32_t)running;
 		if (kind == BATCH_OFFCPU) {
-			int64_t state = profile__string(b->profile, collector__state_name(s->state));
+			int64_t state =
+				profile__string(b->profile, collector__state_name(s->state));
 
 			if (state < 0)
 				return (int)state;
 			labels.thread_state = (uint32_t)state;
+		} else if (kind == BATCH_LOCK) {
+			int64_t wait = profile__string(b->profile,
+						       collector__wait_kind_name(s->wait_kind));
+
+			if (wait < 0)
+				return (int)wait;
+			labels.wait_kind = (uint32_t)wait;
+			labels.wait_addr = s->wait_addr;
 		}
 		if (profile__add_sample(b->profile, idx, &labels,
-					kind == BATCH_OFFCPU ? (int64_t)s->ns
+					kind >= BATCH_OFFCPU ? (int64_t)s->ns
 							     : (int64_t)s->count * period,
 					(int64_t)s->count))
 			return -ENOMEM;

@@ -25,10 +25,12 @@ enum batch_kind {
 	BATCH_CPU,	   /* cpu samples: value = count * period */
 	BATCH_CPU_IN_WALL, /* the same, labelled thread.state "running" */
 	BATCH_OFFCPU,	   /* off-CPU waits: value = nanoseconds away, labelled with the state */
+	BATCH_LOCK,	   /* lock waits: value = nanoseconds, count = waits, labelled with the
+			    * wait's kind and the lock's address */
 };
 
 /* Add every sample of the batch. 0 or -ENOMEM. */
-int builder__add_batch(struct builder *b, const struct sample_batch *batch,
-		       enum batch_kind kind, int64_t period);
+int builder__add_batch(struct builder *b, const struct sample_batch *batch, enum batch_kind kind,
+		       int64_t period);
 
 #endif /* HOSTPROF_BUILDER_H */

@@ -61,8 +61,9 @@ static void print_help(FILE *out)
 		"command\n"
 		"                          exits, or every --pid target has exited)\n"
 		"  -F, --frequency HZ      samples per second per CPU (default 99; 1 to 10000)\n"
-		"  -t, --types LIST        cpu (default), wall (on- plus off-CPU time) and offcpu\n"
-		"                          (time off the CPU, with thread.state), e.g. cpu,wall;\n"
+		"  -t, --types LIST        cpu (default), wall (on- plus off-CPU time), offcpu\n"
+		"                          (time off the CPU, with thread.state) and contention\n"
+		"                          (futex and kernel lock waits), e.g. cpu,wall;\n"
 		"                          pprof and folded files get one file per type\n"
 		"      --offcpu-min-us N   ignore off-CPU waits shorter than N microseconds\n"
 		"  -o, --output FILE       write the profile to FILE; the extension picks the "
@@ -320,7 +321,8 @@ static int parse_args(int argc, char **argv, struct config *c)
 		case OPT_OFFCPU_MIN_US: {
 			size_t us = 0;
 
-			rc = config__parse_count(optarg, 0, 3600ULL * 1000000, &us, err, sizeof(err));
+			rc = config__parse_count(optarg, 0, 3600ULL * 1000000, &us, err,
+						 sizeof(err));
 			c->offcpu_min_ns = (uint64_t)us * 1000;
 			break;
 		}
@@ -425,7 +427,7 @@ static pid_t spawn_held(char **command, int *release_fd)
 	return pid;
 }
 
-enum slot { SLOT_CPU, SLOT_WALL, SLOT_OFFCPU, NR_SLOTS };
+enum slot { SLOT_CPU, SLOT_WALL, SLOT_OFFCPU, SLOT_CONTENTION, NR_SLOTS };
 
 struct capture {
 	const struct config *cfg;
@@ -438,6 +440,7 @@ struct capture {
 	struct profile *profile;
 	struct sample_batch batch;
 	struct sample_batch offcpu_batch;
+	struct sample_batch lock_batch;
 	struct collector_stats stats;
 	struct deliverer *deliver;
 	struct endpoint_config otlp_cfg, pyroscope_cfg;
@@ -478,13 +481,17 @@ static bool wants_offcpu(const struct capture *cap)
 static int drain_once(struct capture *cap)
 {
 	struct sample_batch *offcpu = wants_offcpu(cap) ? &cap->offcpu_batch : NULL;
-	int n = collector__drain(cap->session, &cap->batch, offcpu, &cap->stats);
+	struct sample_batch *lock = cap->builders[SLOT_CONTENTION] ? &cap->lock_batch : NULL;
+	int n = collector__drain(cap->session, &cap->batch, offcpu, lock, &cap->stats);
 
 	if (n < 0) {
 		log_error("draining the BPF maps failed: %s", strerror(-n));
 		return n;
 	}
-	return add_batches(cap, &cap->batch, offcpu);
+	n = add_batches(cap, &cap->batch, offcpu);
+	if (!n && lock)
+		n = builder__add_batch(cap->builders[SLOT_CONTENTION], lock, BATCH_LOCK, 0);
+	return n;
 }
 
 /* The threads still off the CPU when the capture ends: their time up to the end counts. */
@@ -618,6 +625,8 @@ static void print_summary(const struct capture *cap, double elapsed_s)
 		       ss.frames_kernel_unresolved, ss.frames_kernel);
 	if (cap->stats.offcpu_events || wants_offcpu(cap))
 		printf("Off-CPU: %" PRIu64 " waits recorded\n", cap->stats.offcpu_events);
+	if (cap->profiles[SLOT_CONTENTION])
+		printf("Contention: %" PRIu64 " lock waits recorded\n", cap->stats.lock_events);
 	for (int slot = 0; slot < NR_SLOTS; slot++) {
 		if (!cap->profiles[slot] || summary__compute(cap->profiles[slot], &sum) != 0)
 			continue;
@@ -750,9 +759,10 @@ static int setup(struct capture *cap, int *release_fd)
 		[SLOT_CPU] = {"cpu", "nanoseconds", "cpu", "nanoseconds", cap->period_ns},
 		[SLOT_WALL] = {"wall", "nanoseconds", "wall", "nanoseconds", cap->period_ns},
 		[SLOT_OFFCPU] = {"off_cpu", "nanoseconds", "context_switch", "count", 1},
+		[SLOT_CONTENTION] = {"contention", "nanoseconds", "contentions", "count", 1},
 	};
 	const unsigned int bits[NR_SLOTS] = {PROFILE_TYPE_CPU, PROFILE_TYPE_WALL,
-					     PROFILE_TYPE_OFFCPU};
+					     PROFILE_TYPE_OFFCPU, PROFILE_TYPE_CONTENTION};
 	uint64_t start = now_ns(CLOCK_REALTIME);
 	int err;
 
@@ -760,6 +770,7 @@ static int setup(struct capture *cap, int *release_fd)
 	bopts.offcpu_min_ns = c->offcpu_min_ns;
 	bopts.offcpu_threads = c->offcpu_threads;
 	bopts.offcpu_map_entries = c->offcpu_map_entries;
+	bopts.lock = c->types & PROFILE_TYPE_CONTENTION;
 
 	err = start_delivery(cap);
 	if (err)
@@ -797,8 +808,8 @@ static int setup(struct capture *cap, int *release_fd)
 		cap->profiles[slot] = profile__new(&desc);
 		if (!cap->profiles[slot])
 			return -ENOMEM;
-		cap->builders[slot] = builder__new(cap->profiles[slot], cap->sym,
-						   c->max_cached_locations);
+		cap->builders[slot] =
+			builder__new(cap->profiles[slot], cap->sym, c->max_cached_locations);
 		if (!cap->builders[slot])
 			return -ENOMEM;
 		if (!cap->profile)
@@ -914,6 +925,7 @@ out:
 		profile__delete(cap.profiles[slot]);
 	}
 	sample_batch__release(&cap.offcpu_batch);
+	sample_batch__release(&cap.lock_batch);
 	symbolizer__delete(cap.sym);
 	sample_batch__release(&cap.batch);
 	bpf_session__delete(cap.session);

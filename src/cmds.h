@@ -5,5 +5,7 @@
 
 /* Each returns the process exit status. argv[0] is the subcommand's name. */
 int do_profile(int argc, char **argv);
+/* Convert profile files between formats through the model (cmd_render.c). */
+int do_render(int argc, char **argv);
 
 #endif /* HOSTPROF_CMDS_H */

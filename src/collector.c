@@ -16,15 +16,37 @@ static const char *const loss_names[HP_LOSS__COUNT] = {
 	[HP_LOSS_OFFCPU_START_FULL] = "off-CPU wait lost: too many threads off CPU",
 	[HP_LOSS_OFFCPU_COUNTS_FULL] = "off-CPU wait lost: counts map full",
 	[HP_LOSS_OFFCPU_STACKS_FULL] = "off-CPU stack lost: stack map full",
+	[HP_LOSS_LOCK_START_FULL] = "lock wait lost: too many threads waiting",
+	[HP_LOSS_LOCK_COUNTS_FULL] = "lock wait lost: counts map full",
 };
 
 static const char *const state_names[HP_STATE__COUNT] = {
-	[HP_STATE_PREEMPTED] = "preempted",
-	[HP_STATE_SLEEPING] = "sleeping",
-	[HP_STATE_IO] = "io",
-	[HP_STATE_BLOCKED] = "blocked",
-	[HP_STATE_OTHER] = "other",
+	[HP_STATE_PREEMPTED] = "preempted", [HP_STATE_SLEEPING] = "sleeping", [HP_STATE_IO] = "io",
+	[HP_STATE_BLOCKED] = "blocked",	    [HP_STATE_OTHER] = "other",
 };
+
+static const char *const wait_kind_names[HP_WAIT__COUNT] = {
+	[HP_WAIT_FUTEX] = "futex_wait",
+	[HP_WAIT_FUTEX_BITSET] = "futex_wait_bitset",
+	[HP_WAIT_FUTEX_LOCK_PI] = "futex_lock_pi",
+	[HP_WAIT_FUTEX_REQUEUE_PI] = "futex_wait_requeue_pi",
+	[HP_WAIT_FUTEX_WAITV] = "futex_waitv",
+	[HP_WAIT_FUTEX2] = "futex2_wait",
+	[HP_WAIT_KERNEL_SPINLOCK] = "spinlock",
+	[HP_WAIT_KERNEL_MUTEX] = "mutex",
+	[HP_WAIT_KERNEL_RWSEM_READ] = "rwsem_read",
+	[HP_WAIT_KERNEL_RWSEM_WRITE] = "rwsem_write",
+	[HP_WAIT_KERNEL_RWLOCK_READ] = "rwlock_read",
+	[HP_WAIT_KERNEL_RWLOCK_WRITE] = "rwlock_write",
+	[HP_WAIT_KERNEL_RTMUTEX] = "rtmutex",
+	[HP_WAIT_KERNEL_PERCPU_RWSEM] = "percpu_rwsem",
+	[HP_WAIT_KERNEL_OTHER] = "kernel_lock",
+};
+
+const char *collector__wait_kind_name(uint32_t kind)
+{
+	return kind < HP_WAIT__COUNT ? wait_kind_names[kind] : "unknown";
+}
 
 const char *collector__state_name(uint32_t state)
 {
@@ -89,6 +111,7 @@ int sample_batch__add(struct sample_batch *b, const struct raw_sample *s, const 
 struct drain_ctx {
 	struct sample_batch *batch;
 	struct sample_batch *offcpu;
+	struct sample_batch *lock;
 	struct collector_stats *stats;
 };
 
@@ -110,13 +133,34 @@ static int on_offcpu(const struct drained_offcpu *e, void *ctx)
 	s.process_name[HP_COMM_LEN - 1] = '\0';
 	if (!e->stack)
 		return sample_batch__add(dc->offcpu, &s, none, none);
-	s.nr_user = e->stack->nr_user < HP_OFFCPU_USER_DEPTH ? e->stack->nr_user
-							      : HP_OFFCPU_USER_DEPTH;
-	s.nr_kern = e->stack->nr_kern < HP_OFFCPU_KERN_DEPTH ? e->stack->nr_kern
-							      : HP_OFFCPU_KERN_DEPTH;
+	s.nr_user =
+		e->stack->nr_user < HP_OFFCPU_USER_DEPTH ? e->stack->nr_user : HP_OFFCPU_USER_DEPTH;
+	s.nr_kern =
+		e->stack->nr_kern < HP_OFFCPU_KERN_DEPTH ? e->stack->nr_kern : HP_OFFCPU_KERN_DEPTH;
 	/* __u64 and uint64_t are both 64-bit unsigned, spelled differently by the headers. */
 	return sample_batch__add(dc->offcpu, &s, (const uint64_t *)e->stack->user,
 				 (const uint64_t *)e->stack->kern);
+}
+
+static int on_lock(const struct drained_lock *e, void *ctx)
+{
+	struct drain_ctx *dc = ctx;
+	struct raw_sample s = {
+		.pid = e->key->pid,
+		.tid = e->key->tid,
+		.count = e->value->count,
+		.ns = e->value->ns,
+		.wait_kind = e->key->kind,
+		.wait_addr = e->key->addr,
+		.nr_user = e->nr_user,
+		.nr_kern = e->nr_kern,
+	};
+
+	memcpy(s.thread_name, e->value->thread_name, sizeof(s.thread_name));
+	memcpy(s.process_name, e->value->process_name, sizeof(s.process_name));
+	s.thread_name[HP_COMM_LEN - 1] = '\0';
+	s.process_name[HP_COMM_LEN - 1] = '\0';
+	return sample_batch__add(dc->lock, &s, e->user_ips, e->kern_ips);
 }
 
 int collector__drain_pending_offcpu(struct bpf_session *session, struct sample_batch *offcpu,
@@ -154,10 +198,16 @@ static int on_entry(const struct drained_entry *e, void *ctx)
 }
 
 int collector__drain(struct bpf_session *session, struct sample_batch *b,
-		     struct sample_batch *offcpu, struct collector_stats *stats)
+		     struct sample_batch *offcpu, struct sample_batch *lock,
+		     struct collector_stats *stats)
 {
 	uint64_t kernel_losses[HP_LOSS__COUNT], kernel_stats[HP_STAT__COUNT];
-	struct drain_ctx dc = {.batch = b, .offcpu = offcpu, .stats = stats};
+	struct drain_ctx dc = {.batch = b, .offcpu = offcpu, .lock = lock, .stats = stats};
+	struct drain_fns fns = {
+		.cpu = on_entry,
+		.offcpu = offcpu ? on_offcpu : NULL,
+		.lock = lock ? on_lock : NULL,
+	};
 	uint64_t userspace_losses[HP_LOSS__COUNT];
 	int n, err;
 
@@ -166,7 +216,9 @@ int collector__drain(struct bpf_session *session, struct sample_batch *b,
 	sample_batch__reset(b);
 	if (offcpu)
 		sample_batch__reset(offcpu);
-	n = bpf_session__drain(session, on_entry, offcpu ? on_offcpu : NULL, &dc);
+	if (lock)
+		sample_batch__reset(lock);
+	n = bpf_session__drain(session, &fns, &dc);
 	if (n < 0)
 		return n;
 	stats->drains++;
@@ -179,6 +231,7 @@ int collector__drain(struct bpf_session *session, struct sample_batch *b,
 		stats->losses[i] = kernel_losses[i] + userspace_losses[i];
 	}
 	stats->offcpu_events = kernel_stats[HP_STAT_OFFCPU_EVENTS];
+	stats->lock_events = kernel_stats[HP_STAT_LOCK_EVENTS];
 	stats->samples_seen = kernel_stats[HP_STAT_SAMPLES_SEEN];
 	stats->samples_recorded = kernel_stats[HP_STAT_SAMPLES_RECORDED];
 	return n;

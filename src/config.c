@@ -152,10 +152,11 @@ int config__add_output(struct config *c, const char *path, char *err, size_t len
 	} else if (ends_with(path, ".html")) {
 		f = OUTPUT_HTML;
 	} else {
-		snprintf(err, len,
-			 "'%s': unknown output format: name the file *.pb.gz (pprof), *.folded "
-			 "(collapsed stacks), *.otlp.pb or *.otlp.json (OTLP), *.html (flame graph)",
-			 path);
+		snprintf(
+			err, len,
+			"'%s': unknown output format: name the file *.pb.gz (pprof), *.folded "
+			"(collapsed stacks), *.otlp.pb or *.otlp.json (OTLP), *.html (flame graph)",
+			path);
 		return -EINVAL;
 	}
 	if (c->nr_outputs == CONFIG_MAX_OUTPUTS) {
@@ -175,6 +176,7 @@ int config__parse_types(struct config *c, const char *text, char *err, size_t le
 		{"cpu", PROFILE_TYPE_CPU},
 		{"wall", PROFILE_TYPE_WALL},
 		{"offcpu", PROFILE_TYPE_OFFCPU},
+		{"contention", PROFILE_TYPE_CONTENTION},
 	};
 	unsigned int types = 0;
 	const char *p = text;
@@ -187,8 +189,9 @@ int config__parse_types(struct config *c, const char *text, char *err, size_t le
 			if (strlen(known[i].name) == n && !strncmp(p, known[i].name, n))
 				break;
 		if (i == sizeof(known) / sizeof(known[0])) {
-			snprintf(err, len, "'%.*s' is not a profile type: give a list of cpu, wall "
-					   "and offcpu, e.g. --types cpu,wall",
+			snprintf(err, len,
+				 "'%.*s' is not a profile type: give a list of cpu, wall, "
+				 "offcpu and contention, e.g. --types cpu,wall",
 				 (int)n, p);
 			return -EINVAL;
 		}

@@ -18,8 +18,9 @@
 /* The profile types a capture can make (--types). */
 enum profile_type_bit {
 	PROFILE_TYPE_CPU = 1 << 0,
-	PROFILE_TYPE_WALL = 1 << 1,   /* on-CPU and off-CPU time together */
-	PROFILE_TYPE_OFFCPU = 1 << 2, /* off-CPU time alone */
+	PROFILE_TYPE_WALL = 1 << 1,	  /* on-CPU and off-CPU time together */
+	PROFILE_TYPE_OFFCPU = 1 << 2,	  /* off-CPU time alone */
+	PROFILE_TYPE_CONTENTION = 1 << 3, /* lock waits: futexes and kernel locks */
 };
 
 enum output_format {
@@ -42,9 +43,9 @@ struct config {
 	bool all;	/* the whole host */
 	char **command; /* argv after "--", or NULL */
 	bool include_idle;
-	unsigned int types; /* PROFILE_TYPE_* bits; default cpu */
-	uint64_t offcpu_min_ns; /* --offcpu-min-us */
-	uint32_t offcpu_threads; /* threads that may be off the CPU at once */
+	unsigned int types;	     /* PROFILE_TYPE_* bits; default cpu */
+	uint64_t offcpu_min_ns;	     /* --offcpu-min-us */
+	uint32_t offcpu_threads;     /* threads that may be off the CPU at once */
 	uint32_t offcpu_map_entries; /* distinct off-CPU stacks and keys per drain */
 
 	/* how */

@@ -4,6 +4,8 @@
  * build-id, a sorted function table with its own copy of the names): the file and its Elf handle
  * are closed as soon as it is loaded, so an agent watching thousands of binaries holds no fds.
  */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -65,6 +67,16 @@ struct dso {
 	size_t nsyms;
 	char *names; /* one block holding every symbol name */
 
+	/*
+	 * DWARF is big and most binaries never need it (no sample lands in them, or they have
+	 * none), so it is opened on the first line lookup, from the path the latest lookup came
+	 * through, and lives exactly as long as the dso: the cache's bound bounds the handles too.
+	 */
+	char *open_path;
+	Dwarf *dw;
+	Elf *dw_elf;
+	bool dwarf_tried; /* an open was attempted: a file without usable DWARF is not retried */
+
 	/* cache links */
 	struct dso *hnext;
 	struct dso *lru_prev, *lru_next; /* lru_prev towards the most recently used */
@@ -98,6 +110,11 @@ static void dso_free(struct dso *d)
 {
 	if (!d)
 		return;
+	if (d->dw)
+		dwarf_end(d->dw);
+	if (d->dw_elf)
+		elf_end(d->dw_elf);
+	free(d->open_path);
 	free(d->path);
 	free(d->error);
 	free(d->segs);
@@ -585,6 +602,8 @@ static struct dso *dso_load(uint64_t dev, uint64_t inode, const char *open_path,
 	d->path = strdup(display_path ? display_path : open_path ? open_path : "");
 	if (!d->path)
 		goto nomem;
+	if (open_path && !(d->open_path = strdup(open_path)))
+		goto nomem;
 	if (!open_path) {
 		if (dso_fail(d, "%s: no path to open", d->path) == -ENOMEM)
 			goto nomem;
@@ -729,6 +748,21 @@ static void lru_push_front(struct dso_cache *c, struct dso *d)
 		c->lru_tail = d;
 }
 
+/* The DWARF handle is opened later through the path of the latest lookup: an older one may be
+ * the /proc/PID/map_files entry of a process that has exited. */
+static void set_open_path(struct dso *d, const char *open_path)
+{
+	char *copy;
+
+	if (!open_path || (d->open_path && !strcmp(d->open_path, open_path)))
+		return;
+	copy = strdup(open_path);
+	if (!copy)
+		return; /* keep the old one: a stale path only costs the lines */
+	free(d->open_path);
+	d->open_path = copy;
+}
+
 static struct dso *touch(struct dso_cache *c, struct dso *d)
 {
 	lru_unlink(c, d);
@@ -791,8 +825,10 @@ struct dso *dso_cache__get(struct dso_cache *c, uint64_t dev, uint64_t inode, co
 	for (d = c->buckets[b]; d; d = d->hnext) {
 		if (d->dev != dev || d->inode != inode)
 			continue;
-		if (have_st && d->have_fid && fid_equal(&d->fid, &st))
+		if (have_st && d->have_fid && fid_equal(&d->fid, &st)) {
+			set_open_path(d, open_path);
 			return touch(c, d);
+		}
 		if (!latest || d->last_use > latest->last_use)
 			latest = d;
 	}
@@ -811,6 +847,7 @@ struct dso *dso_cache__get(struct dso_cache *c, uint64_t dev, uint64_t inode, co
 		if (same_build_id(d, fresh)) {
 			d->fid = fresh->fid;
 			d->have_fid = fresh->have_fid;
+			set_open_path(d, open_path);
 			dso_free(fresh);
 			return touch(c, d);
 		}
@@ -929,4 +966,191 @@ bool dso__find_symbol(const struct dso *d, uint64_t file_addr, struct dso_symbol
 		sym->size = s->size;
 	}
 	return true;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* DWARF: file, line and inline chains */
+
+/* Opens d's DWARF once. The file must still be the one the dso was read from. */
+static Dwarf *dso_dwarf(struct dso *d)
+{
+	struct stat st;
+	Elf *elf = NULL;
+	Dwarf *dw = NULL;
+	int fd;
+
+	if (d->dwarf_tried)
+		return d->dw;
+	d->dwarf_tried = true;
+	if (!d->readable || !d->open_path)
+		return NULL;
+	fd = open(d->open_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !d->have_fid || !fid_equal(&d->fid, &st))
+		goto fail;
+	/* As in dso_load(): pread(), not mmap, so that a file truncated under us is an error,
+	 * not SIGBUS. */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf)
+		goto fail;
+	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (!dw)
+		goto fail;
+	/*
+	 * dwarf_begin_elf() has read every debug section it uses into memory, so the fd can go:
+	 * a dso holds no fds, whatever the number of cached binaries.
+	 */
+	elf_cntl(elf, ELF_C_FDDONE);
+	close(fd);
+	d->dw = dw;
+	d->dw_elf = elf;
+	return dw;
+fail:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return NULL;
+}
+
+/* The CU containing pc: through .debug_aranges, else (clang, or GCC without aranges) by asking
+ * each CU for its ranges. */
+static bool cu_of(Dwarf *dw, Dwarf_Addr pc, Dwarf_Die *cu)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	if (dwarf_addrdie(dw, pc, cu))
+		return true;
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		if (dwarf_offdie(dw, off + hsize, cu) && dwarf_haspc(cu, pc) > 0)
+			return true;
+		off = next;
+	}
+	return false;
+}
+
+#define SCOPE_MAX_DEPTH 64
+
+/*
+ * Appends to chain the subprogram and inlined-subroutine DIEs under parent that contain pc,
+ * outermost first. Lexical blocks are looked through; namespaces and classes are searched too,
+ * because GCC nests C++ function definitions in them. The depth bound keeps corrupt DWARF with
+ * cyclic or absurdly deep trees from running away.
+ */
+static size_t scope_chain(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *chain, size_t n, size_t max,
+			  int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > SCOPE_MAX_DEPTH || dwarf_child(parent, &child) != 0)
+		return n;
+	do {
+		size_t m;
+
+		switch (dwarf_tag(&child)) {
+		case DW_TAG_subprogram:
+		case DW_TAG_inlined_subroutine:
+			if (dwarf_haspc(&child, pc) <= 0)
+				break;
+			if (n < max)
+				chain[n++] = child;
+			return scope_chain(&child, pc, chain, n, max, depth + 1);
+		case DW_TAG_lexical_block:
+		case DW_TAG_try_block:
+		case DW_TAG_catch_block:
+			if (dwarf_haspc(&child, pc) > 0)
+				return scope_chain(&child, pc, chain, n, max, depth + 1);
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+			m = scope_chain(&child, pc, chain, n, max, depth + 1);
+			if (m > n)
+				return m;
+			break;
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return n;
+}
+
+/* The linkage (mangled) name when there is one, so that the demangler gives the full name;
+ * through DW_AT_abstract_origin and DW_AT_specification, where inlined and out-of-line
+ * instances keep their names. */
+static const char *die_function_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *name;
+
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+	return name;
+}
+
+size_t dso__find_lines(struct dso *d, uint64_t file_addr, struct dso_line *out, size_t max)
+{
+	Dwarf_Die cu, chain[SCOPE_MAX_DEPTH];
+	struct dso_line all[SCOPE_MAX_DEPTH + 1];
+	const char *file = NULL;
+	Dwarf_Files *files = NULL;
+	size_t nfiles = 0, nchain, n = 0;
+	Dwarf_Line *line;
+	Dwarf_Attribute ca;
+	const char *comp_dir;
+	Dwarf *dw;
+	int lineno = 0;
+
+	if (!d || !out || !max || !(dw = dso_dwarf(d)) || !cu_of(dw, file_addr, &cu))
+		return 0;
+	comp_dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &ca));
+	line = dwarf_getsrc_die(&cu, file_addr);
+	if (line) {
+		file = dwarf_linesrc(line, NULL, NULL);
+		if (dwarf_lineno(line, &lineno) || lineno < 0)
+			lineno = 0;
+	}
+	nchain = scope_chain(&cu, file_addr, chain, 0, SCOPE_MAX_DEPTH, 0);
+	if (!nchain) {
+		/* Lines without a function DIE: the caller names it from the symbol table. */
+		if (!line)
+			return 0;
+		out[0] = (struct dso_line){.file = file, .comp_dir = comp_dir, .line = lineno};
+		return 1;
+	}
+	/* The innermost frame is where the line table says; each inlined frame's caller is at
+	 * that frame's call site. */
+	for (size_t i = nchain; i-- > 0;) {
+		Dwarf_Attribute a;
+		Dwarf_Word w;
+
+		all[n++] = (struct dso_line){.function = die_function_name(&chain[i]),
+					     .file = file,
+					     .comp_dir = comp_dir,
+					     .line = lineno};
+		if (dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine)
+			break;
+		file = NULL;
+		lineno = 0;
+		if (dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_file, &a), &w) == 0 &&
+		    (files || dwarf_getsrcfiles(&cu, &files, &nfiles) == 0) && w < nfiles)
+			file = dwarf_filesrc(files, w, NULL, NULL);
+		if (dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_line, &a), &w) == 0 &&
+		    w <= INT32_MAX)
+			lineno = (int)w;
+	}
+	if (n <= max) {
+		memcpy(out, all, n * sizeof(*out));
+		return n;
+	}
+	/* Too deep: the innermost frames, and the real function last. */
+	memcpy(out, all, (max - 1) * sizeof(*out));
+	out[max - 1] = all[n - 1];
+	return max;
 }

@@ -67,4 +67,26 @@ bool dso__file_addr(const struct dso *d, uint64_t map_start, uint64_t map_pgoff,
  */
 bool dso__find_symbol(const struct dso *d, uint64_t file_addr, struct dso_symbol *sym);
 
+/* At most this many frames per address: deeper inline chains keep their innermost frames and
+ * the outermost (real) function. */
+#define DSO_MAX_LINES 16
+
+/* One frame of an address's inline chain. Strings are owned by the dso's DWARF handle: valid
+ * until the dso is evicted, which is no earlier than the next dso_cache__get(). */
+struct dso_line {
+	const char *function; /* from DWARF, the linkage name if any; NULL when unnamed */
+	const char *file;     /* NULL when unknown; may be relative to comp_dir */
+	const char *comp_dir; /* the compilation directory (DW_AT_comp_dir); NULL when unknown */
+	int64_t line;	      /* 0 when unknown */
+};
+
+/*
+ * The source position of file_addr from the binary's DWARF (or its separate debug file): the
+ * inline chain, innermost first, the last entry being the function the code was compiled into.
+ * Returns the number of entries written (at most max), 0 when there is no usable DWARF for that
+ * address. The DWARF handle is opened on the first call and kept until the dso is freed; a file
+ * that changed on disk since the dso was read is not trusted and yields 0.
+ */
+size_t dso__find_lines(struct dso *d, uint64_t file_addr, struct dso_line *out, size_t max);
+
 #endif /* HOSTPROF_DSO_H */

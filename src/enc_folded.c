@@ -65,7 +65,8 @@ static int render_line(const struct profile *p, const struct profile_sample *s, 
 
 		/* Inlined calls are frames of their own, outermost first as the stack reads. */
 		for (size_t j = nr_lines; j-- > 1;) {
-			const struct profile_function *fn = profile__function_at(p, lines[j].function);
+			const struct profile_function *fn =
+				profile__function_at(p, lines[j].function);
 
 			fputc(';', f);
 			put_escaped(f, profile__string_at(p, fn->name), false);

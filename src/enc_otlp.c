@@ -66,8 +66,8 @@ typedef Opentelemetry__Proto__Common__V1__AnyValue pb_any_value;
 /* service.name, process.pid, .executable.name, .executable.path, .command_line, host.name,
  * host.arch, os.type, container.id */
 #define MAX_RESOURCE_ATTRS 9
-/* thread.name, thread.id */
-#define MAX_SAMPLE_ATTRS 2
+/* thread.name, thread.id, thread.state, and a lock wait's kind and address */
+#define MAX_SAMPLE_ATTRS 5
 /* Deeper than any message of ours; a guard against a cycle, not a limit anyone meets. */
 #define JSON_MAX_DEPTH 32
 
@@ -79,6 +79,9 @@ static const uint8_t zero_span_id[8];
 enum key {
 	KEY_THREAD_NAME,
 	KEY_THREAD_ID,
+	KEY_THREAD_STATE,
+	KEY_LOCK_KIND,
+	KEY_LOCK_ADDR,
 	KEY_FRAME_TYPE,
 	KEY_BUILD_ID_GNU,
 	KEY_BUILD_ID_HTLHASH,
@@ -88,6 +91,11 @@ enum key {
 static const char *const key_names[NR_KEYS] = {
 	[KEY_THREAD_NAME] = "thread.name",
 	[KEY_THREAD_ID] = "thread.id",
+	/* Why the thread was off the CPU (wall and off-CPU profiles): running, sleeping, io, ... */
+	[KEY_THREAD_STATE] = "thread.state",
+	/* hostprof's own, for contention: futex_wait, futex_wait_bitset, mutex, spinlock, ... */
+	[KEY_LOCK_KIND] = "hostprof.lock.kind",
+	[KEY_LOCK_ADDR] = "hostprof.lock.address",
 	[KEY_FRAME_TYPE] = "profile.frame.type",
 	[KEY_BUILD_ID_GNU] = "process.executable.build_id.gnu",
 	[KEY_BUILD_ID_HTLHASH] = "process.executable.build_id.htlhash",
@@ -395,8 +403,16 @@ struct dict_function {
 struct dict_location {
 	uint32_t mapping;
 	uint64_t address;
-	uint32_t function;
+	uint32_t function;   /* the innermost function when the location has lines */
 	uint32_t frame_type; /* attribute index */
+	size_t lines_off;    /* into otlp_build::lines */
+	size_t nr_lines;     /* 0: one Line with `function` and no line number */
+};
+
+/* One level of a location's inline chain, innermost first. */
+struct dict_line {
+	uint32_t function;
+	int64_t line;
 };
 
 struct dict_stack {
@@ -477,6 +493,8 @@ struct otlp_build {
 	struct dict_location *locs;
 	size_t nr_locs, cap_locs;
 	struct hidx loc_idx;
+	struct dict_line *lines; /* all locations' lines back to back; new ones staged at the end */
+	size_t nr_lines, cap_lines;
 
 	struct dict_stack *stacks;
 	size_t nr_stacks, cap_stacks;
@@ -698,8 +716,17 @@ static bool location_eq(const struct otlp_build *b, uint32_t idx, const void *ke
 {
 	const struct dict_location *x = &b->locs[idx], *k = key;
 
-	return x->mapping == k->mapping && x->address == k->address && x->function == k->function &&
-	       x->frame_type == k->frame_type;
+	if (x->mapping != k->mapping || x->address != k->address || x->function != k->function ||
+	    x->frame_type != k->frame_type || x->nr_lines != k->nr_lines)
+		return false;
+	for (size_t i = 0; i < k->nr_lines; i++) {
+		const struct dict_line *a = &b->lines[x->lines_off + i];
+		const struct dict_line *c = &b->lines[k->lines_off + i];
+
+		if (a->function != c->function || a->line != c->line)
+			return false;
+	}
+	return true;
 }
 
 static int64_t dict_location(struct otlp_build *b, const struct dict_location *l)
@@ -715,10 +742,16 @@ static int64_t dict_location(struct otlp_build *b, const struct dict_location *l
 	if (err)
 		return err;
 	h = hash_add(hash_add(l->mapping, l->address), l->function);
+	/* Staged lines (see src_location()) are part of the identity. */
+	for (size_t i = 0; i < l->nr_lines; i++)
+		h = hash_add(hash_add(h, b->lines[l->lines_off + i].function),
+			     (uint64_t)b->lines[l->lines_off + i].line);
 	hash = hash_fold(hash_add(h, l->frame_type));
 	slot = hidx__find(&b->loc_idx, hash, location_eq, b, l);
 	if (slot->idx)
 		return slot->idx;
+	/* New: its staged lines are kept. */
+	b->nr_lines += l->nr_lines;
 	b->locs[b->nr_locs] = *l;
 	hidx__set(&b->loc_idx, slot, b->nr_locs, hash);
 	return b->nr_locs++;
@@ -882,6 +915,38 @@ static int64_t src_location_function(struct otlp_build *b, struct otlp_src *src,
 	return dict_function(b, &d);
 }
 
+/*
+ * Stages the location's inline chain after the last kept line; dict_location() keeps it if the
+ * location is new. 0 or -errno.
+ */
+static int64_t src_location_lines(struct otlp_build *b, struct otlp_src *src, uint32_t idx,
+				  struct dict_location *d)
+{
+	size_t n;
+	const struct profile_line *lines = profile__location_lines(src->p, idx, &n);
+	int err;
+
+	d->lines_off = b->nr_lines;
+	d->nr_lines = 0;
+	if (!n)
+		return 0;
+	err = ARRAY_GROW(b->lines, b->cap_lines, b->nr_lines + n - 1);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		struct profile_location one = {.function = lines[i].function};
+		int64_t r = src_location_function(b, src, &one);
+
+		if (r < 0)
+			return r;
+		b->lines[b->nr_lines + i] =
+			(struct dict_line){.function = r, .line = lines[i].line};
+	}
+	d->nr_lines = n;
+	d->function = b->lines[b->nr_lines].function;
+	return 0;
+}
+
 static int64_t src_location(struct otlp_build *b, struct otlp_src *src, uint32_t idx)
 {
 	const struct profile_location *l;
@@ -905,6 +970,9 @@ static int64_t src_location(struct otlp_build *b, struct otlp_src *src, uint32_t
 	if (r < 0)
 		return r;
 	d.function = r;
+	r = src_location_lines(b, src, idx, &d);
+	if (r < 0)
+		return r;
 	r = frame_type_attr(b, l->kind);
 	if (r < 0)
 		return r;
@@ -1082,6 +1150,24 @@ static int src_add_sample(struct otlp_build *b, size_t k, const struct profile_s
 	if (r < 0)
 		return (int)r;
 	key.attrs[key.nr_attrs++] = r;
+	if (s->labels.thread_state) {
+		r = dict_attr_string(b, KEY_THREAD_STATE,
+				     profile__string_at(src->p, s->labels.thread_state));
+		if (r < 0)
+			return (int)r;
+		key.attrs[key.nr_attrs++] = r;
+	}
+	if (s->labels.wait_kind) {
+		r = dict_attr_string(b, KEY_LOCK_KIND,
+				     profile__string_at(src->p, s->labels.wait_kind));
+		if (r < 0)
+			return (int)r;
+		key.attrs[key.nr_attrs++] = r;
+		r = dict_attr_int(b, KEY_LOCK_ADDR, (int64_t)s->labels.wait_addr);
+		if (r < 0)
+			return (int)r;
+		key.attrs[key.nr_attrs++] = r;
+	}
 
 	err = hidx__reserve(&src->sample_idx);
 	if (!err)
@@ -1218,8 +1304,10 @@ static int build_dict_locations(struct otlp_build *b)
 {
 	pb_location *l = arena__array(&b->arena, b->nr_locs, sizeof(*l));
 	pb_location **ptrs = arena__array(&b->arena, b->nr_locs, sizeof(*ptrs));
-	pb_line *lines = arena__array(&b->arena, b->nr_locs, sizeof(*lines));
-	pb_line **line_ptrs = arena__array(&b->arena, b->nr_locs, sizeof(*line_ptrs));
+	/* One Line for a location without lines, else one per level. */
+	pb_line *lines = arena__array(&b->arena, b->nr_locs + b->nr_lines, sizeof(*lines));
+	pb_line **line_ptrs = arena__array(&b->arena, b->nr_locs + b->nr_lines, sizeof(*line_ptrs));
+	size_t next = 0;
 	int32_t *attrs = arena__array(&b->arena, b->nr_locs, sizeof(*attrs));
 
 	if (!l || !ptrs || !lines || !line_ptrs || !attrs)
@@ -1232,11 +1320,24 @@ static int build_dict_locations(struct otlp_build *b)
 		opentelemetry__proto__profiles__v1development__location__init(&l[i]);
 		l[i].mapping_index = (int32_t)d->mapping;
 		l[i].address = d->address;
-		opentelemetry__proto__profiles__v1development__line__init(&lines[i]);
-		lines[i].function_index = (int32_t)d->function;
-		line_ptrs[i] = &lines[i];
-		l[i].n_lines = 1;
-		l[i].lines = &line_ptrs[i];
+		l[i].lines = &line_ptrs[next];
+		if (!d->nr_lines) {
+			opentelemetry__proto__profiles__v1development__line__init(&lines[next]);
+			lines[next].function_index = (int32_t)d->function;
+			line_ptrs[next] = &lines[next];
+			next++;
+			l[i].n_lines = 1;
+		}
+		for (size_t j = 0; j < d->nr_lines; j++, next++) {
+			const struct dict_line *dl = &b->lines[d->lines_off + j];
+
+			opentelemetry__proto__profiles__v1development__line__init(&lines[next]);
+			lines[next].function_index = (int32_t)dl->function;
+			lines[next].line = dl->line;
+			line_ptrs[next] = &lines[next];
+		}
+		if (d->nr_lines)
+			l[i].n_lines = d->nr_lines;
 		attrs[i] = (int32_t)d->frame_type;
 		l[i].n_attribute_indices = 1;
 		l[i].attribute_indices = &attrs[i];
@@ -1639,6 +1740,7 @@ static void otlp_build__free(struct otlp_build *b)
 	free(b->stack_locs);
 	free(b->stacks);
 	free(b->loc_idx.slots);
+	free(b->lines);
 	free(b->locs);
 	free(b->func_idx.slots);
 	free(b->funcs);

@@ -33,13 +33,25 @@
 /* Sample values, in the order of sample_type; Go's CPU profiles use the same two. */
 enum { VALUE_COUNT, VALUE_MAIN, NR_VALUES };
 
-enum { LABEL_PID, LABEL_TID, LABEL_COMM, LABEL_THREAD_NAME, NR_LABELS };
+enum {
+	LABEL_PID,
+	LABEL_TID,
+	LABEL_COMM,
+	LABEL_THREAD_NAME,
+	LABEL_THREAD_STATE,
+	LABEL_LOCK_KIND,
+	LABEL_LOCK_ADDR,
+	NR_LABELS
+};
 
 static const char *const label_names[NR_LABELS] = {
 	[LABEL_PID] = "pid",
 	[LABEL_TID] = "tid",
 	[LABEL_COMM] = "comm",
 	[LABEL_THREAD_NAME] = "thread_name",
+	[LABEL_THREAD_STATE] = "thread_state",
+	[LABEL_LOCK_KIND] = "lock_kind",
+	[LABEL_LOCK_ADDR] = "lock_addr",
 };
 
 /* (type, unit) pairs: sample_type[0], sample_type[1], then period_type. */
@@ -171,9 +183,14 @@ static int pprof_build__select(struct pprof_build *b,
 			b->location_out[stack[j]] = 1;
 		pprof_build__use_string(b, s->labels.comm);
 		pprof_build__use_string(b, s->labels.thread_name);
+		pprof_build__use_string(b, s->labels.thread_state);
+		pprof_build__use_string(b, s->labels.wait_kind);
 		b->need_label[LABEL_PID] = b->need_label[LABEL_TID] = true;
 		b->need_label[LABEL_COMM] |= s->labels.comm != 0;
 		b->need_label[LABEL_THREAD_NAME] |= s->labels.thread_name != 0;
+		b->need_label[LABEL_THREAD_STATE] |= s->labels.thread_state != 0;
+		b->need_label[LABEL_LOCK_KIND] |= s->labels.wait_kind != 0;
+		b->need_label[LABEL_LOCK_ADDR] |= s->labels.wait_kind != 0;
 	}
 
 	for (size_t i = 1; i < nr_locs; i++) {
@@ -185,9 +202,14 @@ static int pprof_build__select(struct pprof_build *b,
 		/* Kernel frames are emitted without their mapping, so they do not keep it. */
 		if (l->kind != FRAME_KERNEL && l->mapping)
 			b->mapping_out[l->mapping] = 1;
-		if (l->function)
+		if (l->function) {
+			size_t n;
+			const struct profile_line *ml = profile__location_lines(b->p, i, &n);
+
 			b->function_out[l->function] = 1;
-		else if (l->label)
+			for (size_t j = 0; j < n; j++)
+				b->function_out[ml[j].function] = 1;
+		} else if (l->label)
 			pprof_build__use_string(b, l->label);
 		else
 			b->need_unknown = true;
@@ -376,6 +398,7 @@ static int pprof_build__locations(struct pprof_build *b)
 	size_t nr_model_funcs = profile__nr_functions(b->p);
 	size_t nr_model_locs = profile__nr_locations(b->p);
 	size_t nr_funcs = b->nr_kept_functions, nr_locs = b->nr_kept_locations;
+	size_t nr_lines = nr_locs, next_line = 0;
 	uint64_t next_func;
 
 	/* At most one synthetic function per location. */
@@ -385,8 +408,15 @@ static int pprof_build__locations(struct pprof_build *b)
 		alloc_array(profile__nr_strings(b->p), sizeof(*b->synthetic_by_label));
 	b->locations = alloc_array(nr_locs, sizeof(*b->locations));
 	b->location_ptrs = alloc_array(nr_locs, sizeof(*b->location_ptrs));
-	b->lines = alloc_array(nr_locs, sizeof(*b->lines));
-	b->line_ptrs = alloc_array(nr_locs, sizeof(*b->line_ptrs));
+	/* One Line per location, or one per level of its inline chain. */
+	for (size_t i = 1; i < nr_model_locs; i++) {
+		size_t n;
+
+		if (b->location_out[i] && profile__location_lines(b->p, i, &n))
+			nr_lines += n - 1;
+	}
+	b->lines = alloc_array(nr_lines, sizeof(*b->lines));
+	b->line_ptrs = alloc_array(nr_lines, sizeof(*b->line_ptrs));
 	if (!b->functions || !b->function_ptrs || !b->synthetic_by_label || !b->locations ||
 	    !b->location_ptrs || !b->lines || !b->line_ptrs)
 		return -ENOMEM;
@@ -406,12 +436,33 @@ static int pprof_build__locations(struct pprof_build *b)
 		uint32_t id = b->location_out[i];
 		Perftools__Profiles__Location *pl;
 		Perftools__Profiles__Line *line;
+		const struct profile_line *ml;
+		size_t nr_ml;
 		uint64_t func;
 
 		if (!id)
 			continue;
 		pl = &b->locations[id - 1];
-		line = &b->lines[id - 1];
+		ml = profile__location_lines(b->p, i, &nr_ml);
+		if (nr_ml) {
+			/* Innermost first, as pprof wants them; every function here is kept. */
+			perftools__profiles__location__init(pl);
+			pl->id = id;
+			pl->mapping_id = l->kind == FRAME_KERNEL ? 0 : b->mapping_out[l->mapping];
+			pl->address = l->address;
+			pl->n_line = nr_ml;
+			pl->line = &b->line_ptrs[next_line];
+			for (size_t j = 0; j < nr_ml; j++, next_line++) {
+				line = &b->lines[next_line];
+				perftools__profiles__line__init(line);
+				line->function_id = b->function_out[ml[j].function];
+				line->line = ml[j].line;
+				b->line_ptrs[next_line] = line;
+			}
+			b->location_ptrs[id - 1] = pl;
+			continue;
+		}
+		line = &b->lines[next_line];
 		func = b->function_out[l->function];
 		if (!func) {
 			func = b->synthetic_by_label[l->label];
@@ -426,7 +477,7 @@ static int pprof_build__locations(struct pprof_build *b)
 		}
 		perftools__profiles__line__init(line);
 		line->function_id = func;
-		b->line_ptrs[id - 1] = line;
+		b->line_ptrs[next_line] = line;
 
 		perftools__profiles__location__init(pl);
 		pl->id = id;
@@ -434,7 +485,7 @@ static int pprof_build__locations(struct pprof_build *b)
 		pl->mapping_id = l->kind == FRAME_KERNEL ? 0 : b->mapping_out[l->mapping];
 		pl->address = l->address;
 		pl->n_line = 1;
-		pl->line = &b->line_ptrs[id - 1];
+		pl->line = &b->line_ptrs[next_line++];
 		b->location_ptrs[id - 1] = pl;
 	}
 	b->msg.n_function = next_func - 1;
@@ -509,8 +560,20 @@ static int pprof_build__samples(struct pprof_build *b)
 			case LABEL_THREAD_NAME:
 				str = s->labels.thread_name;
 				break;
+			case LABEL_THREAD_STATE:
+				str = s->labels.thread_state;
+				break;
+			case LABEL_LOCK_KIND:
+				str = s->labels.wait_kind;
+				break;
+			case LABEL_LOCK_ADDR:
+				num = (int64_t)s->labels.wait_addr;
+				break;
 			}
-			if ((k == LABEL_COMM || k == LABEL_THREAD_NAME) && !str)
+			/* Names only when known; the lock's address only with a lock. */
+			if (k != LABEL_PID && k != LABEL_TID && k != LABEL_LOCK_ADDR && !str)
+				continue;
+			if (k == LABEL_LOCK_ADDR && !s->labels.wait_kind)
 				continue;
 			l = &b->labels[nr_labels];
 			perftools__profiles__label__init(l);

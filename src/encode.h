@@ -100,4 +100,12 @@ int enc_pyroscope__ingest(const struct profile *p, const char *app_name,
 /* Frees the payloads' buffers and the array; NULL is fine. */
 void enc_pyroscope__free_payloads(struct export_payload *payloads, size_t n);
 
+/*
+ * One self-contained HTML page (inline CSS and JS, no network) with an interactive flame graph of
+ * the given profiles, one per profile type (a selector switches between them). The root's
+ * children are processes ("comm (pid)"). Frames under 0.01% of a profile's total are merged into
+ * one "other" frame per parent, and the page says so. 0 or -errno.
+ */
+int enc_html__write(const struct profile *const *profiles, size_t n, const char *path);
+
 #endif /* HOSTPROF_ENCODE_H */

@@ -19,6 +19,7 @@ static void print_usage(FILE *out)
 		"\n"
 		"Commands:\n"
 		"  profile   capture a CPU profile of processes, a command, or the whole host\n"
+		"  render    convert profile files: pprof or folded to HTML, pprof, folded, OTLP\n"
 		"\n"
 		"Options:\n"
 		"  -h, --help      show this help (and 'hostprof <command> --help' for a command)\n"
@@ -28,6 +29,7 @@ static void print_usage(FILE *out)
 		"  sudo hostprof profile --pid 1234 --duration 10 -o cpu.pb.gz\n"
 		"  sudo hostprof profile --all --duration 5 -o host.folded\n"
 		"  sudo hostprof profile -o build.pb.gz -- make -j2\n"
+		"  hostprof render cpu.pb.gz -o cpu.html\n"
 		"\n"
 		"Open a .pb.gz with 'go tool pprof -http=: FILE'; feed a .folded file to any\n"
 		"flame graph tool. hostprof needs root, or CAP_BPF and CAP_PERFMON.\n");
@@ -38,6 +40,7 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 } commands[] = {
 	{"profile", do_profile},
+	{"render", do_render},
 };
 
 int main(int argc, char **argv)

@@ -48,6 +48,11 @@ struct stack_entry {
 	size_t n;
 };
 
+struct loc_lines {
+	size_t off; /* into profile::lines */
+	size_t n;
+};
+
 struct profile {
 	struct profile_desc desc; /* the strings point at desc_strs */
 	char *desc_strs[4];
@@ -69,6 +74,11 @@ struct profile {
 	struct profile_location *locs;
 	size_t nr_locs, cap_locs;
 	struct htab loc_idx;
+	/* Parallel to locs: where each location's lines start in `lines`, and how many. */
+	struct loc_lines *loc_lines;
+	size_t cap_loc_lines;
+	struct profile_line *lines; /* all locations' lines back to back */
+	size_t nr_lines, cap_lines;
 
 	struct stack_entry *stacks;
 	size_t nr_stacks, cap_stacks;
@@ -413,8 +423,15 @@ int64_t profile__function(struct profile *p, const struct profile_function *f)
 
 /* --- locations --- */
 
-static uint32_t location_hash(const struct profile_location *l)
+struct location_key {
+	const struct profile_location *l;
+	const struct profile_line *lines;
+	size_t n;
+};
+
+static uint32_t location_hash(const struct location_key *k)
 {
+	const struct profile_location *l = k->l;
 	uint64_t h = 0x6c6f63;
 
 	h = hash_add(h, l->mapping);
@@ -422,6 +439,11 @@ static uint32_t location_hash(const struct profile_location *l)
 	h = hash_add(h, l->function);
 	h = hash_add(h, l->label);
 	h = hash_add(h, (uint64_t)l->kind);
+	/* Without lines the hash is what it always was. */
+	for (size_t i = 0; i < k->n; i++) {
+		h = hash_add(h, k->lines[i].function);
+		h = hash_add(h, (uint64_t)k->lines[i].line);
+	}
 	return hash_fold(h);
 }
 
@@ -433,31 +455,82 @@ static bool location_same(const struct profile_location *a, const struct profile
 
 static bool location_eq(const struct profile *p, uint32_t idx, const void *key)
 {
-	return location_same(&p->locs[idx], key);
+	const struct location_key *k = key;
+	const struct loc_lines *ll = &p->loc_lines[idx];
+
+	if (!location_same(&p->locs[idx], k->l) || ll->n != k->n)
+		return false;
+	for (size_t i = 0; i < k->n; i++) {
+		const struct profile_line *a = &p->lines[ll->off + i];
+
+		if (a->function != k->lines[i].function || a->line != k->lines[i].line)
+			return false;
+	}
+	return true;
 }
 
 int64_t profile__location(struct profile *p, const struct profile_location *l)
 {
+	return profile__location_with_lines(p, l, NULL, 0);
+}
+
+int64_t profile__location_with_lines(struct profile *p, const struct profile_location *l,
+				     const struct profile_line *lines, size_t n)
+{
+	struct profile_location copy;
+	struct location_key k;
 	uint32_t hash, idx;
 	int err;
 
 	if (!l || l->mapping >= p->nr_maps || l->function >= p->nr_funcs ||
-	    !string_valid(p, l->label) || (l->kind != FRAME_NATIVE && l->kind != FRAME_KERNEL))
+	    !string_valid(p, l->label) || (l->kind != FRAME_NATIVE && l->kind != FRAME_KERNEL) ||
+	    (n && !lines))
 		return -EINVAL;
-	if (location_same(l, &p->locs[0]))
+	for (size_t i = 0; i < n; i++) {
+		if (!lines[i].function || lines[i].function >= p->nr_funcs)
+			return -EINVAL;
+	}
+	copy = *l;
+	if (n) {
+		if (copy.function && copy.function != lines[0].function)
+			return -EINVAL;
+		copy.function = lines[0].function;
+	}
+	if (!n && location_same(&copy, &p->locs[0]))
 		return 0;
-	hash = location_hash(l);
-	idx = htab_find(p, &p->loc_idx, hash, location_eq, l);
+	k = (struct location_key){.l = &copy, .lines = lines, .n = n};
+	hash = location_hash(&k);
+	idx = htab_find(p, &p->loc_idx, hash, location_eq, &k);
 	if (idx)
 		return idx;
 
+	if (n > SIZE_MAX / sizeof(*p->lines) - p->nr_lines)
+		return -ENOMEM;
+	if (p->nr_lines + n > p->cap_lines) {
+		size_t cap = p->cap_lines ? p->cap_lines : 64;
+		void *tmp;
+
+		while (cap < p->nr_lines + n)
+			cap = cap > SIZE_MAX / 2 / sizeof(*p->lines) ? p->nr_lines + n : cap * 2;
+		tmp = realloc(p->lines, cap * sizeof(*p->lines));
+		if (!tmp)
+			return -ENOMEM;
+		p->lines = tmp;
+		p->cap_lines = cap;
+	}
 	err = ARRAY_RESERVE(p->locs, p->cap_locs, p->nr_locs);
+	if (!err)
+		err = ARRAY_RESERVE(p->loc_lines, p->cap_loc_lines, p->nr_locs);
 	if (!err)
 		err = htab_reserve(&p->loc_idx);
 	if (err)
 		return err;
+	if (n)
+		memcpy(p->lines + p->nr_lines, lines, n * sizeof(*lines));
 	idx = p->nr_locs++;
-	p->locs[idx] = *l;
+	p->locs[idx] = copy;
+	p->loc_lines[idx] = (struct loc_lines){.off = p->nr_lines, .n = n};
+	p->nr_lines += n;
 	htab_insert(&p->loc_idx, idx, hash);
 	return idx;
 }
@@ -641,6 +714,7 @@ struct profile *profile__new(const struct profile_desc *desc)
 	/* The zero entries: never in the hash indexes, matched explicitly by the interners. */
 	if (ARRAY_RESERVE(p->strs, p->cap_strs, 0) || ARRAY_RESERVE(p->maps, p->cap_maps, 0) ||
 	    ARRAY_RESERVE(p->funcs, p->cap_funcs, 0) || ARRAY_RESERVE(p->locs, p->cap_locs, 0) ||
+	    ARRAY_RESERVE(p->loc_lines, p->cap_loc_lines, 0) ||
 	    ARRAY_RESERVE(p->stacks, p->cap_stacks, 0) ||
 	    ARRAY_RESERVE(p->samples, p->cap_samples, 0) ||
 	    ARRAY_RESERVE(p->procs, p->cap_procs, 0))
@@ -651,6 +725,7 @@ struct profile *profile__new(const struct profile_desc *desc)
 	memset(&p->maps[0], 0, sizeof(p->maps[0]));
 	memset(&p->funcs[0], 0, sizeof(p->funcs[0]));
 	memset(&p->locs[0], 0, sizeof(p->locs[0]));
+	memset(&p->loc_lines[0], 0, sizeof(p->loc_lines[0]));
 	memset(&p->stacks[0], 0, sizeof(p->stacks[0]));
 	memset(&p->samples[0], 0, sizeof(p->samples[0]));
 	p->nr_strs = p->nr_maps = p->nr_funcs = p->nr_locs = p->nr_stacks = p->nr_samples = 1;
@@ -682,6 +757,8 @@ void profile__delete(struct profile *p)
 	free(p->stack_locs);
 	free(p->stacks);
 	htab_free(&p->loc_idx);
+	free(p->lines);
+	free(p->loc_lines);
 	free(p->locs);
 	htab_free(&p->func_idx);
 	free(p->funcs);
@@ -804,6 +881,16 @@ size_t profile__nr_locations(const struct profile *p)
 const struct profile_location *profile__location_at(const struct profile *p, uint32_t idx)
 {
 	return idx < p->nr_locs ? &p->locs[idx] : NULL;
+}
+
+const struct profile_line *profile__location_lines(const struct profile *p, uint32_t idx, size_t *n)
+{
+	if (idx >= p->nr_locs || !p->loc_lines[idx].n) {
+		*n = 0;
+		return NULL;
+	}
+	*n = p->loc_lines[idx].n;
+	return p->lines + p->loc_lines[idx].off;
 }
 
 size_t profile__nr_stacks(const struct profile *p)

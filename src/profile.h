@@ -46,8 +46,18 @@ struct profile_process {
 
 struct profile_function {
 	uint32_t name;	      /* string index */
-	uint32_t system_name; /* string index (the mangled name; same as name for now) */
+	uint32_t system_name; /* string index (the mangled name; same as name when not mangled) */
 	uint32_t filename;    /* string index; 0 when unknown */
+};
+
+/*
+ * One (function, line) of a location. A location whose address lies in inlined code has several:
+ * innermost first, the last one the outermost (real, not inlined) function, as pprof's
+ * Location.line and OTLP's Location.lines order them.
+ */
+struct profile_line {
+	uint32_t function; /* function index (> 0) */
+	int64_t line;	   /* source line in the function's filename; 0 when unknown */
 };
 
 struct profile_location {
@@ -117,6 +127,14 @@ int64_t profile__string(struct profile *p, const char *s);
 int64_t profile__mapping(struct profile *p, const struct profile_mapping *m);
 int64_t profile__function(struct profile *p, const struct profile_function *f);
 int64_t profile__location(struct profile *p, const struct profile_location *l);
+/*
+ * A location with its lines (innermost first; n may be 0, as for profile__location()). The lines
+ * are part of the location's identity. With n > 0, l->function must be 0 or lines[0].function:
+ * the stored location's function is the innermost one, so readers that ignore lines still see
+ * the function the address is in.
+ */
+int64_t profile__location_with_lines(struct profile *p, const struct profile_location *l,
+				     const struct profile_line *lines, size_t n);
 /* A stack is a list of location indices, leaf first. */
 int64_t profile__stack(struct profile *p, const uint32_t *locations, size_t n);
 
@@ -137,6 +155,10 @@ size_t profile__nr_functions(const struct profile *p);
 const struct profile_function *profile__function_at(const struct profile *p, uint32_t idx);
 size_t profile__nr_locations(const struct profile *p);
 const struct profile_location *profile__location_at(const struct profile *p, uint32_t idx);
+/* A location's lines, innermost first; *n receives their number (NULL and 0 when it has none:
+ * then only its function, or its label, is known). */
+const struct profile_line *profile__location_lines(const struct profile *p, uint32_t idx,
+						   size_t *n);
 /* Location indices of a stack, leaf first; *n receives the depth (NULL and 0 for stack 0). */
 const uint32_t *profile__stack_at(const struct profile *p, uint32_t idx, size_t *n);
 size_t profile__nr_samples(const struct profile *p);

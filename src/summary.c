@@ -44,7 +44,8 @@ static size_t location_names(const struct profile *p, uint32_t loc, struct name_
 	for (size_t i = 0; i < n; i++) {
 		const struct profile_function *f = profile__function_at(p, lines[i].function);
 
-		v[i] = (struct name_at){.name = f->name, .file = f->filename, .line = lines[i].line};
+		v[i] = (struct name_at){
+			.name = f->name, .file = f->filename, .line = lines[i].line};
 	}
 	return n;
 }

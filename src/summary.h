@@ -14,7 +14,7 @@ struct function_share {
 	int64_t self;	  /* value (time) of the samples whose leaf is it */
 	int64_t total;	  /* value of the samples with it anywhere on the stack */
 	int kernel;
-	const char *file; /* where it was first seen, from DWARF: owned by the profile; NULL if unknown */
+	const char *file; /* first seen there (DWARF); owned by the profile; NULL: unknown */
 	int64_t line;	  /* 0 when unknown */
 };
 

@@ -36,6 +36,8 @@ struct symbolizer {
 	struct refresh_slot refreshed[REFRESH_SLOTS];
 	uint64_t lookups;
 	char path[PATH_MAX];
+	/* The frame's file names when they had to be joined to their compilation directory. */
+	char files[FRAME_MAX_LINES][PATH_MAX];
 };
 
 struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
@@ -105,6 +107,32 @@ static const char *special_name(const struct mapping *m)
 	default:
 		return m->path ? m->path : "[anon]";
 	}
+}
+
+/*
+ * The inline chain of a symbolized native frame, from DWARF. The symbol table names the real
+ * function, as it does without DWARF, so that a frame reads the same with and without debug
+ * info; DWARF names only the inlined levels. Anything missing leaves the symbol alone.
+ */
+static void add_lines(struct symbolizer *s, struct dso *d, struct frame *out)
+{
+	struct dso_line lines[FRAME_MAX_LINES];
+	size_t n = dso__find_lines(d, out->address, lines, FRAME_MAX_LINES);
+
+	for (size_t i = 0; i < n; i++) {
+		const char *fn = i + 1 == n ? out->function : lines[i].function;
+		const char *file = lines[i].file;
+
+		/* A relative name (DWARF 5 leaves the compilation directory out) is made whole,
+		 * as addr2line shows it: a bare "src/x.c" names nothing outside the build. */
+		if (file && file[0] != '/' && lines[i].comp_dir &&
+		    snprintf(s->files[i], sizeof(s->files[i]), "%s/%s", lines[i].comp_dir, file) <
+			    (int)sizeof(s->files[i]))
+			file = s->files[i];
+		out->lines[i] = (struct frame_line){
+			.function = fn ? fn : out->function, .file = file, .line = lines[i].line};
+	}
+	out->nr_lines = n;
 }
 
 /* The process's mapping for addr, re-reading its maps once in a while when addr misses them. */
@@ -191,6 +219,7 @@ void symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_re
 		}
 		if (dso__find_symbol(d, out->address, &sym)) {
 			out->function = sym.name;
+			add_lines(s, d, out);
 			return;
 		}
 		/* Unresolved: the label names the file offset, the location keeps the address. */

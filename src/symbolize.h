@@ -50,6 +50,17 @@ struct process_info {
 	const char *container_id; /* "" outside containers */
 };
 
+/* At most this many (function, file, line) entries per frame: an inline chain deeper than that
+ * keeps its innermost entries and the real function. */
+#define FRAME_MAX_LINES 16
+
+/* One level of a native frame's inline chain. */
+struct frame_line {
+	const char *function; /* never NULL */
+	const char *file;     /* NULL when unknown */
+	int64_t line;	      /* 0 when unknown */
+};
+
 struct frame {
 	enum frame_kind kind;
 	uint64_t address; /* native: the ELF address (or file offset when unresolvable); kernel: as
@@ -58,6 +69,12 @@ struct frame {
 	bool has_mapping;
 	struct frame_mapping mapping;
 	char unknown[160]; /* "[unknown] <binary>+0xoffset" when function is NULL */
+	/*
+	 * From DWARF, when the binary has it: innermost first; the last entry is the function the
+	 * code was compiled into, named as `function` is. 0 entries when only the symbol is known.
+	 */
+	size_t nr_lines;
+	struct frame_line lines[FRAME_MAX_LINES];
 };
 
 /* Returns NULL and sets errno. Kernel symbols that cannot be read are logged once and every

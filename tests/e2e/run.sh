@@ -1052,6 +1052,83 @@ t_wall() {
 	fi
 }
 
+# Sum the second sample value of a pprof per lock_kind label: "kind total_ns" lines.
+pprof_lock_kinds() {
+	HOME=${HOME:-/tmp} go tool pprof -raw "$1" 2>/dev/null | awk '
+		/^Samples:/ { on = 1; next }
+		/^Locations/ { on = 0 }
+		on && /^ *[0-9]+ +[0-9]+:/ { v = $2; sub(":", "", v); pending = v; next }
+		on && pending != "" && match($0, /lock_kind:\[[^]]*\]/) {
+			k = substr($0, RSTART + 11, RLENGTH - 12); sum[k] += pending; pending = "" }
+		END { for (k in sum) printf "%s %.0f\n", k, sum[k] }'
+}
+
+# Contention on one pthread mutex (4 threads, 2 ms holds): the futex_wait time hostprof records
+# agrees within 20% with what the workload measured around pthread_mutex_lock itself.
+t_contention_mutex() {
+	local kinds mine theirs
+	hp mutexc profile --types contention --frequency "$FREQ" -o "$WORK/mutex.pb.gz" \
+		-- "$WL/mutex" 3 "$WORK/mutex.measured"
+	if [ "$HP_RC" -ne 0 ] || [ ! -s "$WORK/mutex.measured" ]; then
+		fail contention_mutex "capture of the mutex workload failed: $(hp_failure mutexc)"
+		return
+	fi
+	kinds=$(pprof_lock_kinds "$WORK/mutex.pb.gz")
+	mine=$(awk '$1 == "futex_wait" { print $2 }' <<<"$kinds")
+	theirs=$(cat "$WORK/mutex.measured")
+	if [ -z "$mine" ]; then
+		fail contention_mutex "no futex_wait contention recorded; lock kinds: $(tr '\n' ' ' <<<"$kinds")"
+	elif awk -v a="$mine" -v b="$theirs" 'BEGIN { r = a / b; exit !(r < 0.8 || r > 1.2) }'; then
+		fail contention_mutex "futex_wait total $mine ns, the workload measured $theirs ns (more than 20% apart)"
+	else
+		pass contention_mutex "futex_wait total $mine ns vs $theirs ns measured by the workload; lock kinds: $(tr '\n' ' ' <<<"$kinds")"
+	fi
+}
+
+# Waits on a condition variable are tagged futex_wait_bitset, apart from mutex waits
+# (futex_wait): a reader can tell them apart (the heuristic is in the README).
+t_contention_condvar() {
+	local kinds cond mutex
+	hp condc profile --types contention --frequency "$FREQ" -o "$WORK/cond.pb.gz" \
+		-- "$WL/mutex" 2 "$WORK/cond.measured" condvar
+	if [ "$HP_RC" -ne 0 ]; then
+		fail contention_condvar "capture of the condvar workload failed: $(hp_failure condc)"
+		return
+	fi
+	kinds=$(pprof_lock_kinds "$WORK/cond.pb.gz")
+	cond=$(awk '$1 == "futex_wait_bitset" { print $2 }' <<<"$kinds")
+	mutex=$(awk '$1 == "futex_wait" { print $2 }' <<<"$kinds")
+	if [ -z "$cond" ] || awk -v c="$cond" 'BEGIN { exit !(c < 1e9) }'; then
+		fail contention_condvar "expected about 2 s of futex_wait_bitset waits; lock kinds: $(tr '\n' ' ' <<<"$kinds")"
+	elif awk -v c="$cond" -v m="${mutex:-0}" 'BEGIN { exit !(m > c / 10) }'; then
+		fail contention_condvar "condvar waits show up as futex_wait (mutex) too: $(tr '\n' ' ' <<<"$kinds")"
+	else
+		pass contention_condvar "condvar waits tagged futex_wait_bitset ($cond ns), mutex-style futex_wait ${mutex:-0} ns"
+	fi
+}
+
+# Kernel lock contention: 8 threads mapping and unmapping memory queue on the process's
+# mmap_lock, an rwsem: the contention profile shows rwsem waits with kernel stacks through munmap
+# or mmap.
+t_contention_kernel() {
+	local kinds rwsem
+	hp mmapc profile --types contention --frequency "$FREQ" -o "$WORK/mmap.pb.gz" \
+		-o "$WORK/mmap.folded" -- "$WL/mmap_churn" 2
+	if [ "$HP_RC" -ne 0 ]; then
+		fail contention_kernel "capture of the mmap workload failed: $(hp_failure mmapc)"
+		return
+	fi
+	kinds=$(pprof_lock_kinds "$WORK/mmap.pb.gz")
+	rwsem=$(awk '$1 ~ /^rwsem_/ { s += $2 } END { printf "%.0f", s }' <<<"$kinds")
+	if [ "${rwsem:-0}" -lt 1000000 ]; then
+		fail contention_kernel "less than 1 ms of rwsem waits; lock kinds: $(tr '\n' ' ' <<<"$kinds")"
+	elif ! grep -Eq '(munmap|mmap|do_user_addr_fault|exc_page_fault)[^;]*_\[k\]' "$WORK/mmap.folded"; then
+		fail contention_kernel "no kernel stack through mmap, munmap or a page fault"
+	else
+		pass contention_kernel "rwsem waits $rwsem ns with kernel stacks through the mm; lock kinds: $(tr '\n' ' ' <<<"$kinds")"
+	fi
+}
+
 # --- run -----------------------------------------------------------------------------------------
 
 # The whole run is one function, called on the last line: bash has then read the entire file
@@ -1066,7 +1143,7 @@ main() {
 		capture_ratio
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
-		lib_resolved kernel_frames multi_pid map_full include_idle wall otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture command_mode threads \
+		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture command_mode threads \
 		bad_pid bad_flags help_version not_root; do
 		wanted "$t" && "t_$t"
 	done

@@ -7,7 +7,7 @@ E2E_DIR := $(OUTPUT)/e2e
 E2E_CFLAGS := -O2 -g -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -D_GNU_SOURCE
 
 E2E_BINS := $(addprefix $(E2E_DIR)/,cpu_ratio lib_ratio libhpwork.so syscalls short_lived cpu_threads \
-	sleeper)
+	sleeper mutex mmap_churn)
 
 .PHONY: e2e-workloads
 e2e-workloads: $(E2E_BINS)
@@ -45,3 +45,11 @@ $(E2E_DIR)/cpu_threads: tests/e2e/cpu_threads.c tests/e2e/workloads.mk tests/e2e
 $(E2E_DIR)/sleeper: tests/e2e/sleeper.c tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)
 	$(call msg,WORKLOAD,$@)
 	$(Q)$(CC) $(E2E_CFLAGS) $< -o $@
+
+$(E2E_DIR)/mutex: tests/e2e/mutex.c tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CC) $(E2E_CFLAGS) $< -o $@ -lpthread
+
+$(E2E_DIR)/mmap_churn: tests/e2e/mmap_churn.c tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CC) $(E2E_CFLAGS) $< -o $@ -lpthread

@@ -23,6 +23,7 @@
 #define LIB_BASE 0x7f1234560000ULL
 #define STRIPPED_BASE 0x7f2234560000ULL
 #define ANON_START 0x7f3000000000ULL
+#define INLINE_BASE 0x7f4234560000ULL /* fx_inline: DWARF with inlined code */
 
 static char fixtures[2 * PATH_MAX];
 static char root[PATH_MAX];
@@ -109,6 +110,7 @@ static void fake_proc__populate(void)
 	write_segments(f, "fx_nopie", 0);
 	write_segments(f, "libfx.so", LIB_BASE);
 	write_segments(f, "libfx-stripped.so", STRIPPED_BASE);
+	write_segments(f, "fx_inline", INLINE_BASE);
 	fprintf(f, "%llx-%llx rw-p 00000000 00:00 0 \n", ANON_START, ANON_START + 0x10000);
 	fprintf(f, "%llx-%llx r-xp 00000000 fe:01 999999 /nonexistent/libgone.so\n",
 		ANON_START + 0x20000, ANON_START + 0x30000);

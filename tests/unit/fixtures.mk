@@ -5,6 +5,10 @@
 #   X.syms     `nm -S --defined-only` (X.dynsyms: the same over .dynsym, for the stripped library)
 #   X.funcs    every defined FUNC/IFUNC symbol's value, from `readelf -sW`
 #   X.phdrs    the PT_LOAD lines of `readelf -lW`
+#   X.lines    for every instruction of fx_inline's fx_outer, `addr2line -a -f -i`: the address,
+#              then (function, file:line) pairs of its inline chain, innermost first
+#   X.demangle for objects with C++ and Rust (legacy and v0) symbols: "mangled<TAB>readable" per
+#              defined code symbol, the readable form from `nm --demangle` (binutils)
 # Included from the top Makefile: uses its $(OUTPUT), $(CC), $(Q) and $(msg).
 
 UNIT_FX_DIR := $(OUTPUT)/fixtures
@@ -15,11 +19,15 @@ UNIT_FX_CFLAGS := -O2 -fno-omit-frame-pointer -Wl,--build-id=sha1
 UNIT_FX_READELF ?= readelf
 UNIT_FX_NM ?= nm
 UNIT_FX_STRIP ?= strip
+UNIT_FX_OBJDUMP ?= objdump
+UNIT_FX_ADDR2LINE ?= addr2line
 
 UNIT_FX_BINS := $(UNIT_FX_DIR)/fx_pie $(UNIT_FX_DIR)/fx_nopie $(UNIT_FX_DIR)/libfx.so \
-	$(UNIT_FX_DIR)/libfx-stripped.so $(UNIT_FX_DIR)/fx_twoexec
+	$(UNIT_FX_DIR)/libfx-stripped.so $(UNIT_FX_DIR)/fx_twoexec $(UNIT_FX_DIR)/fx_inline
 UNIT_FX_META := $(foreach b,$(UNIT_FX_BINS),$(b).buildid $(b).htlhash $(b).syms $(b).funcs $(b).phdrs) \
-	$(UNIT_FX_DIR)/libfx-stripped.so.dynsyms
+	$(UNIT_FX_DIR)/libfx-stripped.so.dynsyms $(UNIT_FX_DIR)/fx_inline.lines \
+	$(UNIT_FX_DIR)/fx_cxx.o.demangle $(UNIT_FX_DIR)/fx_rust_legacy.o.demangle \
+	$(UNIT_FX_DIR)/fx_rust_v0.o.demangle
 
 .PHONY: unit-fixtures
 unit-fixtures: $(UNIT_FX_BINS) $(UNIT_FX_META)
@@ -56,6 +64,49 @@ $(UNIT_FX_DIR)/fx_twoexec: $(UNIT_FX_SRC)/fx_twoexec.c | $(UNIT_FX_DIR)
 		echo "$@: expected 2 executable PT_LOAD segments, got $$n" >&2; rm -f $@.tmp; exit 1; \
 	fi
 	$(Q)mv $@.tmp $@
+
+# DWARF with inlined code: fx_outer holds a two-deep chain of always-inline functions.
+$(UNIT_FX_DIR)/fx_inline: $(UNIT_FX_SRC)/fx_inline.c | $(UNIT_FX_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) $(UNIT_FX_CFLAGS) -g -fPIE -pie $< -o $@
+
+$(UNIT_FX_DIR)/fx_inline.lines: $(UNIT_FX_DIR)/fx_inline
+	$(Q)set -e; range=$$($(UNIT_FX_NM) -S $< | awk '$$4 == "fx_outer" { print $$1, $$2 }'); \
+	set -- $$range; start=$$((0x$$1)); end=$$((0x$$1 + 0x$$2)); \
+	$(UNIT_FX_OBJDUMP) -d --start-address=$$start --stop-address=$$end $< | \
+		sed -n 's/^ *\([0-9a-f][0-9a-f]*\):.*/0x\1/p' | \
+		$(UNIT_FX_ADDR2LINE) -a -f -i -e $< > $@.tmp && mv $@.tmp $@
+
+# Mangled names, made by the compilers themselves. Without rustc the Rust objects are empty
+# files and the test checks C++ only.
+UNIT_FX_CXX ?= g++
+UNIT_FX_RUSTC ?= rustc
+
+$(UNIT_FX_DIR)/fx_cxx.o: $(UNIT_FX_SRC)/fx_cxx.cc | $(UNIT_FX_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(UNIT_FX_CXX) -O2 -c $< -o $@
+
+# rustc's stable default is the legacy mangling; v0 is asked for.
+$(UNIT_FX_DIR)/fx_rust_legacy.o: $(UNIT_FX_SRC)/fx_rust.rs | $(UNIT_FX_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)if command -v $(UNIT_FX_RUSTC) >/dev/null 2>&1; then \
+		$(UNIT_FX_RUSTC) --crate-type=lib --emit=obj -O $< -o $@; else : > $@; fi
+
+$(UNIT_FX_DIR)/fx_rust_v0.o: $(UNIT_FX_SRC)/fx_rust.rs | $(UNIT_FX_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)if command -v $(UNIT_FX_RUSTC) >/dev/null 2>&1; then \
+		$(UNIT_FX_RUSTC) --crate-type=lib --emit=obj -O -C symbol-mangling-version=v0 \
+			$< -o $@; else : > $@; fi
+
+# --no-sort keeps both listings in symbol-table order, so that they pair up line by line.
+$(UNIT_FX_DIR)/%.o.demangle: $(UNIT_FX_DIR)/%.o
+	$(Q)if [ -s $< ]; then \
+		$(UNIT_FX_NM) --defined-only --no-sort $< | awk '$$2 ~ /^[TtWw]$$/ { print $$3 }' \
+			> $@.raw && \
+		$(UNIT_FX_NM) -C --defined-only --no-sort $< | awk '$$2 ~ /^[TtWw]$$/' | \
+			cut -d' ' -f3- > $@.readable && \
+		paste $@.raw $@.readable > $@.tmp && rm -f $@.raw $@.readable; \
+	else : > $@.tmp; fi && mv $@.tmp $@
 
 $(UNIT_FX_DIR)/%.buildid: $(UNIT_FX_DIR)/%
 	$(Q)$(UNIT_FX_READELF) -n $< | sed -n 's/^ *Build ID: *//p' > $@.tmp && mv $@.tmp $@

@@ -55,11 +55,12 @@ int main(void)
 	CHECK(f && f->self == 0 && f->total == 100, "main self %ld total %ld",
 	      f ? (long)f->self : -1, f ? (long)f->total : -1);
 	f = find(&s, "work");
-	CHECK(f && f->self == 60 && f->total == 70, "work self %ld total %ld", f ? (long)f->self : -1,
-	      f ? (long)f->total : -1);
-	f = find(&s, "rec");
-	CHECK(f && f->self == 30 && f->total == 30, "rec counted once per sample: self %ld total %ld",
+	CHECK(f && f->self == 60 && f->total == 70, "work self %ld total %ld",
 	      f ? (long)f->self : -1, f ? (long)f->total : -1);
+	f = find(&s, "rec");
+	CHECK(f && f->self == 30 && f->total == 30,
+	      "rec counted once per sample: self %ld total %ld", f ? (long)f->self : -1,
+	      f ? (long)f->total : -1);
 	f = find(&s, "sys_write");
 	CHECK(f && f->self == 10 && f->kernel, "kernel frame: self %ld kernel %d",
 	      f ? (long)f->self : -1, f ? f->kernel : -1);

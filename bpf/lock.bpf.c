@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Lock contention: how long threads of interest wait for locks, per stack, lock kind and lock.
+ *
+ * Kernel locks: lock:contention_begin/contention_end, whose flags say the lock's kind.
+ * User-space locks: a futex wait is where pthread_mutex_lock, std::mutex, a condition variable
+ * or a semaphore blocks. raw_syscalls sys_enter/sys_exit are used (they need BTF, not tracefs),
+ * with the PID filter first and the syscall number second, so that other syscalls cost one map
+ * lookup.
+ *
+ * Begin and end run in the waiter's own context: the wait is timed between them and its stacks
+ * are taken at the end, into double-buffered maps like the CPU sampler's (see cpu.bpf.c).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "hostprof_abi.h"
+
+#define EAGAIN 11
+#define EEXIST 17
+#define E2BIG 7
+
+/* Syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl, include/uapi/asm-generic/unistd.h). */
+#if defined(__TARGET_ARCH_x86)
+#define NR_FUTEX 202
+#elif defined(__TARGET_ARCH_arm64)
+#define NR_FUTEX 98
+#else
+#error "unknown architecture"
+#endif
+#define NR_FUTEX_WAITV 449 /* the same number on every architecture since 5.16 */
+#define NR_FUTEX_WAIT 455  /* futex2 futex_wait, 6.7+ */
+
+/* include/uapi/linux/futex.h */
+#define FUTEX_WAIT 0
+#define FUTEX_LOCK_PI 6
+#define FUTEX_WAIT_BITSET 9
+#define FUTEX_WAIT_REQUEUE_PI 11
+#define FUTEX_LOCK_PI2 13
+#define FUTEX_CMD_MASK 0x7f /* without FUTEX_PRIVATE_FLAG (128) and FUTEX_CLOCK_REALTIME */
+
+/* include/trace/events/lock.h */
+#define LCB_F_SPIN (1U << 0)
+#define LCB_F_READ (1U << 1)
+#define LCB_F_WRITE (1U << 2)
+#define LCB_F_RT (1U << 3)
+#define LCB_F_PERCPU (1U << 4)
+#define LCB_F_MUTEX (1U << 5)
+
+const volatile bool filter_pids = false;
+const volatile __u64 min_wait_ns = 0;
+
+volatile __u32 active_buffer = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} target_pids SEC(".maps");
+
+struct wait_begin {
+	__u64 ts;
+	__u64 addr;
+	__u32 kind;
+	__u32 pad;
+};
+
+/* Per thread: the wait in progress (a thread waits for one thing at a time). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct wait_begin);
+} lock_begin SEC(".maps");
+
+#define STACK_MAP(name)                                                                            \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_STACK_TRACE);                                            \
+		__uint(max_entries, 16384);                                                        \
+		__uint(key_size, sizeof(__u32));                                                   \
+		__uint(value_size, HP_MAX_STACK_DEPTH * sizeof(__u64));                            \
+	} name SEC(".maps")
+
+#define COUNTS_MAP(name)                                                                           \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
+		__uint(max_entries, 16384);                                                        \
+		__type(key, struct hp_lock_key);                                                   \
+		__type(value, struct hp_lock_value);                                               \
+	} name SEC(".maps")
+
+STACK_MAP(lock_stacks_0);
+STACK_MAP(lock_stacks_1);
+COUNTS_MAP(lock_counts_0);
+COUNTS_MAP(lock_counts_1);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, HP_LOSS__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} losses SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, HP_STAT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void bump(void *map, __u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(map, &idx);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline bool interesting(__u32 *tgid, __u32 *tid)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	*tgid = id >> 32;
+	*tid = (__u32)id;
+	if (*tid == 0)
+		return false;
+	return !filter_pids || bpf_map_lookup_elem(&target_pids, tgid);
+}
+
+static __always_inline void begin(__u32 tid, __u32 kind, __u64 addr)
+{
+	struct wait_begin b = {.ts = bpf_ktime_get_ns(), .addr = addr, .kind = kind};
+
+	/* A nested begin (a spinlock taken while waiting for a mutex) keeps the outer wait. */
+	if (bpf_map_update_elem(&lock_begin, &tid, &b, BPF_NOEXIST) == -E2BIG)
+		bump(&losses, HP_LOSS_LOCK_START_FULL);
+}
+
+static __always_inline void record(void *ctx, void *stacks, void *counts, __u32 tgid, __u32 tid,
+				   const struct wait_begin *b, __u64 delta)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct hp_lock_key key = {.pid = tgid, .tid = tid, .kind = b->kind, .addr = b->addr};
+	struct hp_lock_value *val, init = {.ns = delta, .count = 1};
+	long err;
+
+	err = bpf_get_stackid(ctx, stacks, BPF_F_USER_STACK);
+	key.user_stack_id = err >= 0 ? err : -1;
+	/* A futex wait's kernel stack, taken at syscall exit, is only the exit path: the user
+	 * stack says who waited. A kernel lock's stack says where in the kernel. */
+	key.kern_stack_id = -1;
+	if (b->kind >= HP_WAIT_KERNEL_SPINLOCK) {
+		err = bpf_get_stackid(ctx, stacks, 0);
+		key.kern_stack_id = err >= 0 ? err : -1;
+	}
+	val = bpf_map_lookup_elem(counts, &key);
+	if (val) {
+		__sync_fetch_and_add(&val->ns, delta);
+		__sync_fetch_and_add(&val->count, 1);
+		return;
+	}
+	bpf_get_current_comm(init.thread_name, sizeof(init.thread_name));
+	BPF_CORE_READ_STR_INTO(&init.process_name, task, group_leader, comm);
+	err = bpf_map_update_elem(counts, &key, &init, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		val = bpf_map_lookup_elem(counts, &key);
+		if (val) {
+			__sync_fetch_and_add(&val->ns, delta);
+			__sync_fetch_and_add(&val->count, 1);
+			err = 0;
+		}
+	}
+	if (err)
+		bump(&losses, HP_LOSS_LOCK_COUNTS_FULL);
+}
+
+/*
+ * A wait ends where it began: a syscall exit ends a futex wait, a contention_end ends the kernel
+ * wait on the same lock. A kernel lock met inside a futex syscall (the hash bucket's spinlock,
+ * say) neither ends nor replaces the futex wait around it.
+ */
+static __always_inline void end(void *ctx, bool waited, bool kernel, __u64 lock)
+{
+	struct wait_begin *b, copy;
+	__u32 tgid, tid;
+	__u64 delta;
+
+	if (!interesting(&tgid, &tid))
+		return;
+	b = bpf_map_lookup_elem(&lock_begin, &tid);
+	if (!b)
+		return;
+	if (kernel != (b->kind >= HP_WAIT_KERNEL_SPINLOCK) || (kernel && b->addr != lock))
+		return;
+	copy = *b;
+	bpf_map_delete_elem(&lock_begin, &tid);
+	delta = bpf_ktime_get_ns() - copy.ts;
+	if (!waited || delta < min_wait_ns)
+		return;
+	bump(&stats, HP_STAT_LOCK_EVENTS);
+	if (active_buffer == 0)
+		record(ctx, &lock_stacks_0, &lock_counts_0, tgid, tid, &copy, delta);
+	else
+		record(ctx, &lock_stacks_1, &lock_counts_1, tgid, tid, &copy, delta);
+}
+
+static __always_inline __u32 futex_kind(int op)
+{
+	switch (op & FUTEX_CMD_MASK) {
+	case FUTEX_WAIT:
+		return HP_WAIT_FUTEX;
+	case FUTEX_WAIT_BITSET:
+		return HP_WAIT_FUTEX_BITSET;
+	case FUTEX_LOCK_PI:
+	case FUTEX_LOCK_PI2:
+		return HP_WAIT_FUTEX_LOCK_PI;
+	case FUTEX_WAIT_REQUEUE_PI:
+		return HP_WAIT_FUTEX_REQUEUE_PI;
+	}
+	return HP_WAIT__COUNT; /* a wake, requeue, ...: not a wait */
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(hp_lock_sys_enter, struct pt_regs *regs, long id)
+{
+	__u32 tgid, tid, kind;
+
+	if (!interesting(&tgid, &tid))
+		return 0;
+	if (id == NR_FUTEX) {
+		kind = futex_kind((int)PT_REGS_PARM2_CORE_SYSCALL(regs));
+		if (kind < HP_WAIT__COUNT)
+			begin(tid, kind, PT_REGS_PARM1_CORE_SYSCALL(regs));
+	} else if (id == NR_FUTEX_WAITV) {
+		begin(tid, HP_WAIT_FUTEX_WAITV, 0);
+	} else if (id == NR_FUTEX_WAIT) {
+		begin(tid, HP_WAIT_FUTEX2, PT_REGS_PARM1_CORE_SYSCALL(regs));
+	}
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(hp_lock_sys_exit, struct pt_regs *regs, long ret)
+{
+	/* -EAGAIN: the futex word had changed, nothing was waited for. */
+	end(ctx, ret != -EAGAIN, false, 0);
+	return 0;
+}
+
+SEC("tp_btf/contention_begin")
+int BPF_PROG(hp_lock_contention_begin, void *lock, unsigned int flags)
+{
+	__u32 tgid, tid, kind;
+
+	if (!interesting(&tgid, &tid))
+		return 0;
+	if (flags & LCB_F_MUTEX)
+		kind = HP_WAIT_KERNEL_MUTEX;
+	else if (flags & LCB_F_RT)
+		kind = HP_WAIT_KERNEL_RTMUTEX;
+	else if (flags & LCB_F_PERCPU)
+		kind = HP_WAIT_KERNEL_PERCPU_RWSEM;
+	else if (flags & LCB_F_SPIN)
+		kind = flags & LCB_F_READ    ? HP_WAIT_KERNEL_RWLOCK_READ
+		       : flags & LCB_F_WRITE ? HP_WAIT_KERNEL_RWLOCK_WRITE
+					     : HP_WAIT_KERNEL_SPINLOCK;
+	else if (flags & LCB_F_READ)
+		kind = HP_WAIT_KERNEL_RWSEM_READ;
+	else if (flags & LCB_F_WRITE)
+		kind = HP_WAIT_KERNEL_RWSEM_WRITE;
+	else
+		kind = HP_WAIT_KERNEL_OTHER;
+	begin(tid, kind, (__u64)lock);
+	return 0;
+}
+
+SEC("tp_btf/contention_end")
+int BPF_PROG(hp_lock_contention_end, void *lock, int ret)
+{
+	end(ctx, true, true, (__u64)lock);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

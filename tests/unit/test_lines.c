@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * File, line and inline frames from DWARF, end to end: dso → symbolizer → builder → profile →
+ * folded, pprof and OTLP. The fixture fx_inline has a two-deep chain of always-inline functions
+ * in fx_outer; what each address must resolve to comes from binutils' addr2line (X.lines), not
+ * from our reader.
+ */
+#include <sys/stat.h>
+
+#include "builder.h"
+#include "check.h"
+#include "dso.h"
+#include "encode.h"
+#include "fake_proc.h"
+
+#define MAX_ADDRS 512
+
+struct expect {
+	uint64_t addr;
+	size_t n;
+	struct {
+		char function[64];
+		char file[256];
+		int64_t line;
+	} lines[DSO_MAX_LINES];
+};
+
+static struct expect expects[MAX_ADDRS];
+static size_t nr_expects;
+
+/* Reads `addr2line -a -f -i` output: "0xADDR", then (function, file:line) pairs. */
+static void read_expects(void)
+{
+	char path[3 * PATH_MAX], fn[64], pos[256];
+	struct expect *e = NULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/fx_inline.lines", fixtures);
+	f = fopen(path, "r");
+	CHECK(f != NULL, "%s missing: run make unit-fixtures", path);
+	if (!f)
+		return;
+	while (fgets(fn, sizeof(fn), f)) {
+		char *colon, *disc;
+
+		fn[strcspn(fn, "\n")] = '\0';
+		if (!strncmp(fn, "0x", 2)) {
+			if (nr_expects == MAX_ADDRS)
+				break;
+			e = &expects[nr_expects++];
+			e->addr = strtoull(fn, NULL, 16);
+			e->n = 0;
+			continue;
+		}
+		if (!e || !fgets(pos, sizeof(pos), f))
+			break;
+		pos[strcspn(pos, "\n")] = '\0';
+		/* "file:line (discriminator N)": the discriminator is not a line. */
+		disc = strstr(pos, " (discriminator");
+		if (disc)
+			*disc = '\0';
+		colon = strrchr(pos, ':');
+		if (e->n == DSO_MAX_LINES || !colon)
+			continue;
+		*colon = '\0';
+		snprintf(e->lines[e->n].function, sizeof(e->lines[0].function), "%s", fn);
+		snprintf(e->lines[e->n].file, sizeof(e->lines[0].file), "%s", pos);
+		e->lines[e->n].line = strtoll(colon + 1, NULL, 10);
+		e->n++;
+	}
+	fclose(f);
+}
+
+/* An address whose chain is fx_leaf → fx_mid → fx_outer, and its expectation. */
+static const struct expect *deepest(void)
+{
+	for (size_t i = 0; i < nr_expects; i++)
+		if (expects[i].n == 3 && !strcmp(expects[i].lines[0].function, "fx_leaf") &&
+		    !strcmp(expects[i].lines[1].function, "fx_mid") &&
+		    !strcmp(expects[i].lines[2].function, "fx_outer"))
+			return &expects[i];
+	return NULL;
+}
+
+static void test_dso_lines(void)
+{
+	char path[3 * PATH_MAX];
+	struct dso_cache *c = dso_cache__new(4);
+	struct dso_line got[DSO_MAX_LINES];
+	struct dso *d;
+	struct stat st;
+	size_t agree = 0;
+
+	snprintf(path, sizeof(path), "%s/fx_inline", fixtures);
+	CHECK(c && stat(path, &st) == 0, "setup: %s", path);
+	if (!c || stat(path, &st))
+		goto out;
+	d = dso_cache__get(c, st.st_dev, st.st_ino, path, path);
+	CHECK(d && dso__readable(d), "fx_inline unreadable: %s", dso__error(d));
+	if (!d)
+		goto out;
+	CHECK(nr_expects > 4, "only %zu addresses in fx_inline.lines", nr_expects);
+	CHECK(deepest() != NULL, "addr2line shows no fx_leaf/fx_mid/fx_outer chain");
+	for (size_t i = 0; i < nr_expects; i++) {
+		const struct expect *e = &expects[i];
+		size_t n = dso__find_lines(d, e->addr, got, DSO_MAX_LINES);
+		bool same = n == e->n;
+
+		for (size_t j = 0; same && j < n; j++) {
+			char file[2 * PATH_MAX];
+
+			/* addr2line joins a relative name to the compilation directory. */
+			snprintf(file, sizeof(file), "%s%s%s",
+				 got[j].file && got[j].file[0] != '/' && got[j].comp_dir
+					 ? got[j].comp_dir
+					 : "",
+				 got[j].file && got[j].file[0] != '/' && got[j].comp_dir ? "/" : "",
+				 got[j].file ? got[j].file : "");
+			same = got[j].function && !strcmp(got[j].function, e->lines[j].function) &&
+			       !strcmp(file, e->lines[j].file) && got[j].line == e->lines[j].line;
+		}
+		CHECK(same,
+		      "0x%" PRIx64 ": %zu frames (want %zu), first %s %s:%" PRId64
+		      " (want %s %s:%" PRId64 ")",
+		      e->addr, n, e->n, n ? got[0].function : "-", n ? got[0].file : "-",
+		      n ? got[0].line : 0, e->lines[0].function, e->lines[0].file,
+		      e->lines[0].line);
+		agree += same;
+	}
+	/* Asking for fewer keeps the innermost and the real function last. */
+	if (deepest()) {
+		size_t n = dso__find_lines(d, deepest()->addr, got, 2);
+
+		CHECK_U64(n, 2);
+		CHECK_STR(got[0].function, "fx_leaf");
+		CHECK_STR(got[1].function, "fx_outer");
+	}
+	/* No DWARF (libfx.so is built without -g): nothing, and no crash. */
+	snprintf(path, sizeof(path), "%s/libfx.so", fixtures);
+	if (stat(path, &st) == 0) {
+		d = dso_cache__get(c, st.st_dev, st.st_ino, path, path);
+		CHECK(d && dso__find_lines(d, func_addr("libfx.so", "fx_lib_alpha"), got,
+					   DSO_MAX_LINES) == 0,
+		      "lines from a binary without DWARF");
+	}
+out:
+	dso_cache__delete(c);
+}
+
+static void test_symbolizer_lines(struct symbolizer *s)
+{
+	const struct expect *e = deepest();
+	struct frame f;
+
+	if (!e)
+		return;
+	symbolizer__user(s, FAKE_PID, INLINE_BASE + e->addr, false, &f);
+	CHECK_STR(f.function, "fx_outer");
+	CHECK_U64(f.nr_lines, 3);
+	for (size_t j = 0; j < 3 && j < f.nr_lines; j++) {
+		CHECK_STR(f.lines[j].function, e->lines[j].function);
+		CHECK_STR(f.lines[j].file, e->lines[j].file);
+		CHECK_U64(f.lines[j].line, e->lines[j].line);
+	}
+	/* A return address is looked up one byte back, inside the same chain. */
+	symbolizer__user(s, FAKE_PID, INLINE_BASE + e->addr + 1, true, &f);
+	CHECK_U64(f.nr_lines, 3);
+}
+
+static char *slurp(const char *path)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return NULL;
+	if (getdelim(&buf, &len, '\0', f) < 0) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+static char *run(const char *cmd)
+{
+	char *out = NULL, buf[4096];
+	size_t size = 0, n;
+	FILE *f = popen(cmd, "r"), *mem = open_memstream(&out, &size);
+
+	while (f && mem && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+		fwrite(buf, 1, n, mem);
+	if (mem)
+		fclose(mem);
+	if (!f || pclose(f) != 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+static void test_profile_and_encoders(struct symbolizer *s, const char *tmp)
+{
+	const struct expect *e = deepest();
+	struct profile_desc desc = {.sample_type = "cpu",
+				    .sample_unit = "nanoseconds",
+				    .period_type = "cpu",
+				    .period_unit = "nanoseconds",
+				    .period = 1000000};
+	struct profile *p = profile__new(&desc);
+	struct builder *b = p ? builder__new(p, s, 64) : NULL;
+	struct raw_sample rs = {.pid = FAKE_PID, .tid = FAKE_PID, .count = 3, .nr_user = 1};
+	struct sample_batch batch = {0};
+	const struct profile_sample *smp;
+	const struct profile_line *lines;
+	const uint32_t *stack;
+	char path[PATH_MAX + 64], cmd[4 * PATH_MAX], want[1024];
+	size_t depth, n;
+	uint64_t user[1];
+	char *text;
+
+	if (!e || !b) {
+		CHECK(b != NULL, "setup");
+		goto out;
+	}
+	user[0] = INLINE_BASE + e->addr;
+	snprintf(rs.process_name, sizeof(rs.process_name), "fxinline");
+	CHECK(sample_batch__add(&batch, &rs, user, NULL) == 0, "batch");
+	CHECK(builder__add_batch(b, &batch, BATCH_CPU, desc.period) == 0, "build");
+
+	smp = profile__sample_at(p, 1);
+	stack = smp ? profile__stack_at(p, smp->stack, &depth) : NULL;
+	CHECK(stack && depth == 1, "stack");
+	if (!stack)
+		goto out;
+	lines = profile__location_lines(p, stack[0], &n);
+	CHECK_U64(n, 3);
+	for (size_t j = 0; lines && j < n && j < 3; j++) {
+		const struct profile_function *fn = profile__function_at(p, lines[j].function);
+
+		CHECK_STR(profile__string_at(p, fn->name), e->lines[j].function);
+		CHECK_STR(profile__string_at(p, fn->filename), e->lines[j].file);
+		CHECK_U64(lines[j].line, e->lines[j].line);
+	}
+	/* Readers that know nothing of lines see the innermost function. */
+	CHECK_STR(profile__location_name(p, stack[0]), "fx_leaf");
+
+	/* Folded: the inlined frames are frames, root first. */
+	snprintf(path, sizeof(path), "%s/out.folded", tmp);
+	CHECK(enc_folded__write(p, path) == 0, "folded");
+	text = slurp(path);
+	CHECK(text && strstr(text, "fxinline;fx_outer;fx_mid;fx_leaf 3\n"), "folded: %s",
+	      text ? text : "(none)");
+	free(text);
+
+	/* OTLP/JSON: one location, three lines with their line numbers. */
+	{
+		struct otlp_opts o = {.host_name = "h", .host_arch = "amd64", .scope_version = "t"};
+		const struct profile *ps[1] = {p};
+		char *json = NULL;
+		size_t len = 0;
+
+		CHECK(enc_otlp__encode_json(ps, 1, &o, &json, &len) == 0, "otlp json");
+		for (size_t j = 0; json && j < 3; j++) {
+			snprintf(want, sizeof(want), "\"line\":\"%" PRId64 "\"", e->lines[j].line);
+			CHECK(strstr(json, want), "OTLP JSON lacks %s", want);
+		}
+		CHECK(json && strstr(json, "fx_inline.c"), "OTLP JSON lacks the file name");
+		free(json);
+	}
+
+	/* pprof, read back by go tool pprof when it is installed. */
+	snprintf(path, sizeof(path), "%s/out.pb.gz", tmp);
+	CHECK(enc_pprof__write(p, path) == 0, "pprof");
+	snprintf(cmd, sizeof(cmd),
+		 "command -v go >/dev/null 2>&1 || exit 0; cd '%s' && "
+		 "GOCACHE=\"${GOCACHE:-%s/gocache}\" HOME=\"${HOME:-%s}\" go tool pprof -raw '%s' "
+		 "2>/dev/null",
+		 tmp, tmp, tmp, path);
+	text = run(cmd);
+	CHECK(text != NULL, "go tool pprof -raw failed");
+	if (text && *text) {
+		/* Locations list each line as "function file:line s=0", innermost first. */
+		char *at = text;
+
+		for (size_t j = 0; j < 3 && at; j++) {
+			snprintf(want, sizeof(want), "%s %s:%" PRId64, e->lines[j].function,
+				 e->lines[j].file, e->lines[j].line);
+			at = strstr(at, want);
+			CHECK(at, "pprof -raw lacks \"%s\" (in order)", want);
+		}
+	}
+	free(text);
+out:
+	sample_batch__release(&batch);
+	builder__delete(b);
+	profile__delete(p);
+}
+
+int main(void)
+{
+	struct symbolizer_opts o = {.proc_root = NULL,
+				    .kallsyms_path = "tests/fixtures/kallsyms/mixed",
+				    .max_procs = 8,
+				    .max_dsos = 8};
+	char tmp[] = "/tmp/hostprof-test-lines-XXXXXX";
+	struct symbolizer *s;
+
+	fake_proc__create();
+	o.proc_root = root;
+	read_expects();
+	test_dso_lines();
+	s = symbolizer__new(&o);
+	CHECK(s != NULL, "symbolizer: %s", strerror(errno));
+	CHECK(mkdtemp(tmp) != NULL, "mkdtemp");
+	if (s) {
+		test_symbolizer_lines(s);
+		test_profile_and_encoders(s, tmp);
+	}
+	symbolizer__delete(s);
+	{
+		char cmd[PATH_MAX];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", tmp);
+	}
+	fake_proc__remove();
+	return check_summary("test_lines");
+}
