@@ -7,9 +7,9 @@
 BENCH_SRCS := $(wildcard bench/bench_*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
 
-.PHONY: bench bench-otlp bench-html
+.PHONY: bench bench-otlp bench-sched bench-html
 
-bench: bench-otlp bench-html
+bench: bench-otlp bench-sched bench-html
 
 $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
@@ -31,3 +31,13 @@ bench-html: $(OUTPUT)/hostprof | $(OUTPUT)/bench
 	$(Q)bench/bench_html.sh $(OUTPUT)/hostprof $(OUTPUT)/bench
 
 -include $(wildcard $(OUTPUT)/bench/*.d)
+
+# The scheduler-side programs' cost per event under a context-switch-heavy load (root).
+$(OUTPUT)/bench/pingpong: bench/pingpong.c | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g $< -o $@ -lpthread
+
+bench-sched: $(OUTPUT)/hostprof $(OUTPUT)/bench/pingpong
+	$(Q)bench/bench_sched.sh $(OUTPUT)/hostprof $(OUTPUT)/bench/pingpong > $(OUTPUT)/bench/sched.md.tmp && \
+		mv $(OUTPUT)/bench/sched.md.tmp $(OUTPUT)/bench/sched.md
+	$(Q)cat $(OUTPUT)/bench/sched.md

@@ -392,22 +392,26 @@ static int gunzip(struct pprof_dec *d, const uint8_t *in, size_t len, uint8_t **
 		  size_t *out_len)
 {
 	z_stream zs = {0};
+	size_t cap = len < MAX_PPROF_BYTES / 4 ? len * 4 + 4096 : MAX_PPROF_BYTES;
 	uint8_t *buf = NULL;
-	size_t cap = len * 4 + 4096;
 	int zerr, err = 0;
 
 	if (len > UINT_MAX)
 		return fail(d, -EFBIG, "compressed input over 4 GiB");
-	if (inflateInit2(&zs, 15 + 32) != Z_OK)
+	buf = malloc(cap);
+	if (!buf)
 		return -ENOMEM;
+	if (inflateInit2(&zs, 15 + 32) != Z_OK) {
+		free(buf);
+		return -ENOMEM;
+	}
 	zs.next_in = (uint8_t *)in;
 	zs.avail_in = (unsigned)len;
 	for (;;) {
-		if (zs.total_out == cap || !buf) {
+		if (zs.total_out == cap) {
 			uint8_t *nb;
 
-			if (buf)
-				cap *= 2;
+			cap *= 2;
 			if (cap > MAX_PPROF_BYTES) {
 				err = fail(d, -EFBIG, "decompresses to more than %zu bytes",
 					   MAX_PPROF_BYTES);

@@ -547,7 +547,7 @@ static void put_json_string(FILE *f, const char *s)
 }
 
 static const char page_head[] =
-	/* page:begin (generated from the page source; edit both) */
+	/* The page itself; enc_html__write() puts the data in place of its DATA marker. */
 	"<!DOCTYPE html>\n"
 	"<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 	"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The cost of hostprof's scheduler-side programs. Under a context-switch-heavy load (two threads
+# ping-ponging through pipes), run the workload alone and under `hostprof profile --all --types
+# cpu,wall,contention`, alternating A B A B, and print: the workload's round trips per second
+# (median) and its slowdown, and per BPF program its run count and mean cost per run, from the
+# kernel's own accounting (kernel.bpf_stats_enabled). Numbers only; nothing is asserted.
+# Usage (root): bench/bench_sched.sh HOSTPROF PINGPONG [REPETITIONS]
+set -u
+hostprof=$1 pingpong=$2 reps=${3:-3}
+secs=4
+[ "$(id -u)" -eq 0 ] || { echo "bench_sched: needs root (BPF)" >&2; exit 1; }
+out=$(mktemp -d /tmp/hostprof-bench.XXXXXX)
+trap 'rm -rf "$out"; sysctl -qw kernel.bpf_stats_enabled="$old_stats"' EXIT
+old_stats=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -qw kernel.bpf_stats_enabled=1
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+: >"$out/alone"
+: >"$out/profiled"
+: >"$out/progs"
+for r in $(seq "$reps"); do
+	"$pingpong" "$secs" >>"$out/alone"
+	"$hostprof" profile --all --types cpu,wall,contention --duration $((secs + 2)) -q \
+		-o "$out/p.folded" >/dev/null 2>&1 &
+	hp=$!
+	sleep 1.5 # loaded and attached
+	"$pingpong" "$secs" >>"$out/profiled"
+	# While hostprof still runs: its programs' counters since they were loaded.
+	bpftool -j prog show 2>/dev/null | python3 -c '
+import json, sys
+for p in json.load(sys.stdin):
+    if p.get("name", "").startswith("hp_") and p.get("run_cnt"):
+        print(p["name"], p["run_cnt"], p["run_time_ns"])' >>"$out/progs"
+	wait "$hp"
+done
+
+alone=$(median <"$out/alone")
+profiled=$(median <"$out/profiled")
+echo "## Scheduler-heavy load: ${reps} x ${secs} s each way, A B A B, medians"
+echo
+echo "| run | round trips/s | slowdown |"
+echo "|---|---|---|"
+echo "| alone | $alone | |"
+awk -v a="$alone" -v p="$profiled" 'BEGIN { printf "| hostprof cpu,wall,contention | %d | %.1f%% |\n", p, 100 * (a - p) / a }'
+echo
+echo "| BPF program | runs | ns per run |"
+echo "|---|---|---|"
+awk '{ n[$1] += $2; t[$1] += $3 } END { for (p in n) printf "| %s | %d | %.0f |\n", p, n[p], t[p] / n[p] }' \
+	"$out/progs" | sort
