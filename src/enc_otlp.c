@@ -470,6 +470,9 @@ struct otlp_src {
 	pb_sample **sample_ptrs; /* sorted by resource */
 
 	bool counts; /* values are sample counts (otlp_opts.samples_count for cpu) */
+	/* The contentions/count Profile that goes beside a contention profile: the same samples,
+	 * their wait counts as values. */
+	bool contentions;
 	pb_value_type *sample_type;
 	pb_value_type *period_type; /* NULL when the profile has no period type */
 };
@@ -1243,7 +1246,10 @@ static int src_collect(struct otlp_build *b, size_t k)
 		return 0;
 
 	src->counts = b->o->samples_count && strcmp(or_empty(d->sample_type), "cpu") == 0;
-	if (src->counts)
+	if (src->contentions) {
+		src->counts = true;
+		src->sample_type = value_type(b, "contentions", "count", &err);
+	} else if (src->counts)
 		src->sample_type = value_type(b, "samples", "count", &err);
 	else
 		src->sample_type = value_type(b, d->sample_type, d->sample_unit, &err);
@@ -1768,15 +1774,20 @@ static int otlp_build__run(struct otlp_build *b, const struct profile *const *pr
 	err = dict_init(b);
 	if (err)
 		return err;
-	b->srcs = calloc(n ? n : 1, sizeof(*b->srcs));
+	/* Each contention profile also gives a contentions/count Profile, from the same samples. */
+	b->srcs = calloc(2 * n + 1, sizeof(*b->srcs));
 	if (!b->srcs)
 		return -ENOMEM;
-	b->nr_srcs = n;
-	for (size_t k = 0; k < n; k++)
-		b->srcs[k].p = profiles[k];
+	for (size_t k = 0; k < n; k++) {
+		b->srcs[b->nr_srcs++].p = profiles[k];
+		if (!strcmp(or_empty(profile__desc(profiles[k])->sample_type), "contention")) {
+			b->srcs[b->nr_srcs].p = profiles[k];
+			b->srcs[b->nr_srcs++].contentions = true;
+		}
+	}
 
 	err = collect_processes(b);
-	for (size_t k = 0; !err && k < n; k++)
+	for (size_t k = 0; !err && k < b->nr_srcs; k++)
 		err = src_collect(b, k);
 	if (!err)
 		err = build_dictionary(b);

@@ -1068,7 +1068,7 @@ pprof_lock_kinds() {
 t_contention_mutex() {
 	local kinds mine theirs
 	hp mutexc profile --types contention --frequency "$FREQ" -o "$WORK/mutex.pb.gz" \
-		-- "$WL/mutex" 3 "$WORK/mutex.measured"
+		-o "$WORK/mutex.otlp.pb" -- "$WL/mutex" 3 "$WORK/mutex.measured"
 	if [ "$HP_RC" -ne 0 ] || [ ! -s "$WORK/mutex.measured" ]; then
 		fail contention_mutex "capture of the mutex workload failed: $(hp_failure mutexc)"
 		return
@@ -1080,8 +1080,11 @@ t_contention_mutex() {
 		fail contention_mutex "no futex_wait contention recorded; lock kinds: $(tr '\n' ' ' <<<"$kinds")"
 	elif awk -v a="$mine" -v b="$theirs" 'BEGIN { r = a / b; exit !(r < 0.8 || r > 1.2) }'; then
 		fail contention_mutex "futex_wait total $mine ns, the workload measured $theirs ns (more than 20% apart)"
+	elif ! protoc --decode="$OTLP_REQ" "${OTLP_PROTO_ARGS[@]}" <"$WORK/mutex.otlp.pb" 2>/dev/null |
+		tr '\n' ' ' | grep -q 'string_table: "contention" *string_table: "nanoseconds" *string_table: "contentions" *string_table: "count"'; then
+		fail contention_mutex "the OTLP request lacks the contention/nanoseconds and contentions/count profiles"
 	else
-		pass contention_mutex "futex_wait total $mine ns vs $theirs ns measured by the workload; lock kinds: $(tr '\n' ' ' <<<"$kinds")"
+		pass contention_mutex "futex_wait total $mine ns vs $theirs ns measured by the workload; OTLP has contention/nanoseconds and contentions/count; lock kinds: $(tr '\n' ' ' <<<"$kinds")"
 	fi
 }
 
