@@ -100,10 +100,13 @@ int sample_batch__add(struct sample_batch *b, const struct raw_sample *s, const 
 	dst = &b->v[b->n++];
 	*dst = *s;
 	dst->user_off = b->nr_ips;
-	memcpy(b->ips + b->nr_ips, user, s->nr_user * sizeof(*user));
+	/* An empty stack may come as NULL, which memcpy must not be handed even for 0 bytes. */
+	if (s->nr_user)
+		memcpy(b->ips + b->nr_ips, user, s->nr_user * sizeof(*user));
 	b->nr_ips += s->nr_user;
 	dst->kern_off = b->nr_ips;
-	memcpy(b->ips + b->nr_ips, kern, s->nr_kern * sizeof(*kern));
+	if (s->nr_kern)
+		memcpy(b->ips + b->nr_ips, kern, s->nr_kern * sizeof(*kern));
 	b->nr_ips += s->nr_kern;
 	return 0;
 }

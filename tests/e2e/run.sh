@@ -1132,6 +1132,33 @@ t_contention_kernel() {
 	fi
 }
 
+# A capture written straight to a flame graph page, and the same page rendered from the pprof:
+# self-contained (nothing fetched from the network) and naming the workload's functions.
+t_html() {
+	local pid
+	start_workload cpu_ratio 60
+	pid=$WPID
+	sleep 0.3
+	hp html profile --pid "$pid" --duration 2 --frequency "$FREQ" -o "$WORK/cpu.html" \
+		-o "$WORK/cpu.pb.gz"
+	stop_workload "$pid"
+	if [ "$HP_RC" -ne 0 ] || [ ! -s "$WORK/cpu.html" ]; then
+		fail html "capture to .html failed: $(hp_failure html)"
+		return
+	fi
+	hp render render "$WORK/cpu.pb.gz" -o "$WORK/rendered.html" -o "$WORK/rendered.folded"
+	if [ "$HP_RC" -ne 0 ]; then
+		fail html "hostprof render of our own pprof failed: $(hp_failure render)"
+	elif grep -Eq '(src|href)=["'"'"']?(https?:)?//' "$WORK/cpu.html" "$WORK/rendered.html"; then
+		fail html "the page loads something from the network"
+	elif ! grep -q burn_c "$WORK/cpu.html" || ! grep -q burn_c "$WORK/rendered.html" ||
+		! grep -q burn_c "$WORK/rendered.folded"; then
+		fail html "burn_c is missing from the page or the rendered outputs"
+	else
+		pass html "profile -o cpu.html and render cpu.pb.gz -o .html/.folded: self-contained pages naming burn_c ($(stat -c %s "$WORK/cpu.html") bytes)"
+	fi
+}
+
 # --- run -----------------------------------------------------------------------------------------
 
 # The whole run is one function, called on the last line: bash has then read the entire file
@@ -1146,7 +1173,7 @@ main() {
 		capture_ratio
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
-		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture command_mode threads \
+		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel html otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture command_mode threads \
 		bad_pid bad_flags help_version not_root; do
 		wanted "$t" && "t_$t"
 	done
