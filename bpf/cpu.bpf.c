@@ -14,35 +14,12 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
-#include "hostprof_abi.h"
-
-#define EFAULT 14
-#define EEXIST 17
-#define ENOMEM 12
+#include "common.bpf.h"
 
 /* Set by userspace between open and load. */
-const volatile bool filter_pids = false;
 const volatile bool include_idle = false;
 
-/* Written by userspace while running: which buffer set BPF fills. */
-volatile __u32 active_buffer = 0;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32); /* tgid */
-	__type(value, __u8);
-} target_pids SEC(".maps");
-
-/* max_entries of these four are set by userspace before load. */
-#define STACK_MAP(name)                                                                            \
-	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_STACK_TRACE);                                            \
-		__uint(max_entries, 16384);                                                        \
-		__uint(key_size, sizeof(__u32));                                                   \
-		__uint(value_size, HP_MAX_STACK_DEPTH * sizeof(__u64));                            \
-	} name SEC(".maps")
-
+/* max_entries of the stacks and counts maps are set by userspace before load. */
 #define COUNTS_MAP(name)                                                                           \
 	struct {                                                                                   \
 		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
@@ -51,32 +28,10 @@ struct {
 		__type(value, struct hp_sample_value);                                             \
 	} name SEC(".maps")
 
-STACK_MAP(stacks_0);
-STACK_MAP(stacks_1);
+HP_STACK_MAP(stacks_0);
+HP_STACK_MAP(stacks_1);
 COUNTS_MAP(counts_0);
 COUNTS_MAP(counts_1);
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, HP_LOSS__COUNT);
-	__type(key, __u32);
-	__type(value, __u64);
-} losses SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, HP_STAT__COUNT);
-	__type(key, __u32);
-	__type(value, __u64);
-} stats SEC(".maps");
-
-static __always_inline void bump(void *map, __u32 idx)
-{
-	__u64 *v = bpf_map_lookup_elem(map, &idx);
-
-	if (v)
-		*v += 1; /* per-CPU: no other writer */
-}
 
 /*
  * Map a bpf_get_stackid() error to a loss counter. -EFAULT means "no stack of this kind": that is
@@ -156,7 +111,7 @@ int hp_cpu_sample(struct bpf_perf_event_data *ctx)
 
 	if (tid == 0 && !include_idle)
 		return 0;
-	if (filter_pids && !bpf_map_lookup_elem(&target_pids, &tgid))
+	if (!hp_wanted(tgid))
 		return 0;
 
 	bump(&stats, HP_STAT_SAMPLES_SEEN);

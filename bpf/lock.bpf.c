@@ -15,11 +15,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
-#include "hostprof_abi.h"
-
-#define EAGAIN 11
-#define EEXIST 17
-#define E2BIG 7
+#include "common.bpf.h"
 
 /* Syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl, include/uapi/asm-generic/unistd.h). */
 #if defined(__TARGET_ARCH_x86)
@@ -48,17 +44,7 @@
 #define LCB_F_PERCPU (1U << 4)
 #define LCB_F_MUTEX (1U << 5)
 
-const volatile bool filter_pids = false;
 const volatile __u64 min_wait_ns = 0;
-
-volatile __u32 active_buffer = 0;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, __u8);
-} target_pids SEC(".maps");
 
 struct wait_begin {
 	__u64 ts;
@@ -75,14 +61,6 @@ struct {
 	__type(value, struct wait_begin);
 } lock_begin SEC(".maps");
 
-#define STACK_MAP(name)                                                                            \
-	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_STACK_TRACE);                                            \
-		__uint(max_entries, 16384);                                                        \
-		__uint(key_size, sizeof(__u32));                                                   \
-		__uint(value_size, HP_MAX_STACK_DEPTH * sizeof(__u64));                            \
-	} name SEC(".maps")
-
 #define COUNTS_MAP(name)                                                                           \
 	struct {                                                                                   \
 		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
@@ -91,32 +69,10 @@ struct {
 		__type(value, struct hp_lock_value);                                               \
 	} name SEC(".maps")
 
-STACK_MAP(lock_stacks_0);
-STACK_MAP(lock_stacks_1);
+HP_STACK_MAP(lock_stacks_0);
+HP_STACK_MAP(lock_stacks_1);
 COUNTS_MAP(lock_counts_0);
 COUNTS_MAP(lock_counts_1);
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, HP_LOSS__COUNT);
-	__type(key, __u32);
-	__type(value, __u64);
-} losses SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, HP_STAT__COUNT);
-	__type(key, __u32);
-	__type(value, __u64);
-} stats SEC(".maps");
-
-static __always_inline void bump(void *map, __u32 idx)
-{
-	__u64 *v = bpf_map_lookup_elem(map, &idx);
-
-	if (v)
-		*v += 1;
-}
 
 static __always_inline bool interesting(__u32 *tgid, __u32 *tid)
 {
@@ -126,7 +82,7 @@ static __always_inline bool interesting(__u32 *tgid, __u32 *tid)
 	*tid = (__u32)id;
 	if (*tid == 0)
 		return false;
-	return !filter_pids || bpf_map_lookup_elem(&target_pids, tgid);
+	return hp_wanted(*tgid);
 }
 
 static __always_inline void begin(__u32 tid, __u32 kind, __u64 addr)

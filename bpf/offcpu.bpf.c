@@ -16,24 +16,13 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
-#include "hostprof_abi.h"
+#include "common.bpf.h"
 
-#define EEXIST 17
 #define TASK_RUNNING 0x0
 #define TASK_INTERRUPTIBLE 0x1
 #define TASK_UNINTERRUPTIBLE 0x2
 
-const volatile bool filter_pids = false;
 const volatile __u64 min_block_ns = 0;
-
-volatile __u32 active_buffer = 0;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, __u8);
-} target_pids SEC(".maps");
 
 /* Threads that are off the CPU right now; max_entries set by userspace. */
 struct {
@@ -72,38 +61,16 @@ OFFCPU_STACKS(offcpu_stacks_1);
 OFFCPU_COUNTS(offcpu_counts_0);
 OFFCPU_COUNTS(offcpu_counts_1);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, HP_LOSS__COUNT);
-	__type(key, __u32);
-	__type(value, __u64);
-} losses SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, HP_STAT__COUNT);
-	__type(key, __u32);
-	__type(value, __u64);
-} stats SEC(".maps");
-
 /* Kernels before 5.14 (commit 2f064a59a11f) call the state field `state`. */
 struct task_struct___pre514 {
 	long state;
 } __attribute__((preserve_access_index));
 
-static __always_inline void bump(void *map, __u32 idx)
-{
-	__u64 *v = bpf_map_lookup_elem(map, &idx);
-
-	if (v)
-		*v += 1;
-}
-
 static __always_inline bool interesting(__u32 tgid, __u32 tid)
 {
 	if (tid == 0) /* the idle task is never off the CPU in any useful sense */
 		return false;
-	return !filter_pids || bpf_map_lookup_elem(&target_pids, &tgid);
+	return hp_wanted(tgid);
 }
 
 static __always_inline __u32 classify(struct task_struct *prev, bool preempt)

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What every hostprof BPF object has, each its own copy: the PID filter, the double-buffer index
+ * that userspace flips before it drains (see cpu.bpf.c), the loss and event counters that
+ * userspace adds up across objects, and the stack map shape.
+ */
+#ifndef HOSTPROF_COMMON_BPF_H
+#define HOSTPROF_COMMON_BPF_H
+
+#include "hostprof_abi.h"
+
+/* errno values, which vmlinux.h does not carry. */
+#define E2BIG 7
+#define EAGAIN 11
+#define ENOMEM 12
+#define EFAULT 14
+#define EEXIST 17
+
+/* Set by userspace between open and load. */
+const volatile bool filter_pids = false;
+
+/* Written by userspace while running: which buffer set BPF fills. */
+volatile __u32 active_buffer = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32); /* tgid */
+	__type(value, __u8);
+} target_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, HP_LOSS__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} losses SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, HP_STAT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+/* A stack-trace map of one buffer set; max_entries is set by userspace before load. */
+#define HP_STACK_MAP(name)                                                                         \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_STACK_TRACE);                                            \
+		__uint(max_entries, 16384);                                                        \
+		__uint(key_size, sizeof(__u32));                                                   \
+		__uint(value_size, HP_MAX_STACK_DEPTH * sizeof(__u64));                            \
+	} name SEC(".maps")
+
+/* Per-CPU counters: no other writer, no atomics needed. */
+static __always_inline void bump(void *map, __u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(map, &idx);
+
+	if (v)
+		*v += 1;
+}
+
+/* Is this process one of the targets? Filtering comes first in every program. */
+static __always_inline bool hp_wanted(__u32 tgid)
+{
+	return !filter_pids || bpf_map_lookup_elem(&target_pids, &tgid);
+}
+
+#endif /* HOSTPROF_COMMON_BPF_H */
