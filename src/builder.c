@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "demangle.h"
+#include "hash.h"
 #include "hostprof_abi.h"
 
 /* Kernel addresses are shared by every process: they are cached under this pseudo-PID. */
@@ -63,20 +64,10 @@ void builder__delete(struct builder *b)
 	free(b);
 }
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 static struct loc_slot *cache_slot(struct builder *b, uint32_t pid, uint64_t addr, bool ret)
 {
 	size_t mask = b->nr_slots - 1;
-	size_t i = mix(addr ^ ((uint64_t)pid << 32) ^ ret) & mask;
+	size_t i = hash_mix64(addr ^ ((uint64_t)pid << 32) ^ ret) & mask;
 
 	while (b->slots[i].loc && !(b->slots[i].pid == pid && b->slots[i].addr == addr &&
 				    b->slots[i].is_return_address == ret))

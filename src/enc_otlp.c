@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "atomic_file.h"
 #include "encode.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
@@ -191,42 +192,6 @@ static int array_grow(void **arr, size_t *cap, size_t nr, size_t elem_size)
 		(arr) = tmp_;                                                                      \
 		err_;                                                                              \
 	})
-
-/* --- hashing --- */
-
-/* The fmix64 finalizer of MurmurHash3: every input bit reaches every output bit. */
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
-static uint64_t hash_add(uint64_t h, uint64_t v)
-{
-	return mix64(h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)));
-}
-
-/* FNV-1a, then mix64: FNV alone leaves the low bits that pick a slot weak. */
-static uint64_t hash_bytes(const void *data, size_t len)
-{
-	const unsigned char *p = data;
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
-	}
-	return mix64(h ^ len);
-}
-
-static uint32_t hash_fold(uint64_t h)
-{
-	return (uint32_t)(h ^ (h >> 32));
-}
 
 /*
  * An open-addressing index from hash to table position. Position 0 marks an empty slot: the zero

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "profile.h"
 
 /* Positions are uint32_t and 0 means "empty slot", so at most UINT32_MAX - 1 entries a table. */
@@ -95,42 +96,6 @@ struct profile {
 	size_t nr_procs, cap_procs;
 	struct htab proc_idx;
 };
-
-/* --- hashing --- */
-
-/* A 64-bit finalizer (the fmix64 step of MurmurHash3): every input bit affects every output bit. */
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
-static uint64_t hash_add(uint64_t h, uint64_t v)
-{
-	return mix64(h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)));
-}
-
-/* FNV-1a, finalized with mix64 because FNV's low bits (the ones that pick a slot) are weak. */
-static uint64_t hash_bytes(const void *data, size_t len)
-{
-	const unsigned char *b = data;
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= b[i];
-		h *= 0x100000001b3ULL;
-	}
-	return mix64(h ^ len);
-}
-
-static uint32_t hash_fold(uint64_t h)
-{
-	return (uint32_t)(h ^ (h >> 32));
-}
 
 /* --- growable arrays and the hash index --- */
 
