@@ -13,12 +13,12 @@ static void print_version(void)
 static void print_usage(FILE *out)
 {
 	fprintf(out,
-		"hostprof: a whole-host eBPF CPU profiler\n"
+		"hostprof: a whole-host eBPF profiler (cpu, wall, off-CPU, lock contention)\n"
 		"\n"
 		"Usage: hostprof <command> [options]\n"
 		"\n"
 		"Commands:\n"
-		"  profile   capture a CPU profile of processes, a command, or the whole host\n"
+		"  profile   capture profiles of processes, a command, or the whole host\n"
 		"  render    convert profile files: pprof or folded to HTML, pprof, folded, OTLP\n"
 		"\n"
 		"Options:\n"
