@@ -29,6 +29,7 @@
 #include "log.h"
 #include "otlp_config.h"
 #include "profile.h"
+#include "status.h"
 #include "summary.h"
 #include "symbolize.h"
 
@@ -530,6 +531,20 @@ static const char *should_stop(struct capture *cap)
 	return NULL;
 }
 
+/* What the live status line shows: the counters as of the last drain. */
+static void show_status(struct capture *cap, struct status *st, uint64_t start, uint64_t now)
+{
+	struct status_numbers n = {
+		.elapsed_s = (now - start) / 1e9,
+		.total_s = cap->cfg->duration_s,
+		.samples = cap->stats.samples_seen,
+		.lost = cap->stats.losses[HP_LOSS_COUNTS_MAP_FULL],
+		.processes = cap->profile ? profile__nr_processes(cap->profile) : 0,
+	};
+
+	status__update(st, &n, now);
+}
+
 static int run_loop(struct capture *cap)
 {
 	const struct config *c = cap->cfg;
@@ -538,6 +553,8 @@ static int run_loop(struct capture *cap)
 		c->duration_s > 0 ? start + (uint64_t)(c->duration_s * NSEC_PER_SEC) : 0;
 	uint64_t interval = (uint64_t)(c->drain_interval_s * NSEC_PER_SEC);
 	uint64_t next_drain = start + interval;
+	/* NULL when it cannot be made: the capture goes on without it. */
+	struct status *st = status__new(!c->quiet && isatty(STDERR_FILENO));
 	const char *why = NULL;
 	int err;
 
@@ -553,13 +570,20 @@ static int run_loop(struct capture *cap)
 		if (why)
 			break;
 		if (now >= next_drain) {
+			/* A drain may log (symbolizer, builder): erase first, so that its lines
+			 * start at column 0 and the status is redrawn below them. */
+			status__clear(st);
 			err = drain_once(cap);
-			if (err < 0)
+			if (err < 0) {
+				status__delete(st);
 				return err;
+			}
 			next_drain = now + interval;
 		}
+		show_status(cap, st, start, now);
 		nanosleep(&nap, NULL);
 	}
+	status__delete(st); /* erases it: what follows starts on a clean line */
 	if (!c->quiet)
 		log_info("capture ended: %s", why);
 	/* Stop sampling first: the last drain then holds every sample, and the summary's

@@ -17,8 +17,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "dso.h"
+#include "log.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -76,6 +78,12 @@ struct dso {
 	Dwarf *dw;
 	Elf *dw_elf;
 	bool dwarf_tried; /* an open was attempted: a file without usable DWARF is not retried */
+	/*
+	 * The separate debug file whose DWARF replaces the binary's missing .debug_info, NULL when
+	 * none. Its identity is kept for the same reason as fid: it is opened again later.
+	 */
+	char *debug_path;
+	struct file_id debug_fid;
 
 	/* cache links */
 	struct dso *hnext;
@@ -89,8 +97,11 @@ struct dso_cache {
 	struct dso **buckets;
 	unsigned int bucket_bits;
 	struct dso *lru_head, *lru_tail;
-	uint64_t clock; /* bumped on every use; orders entries that share an identity */
+	uint64_t clock;	  /* bumped on every use; orders entries that share an identity */
+	char *debug_root; /* NULL: DSO_DEBUG_ROOT; "": no lookups under a root */
 };
+
+#define DSO_DEBUG_ROOT "/usr/lib/debug"
 
 #define DSO_MAX_BUCKET_BITS 16
 
@@ -115,6 +126,7 @@ static void dso_free(struct dso *d)
 	if (d->dw_elf)
 		elf_end(d->dw_elf);
 	free(d->open_path);
+	free(d->debug_path);
 	free(d->path);
 	free(d->error);
 	free(d->segs);
@@ -477,12 +489,53 @@ static int check_tables(struct dso *d, Elf *elf, const GElf_Ehdr *eh, uint64_t f
 	return 0;
 }
 
-/* Reads the ELF contents into d. Returns 0, -EINVAL after dso_fail(), or -ENOMEM. */
-static int read_elf(struct dso *d, Elf *elf, uint64_t file_size)
+/* What a binary says about its separate debug file, gathered while its sections are read. */
+struct debug_hints {
+	bool has_symtab;
+	bool has_debug_info;
+	char link[256]; /* the .gnu_debuglink file name, "" when none */
+	uint32_t link_crc;
+};
+
+/*
+ * .gnu_debuglink: a NUL-terminated file name, padding to 4 bytes, then the CRC-32 of the debug
+ * file in the binary's byte order. A name with a '/' is refused: it would lead the search out of
+ * the directories it is meant to look in.
+ */
+static void read_debuglink(Elf_Scn *scn, const GElf_Ehdr *eh, struct debug_hints *h)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	const unsigned char *p;
+	size_t len, crc_off;
+
+	if (!data || !data->d_buf)
+		return;
+	p = data->d_buf;
+	len = strnlen((const char *)p, data->d_size);
+	if (!len || len >= sizeof(h->link) || len == data->d_size || memchr(p, '/', len))
+		return;
+	crc_off = (len + 4) & ~(size_t)3;
+	if (!in_file(crc_off, 4, data->d_size))
+		return;
+	p += crc_off;
+	if (eh->e_ident[EI_DATA] == ELFDATA2MSB)
+		h->link_crc =
+			(uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	else
+		h->link_crc =
+			(uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+	memcpy(h->link, data->d_buf, len + 1);
+}
+
+/*
+ * Reads the ELF contents into d, and into hints (which may be NULL) what a search for a separate
+ * debug file needs. Returns 0, -EINVAL after dso_fail(), or -ENOMEM.
+ */
+static int read_elf(struct dso *d, Elf *elf, uint64_t file_size, struct debug_hints *hints)
 {
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
 	GElf_Shdr symtab_sh, dynsym_sh, sh;
-	size_t shnum = 0, nscn = 0;
+	size_t shnum = 0, nscn = 0, shstrndx = SHN_UNDEF;
 	GElf_Ehdr eh;
 	int err;
 
@@ -500,6 +553,9 @@ static int read_elf(struct dso *d, Elf *elf, uint64_t file_size)
 
 	if (elf_getshdrnum(elf, &shnum))
 		return dso_fail(d, "%s: bad section table: %s", d->path, elf_errmsg(-1));
+	/* Section names only matter to the debug file search; without them there is none. */
+	if (hints && elf_getshdrstrndx(elf, &shstrndx))
+		shstrndx = SHN_UNDEF;
 	while ((scn = elf_nextscn(elf, scn))) {
 		nscn++;
 		if (!gelf_getshdr(scn, &sh))
@@ -517,7 +573,17 @@ static int read_elf(struct dso *d, Elf *elf, uint64_t file_size)
 			/* Binaries without program headers (debug files) keep it in a section. */
 			find_build_id(d, elf_getdata(scn, NULL));
 		}
+		if (hints && shstrndx != SHN_UNDEF && sh.sh_type != SHT_NOBITS) {
+			const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+
+			if (name && !strcmp(name, ".debug_info"))
+				hints->has_debug_info = true;
+			else if (name && !strcmp(name, ".gnu_debuglink") && !hints->link[0])
+				read_debuglink(scn, &eh, hints);
+		}
 	}
+	if (hints)
+		hints->has_symtab = symtab != NULL;
 	/* elf_nextscn() also stops on errors: a table cut short is corrupt. */
 	if (nscn + 1 < shnum)
 		return dso_fail(d, "%s: bad section table", d->path);
@@ -582,13 +648,214 @@ static void compute_htlhash(struct dso *d, int fd, off_t size)
 		snprintf(d->htlhash_hex + 2 * i, 3, "%02x", digest[i]);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Separate debug files */
+
 /*
- * Opens and reads one binary. Returns NULL only when memory runs out; a file that cannot be read
- * yields a dso with readable == false.
+ * A debug file found by .gnu_debuglink is read through once for its CRC. Beyond this size it is
+ * not worth the I/O on an agent's hot path (and no real debug file comes near it).
+ */
+#define DEBUGLINK_MAX_SIZE (4ULL << 30)
+
+/* .gnu_debuglink's CRC is the one of zlib's crc32(). */
+static bool file_crc_matches(int fd, off_t size, uint32_t want)
+{
+	unsigned char buf[16384];
+	uLong crc = crc32(0, NULL, 0);
+	off_t off = 0;
+
+	if (size < 0 || (uint64_t)size > DEBUGLINK_MAX_SIZE)
+		return false;
+	while (off < size) {
+		size_t n = size - off < (off_t)sizeof(buf) ? (size_t)(size - off) : sizeof(buf);
+
+		if (!pread_full(fd, buf, n, off))
+			return false;
+		crc = crc32(crc, buf, n);
+		off += n;
+	}
+	return crc == want;
+}
+
+/*
+ * Reads a candidate debug file into a scratch dso (its symbols, build-id and hints). Returns it
+ * when it is an ELF file whose build-id agrees with d's (when both have one) and, for a
+ * .gnu_debuglink candidate (check_crc), whose CRC is the one the binary recorded; NULL otherwise,
+ * out of memory included: the binary's own tables are then used, as without a debug file.
+ */
+static struct dso *load_debug_file(const struct dso *d, const char *path, bool check_crc,
+				   uint32_t crc, struct debug_hints *dh)
+{
+	struct dso *dbg = NULL;
+	struct stat st;
+	Elf *elf = NULL;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		goto fail;
+	if (check_crc && !file_crc_matches(fd, st.st_size, crc)) {
+		log_debug("%s: debug file %s: CRC mismatch, ignored", d->path, path);
+		goto fail;
+	}
+	dbg = calloc(1, sizeof(*dbg));
+	if (!dbg || !(dbg->path = strdup(path)))
+		goto fail;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf)
+		goto fail;
+	dbg->readable = true;
+	memset(dh, 0, sizeof(*dh));
+	if (read_elf(dbg, elf, st.st_size, dh) || !dbg->readable) {
+		log_debug("%s: debug file %s ignored: %s", d->path, path, dso__error(dbg));
+		goto fail;
+	}
+	if (d->build_id_len && dbg->build_id_len &&
+	    (d->build_id_len != dbg->build_id_len ||
+	     memcmp(d->build_id, dbg->build_id, d->build_id_len))) {
+		log_debug("%s: debug file %s has another build-id, ignored", d->path, path);
+		goto fail;
+	}
+	fid_from_stat(&dbg->fid, &st);
+	dbg->have_fid = true;
+	elf_end(elf);
+	close(fd);
+	return dbg;
+fail:
+	elf_end(elf);
+	dso_free(dbg);
+	close(fd);
+	return NULL;
+}
+
+/*
+ * A binary opened through /proc/PID/root or /proc/PID/map_files lives in that process's mount
+ * namespace: its debug files are looked for there too. Writes "/proc/PID/root" (or "") to prefix
+ * and returns the binary's path as that process sees it, whose directory the debuglink search
+ * uses.
+ */
+static const char *debug_search_base(const char *open_path, const char *display_path, char *prefix,
+				     size_t len)
+{
+	const char *p = open_path + strlen("/proc/");
+	size_t digits = 0;
+
+	prefix[0] = '\0';
+	if (strncmp(open_path, "/proc/", strlen("/proc/")))
+		return open_path;
+	while (p[digits] >= '0' && p[digits] <= '9')
+		digits++;
+	if (!digits || (size_t)snprintf(prefix, len, "/proc/%.*s/root", (int)digits, p) >= len) {
+		prefix[0] = '\0';
+		return open_path;
+	}
+	p += digits;
+	if (!strncmp(p, "/root/", strlen("/root/")))
+		return p + strlen("/root");
+	if (!strncmp(p, "/map_files/", strlen("/map_files/")) && display_path &&
+	    display_path[0] == '/')
+		return display_path;
+	prefix[0] = '\0';
+	return open_path;
+}
+
+/* Tries one candidate path, built from fmt; false when it does not fit or is not the file. */
+static struct dso *__attribute__((format(printf, 6, 7)))
+try_debug_file(const struct dso *d, bool check_crc, uint32_t crc, struct debug_hints *dh, char *buf,
+	       const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, PATH_MAX, fmt, ap);
+	va_end(ap);
+	if (n < 0 || n >= PATH_MAX)
+		return NULL;
+	return load_debug_file(d, buf, check_crc, crc, dh);
+}
+
+/*
+ * Finds the separate debug file of a stripped binary, the way GDB and elfutils do: by build-id
+ * under the debug root, then by .gnu_debuglink beside the binary, in its .debug/ directory and
+ * under the debug root. Returns the scratch dso of the first that fits, or NULL.
+ */
+static struct dso *find_debug_file(const struct dso *d, const char *open_path,
+				   const char *display_path, const char *root,
+				   const struct debug_hints *h, struct debug_hints *dh)
+{
+	char prefix[64], dir[PATH_MAX], buf[PATH_MAX];
+	const char *base, *slash;
+	struct dso *dbg = NULL;
+
+	base = debug_search_base(open_path, display_path, prefix, sizeof(prefix));
+	if (root[0] && d->build_id_len > 1)
+		dbg = try_debug_file(d, false, 0, dh, buf, "%s%s/.build-id/%.2s/%s.debug", prefix,
+				     root, d->build_id_hex, d->build_id_hex + 2);
+	if (dbg || !h->link[0])
+		return dbg;
+	slash = strrchr(base, '/');
+	if (!slash || (size_t)(slash - base) >= sizeof(dir))
+		return NULL;
+	memcpy(dir, base, slash - base);
+	dir[slash - base] = '\0';
+	dbg = try_debug_file(d, true, h->link_crc, dh, buf, "%s%s/%s", prefix, dir, h->link);
+	if (!dbg)
+		dbg = try_debug_file(d, true, h->link_crc, dh, buf, "%s%s/.debug/%s", prefix, dir,
+				     h->link);
+	if (!dbg && root[0])
+		dbg = try_debug_file(d, true, h->link_crc, dh, buf, "%s%s%s/%s", prefix, root, dir,
+				     h->link);
+	return dbg;
+}
+
+/*
+ * Completes what a stripped binary lacks from its separate debug file: the function symbols of
+ * its .symtab, and the path of its DWARF, opened on the first line lookup. Addresses need no
+ * translation: a debug file keeps the binary's section addresses. Failures are quiet: the
+ * binary's .dynsym is what it was without a debug file.
+ */
+static void use_debug_file(struct dso *d, const char *open_path, const char *display_path,
+			   const char *root, const struct debug_hints *h)
+{
+	struct debug_hints dh;
+	struct dso *dbg;
+
+	if (!d->readable || (h->has_symtab && h->has_debug_info) ||
+	    (!d->build_id_len && !h->link[0]))
+		return;
+	dbg = find_debug_file(d, open_path, display_path, root, h, &dh);
+	if (!dbg)
+		return;
+	log_debug("%s: separate debug file %s", d->path, dbg->path);
+	if (!h->has_symtab && dh.has_symtab && dbg->nsyms) {
+		struct dso_sym *syms = d->syms;
+		char *names = d->names;
+
+		d->syms = dbg->syms;
+		d->names = dbg->names;
+		d->nsyms = dbg->nsyms;
+		dbg->syms = syms;
+		dbg->names = names;
+	}
+	if (!h->has_debug_info && dh.has_debug_info) {
+		d->debug_path = dbg->path;
+		d->debug_fid = dbg->fid;
+		dbg->path = NULL;
+	}
+	dso_free(dbg);
+}
+
+/*
+ * Opens and reads one binary, and its separate debug file when it is stripped. Returns NULL only
+ * when memory runs out; a file that cannot be read yields a dso with readable == false.
  */
 static struct dso *dso_load(uint64_t dev, uint64_t inode, const char *open_path,
-			    const char *display_path)
+			    const char *display_path, const char *debug_root)
 {
+	struct debug_hints hints = {0};
 	struct dso *d;
 	struct stat st;
 	Elf *elf = NULL;
@@ -649,9 +916,15 @@ static struct dso *dso_load(uint64_t dev, uint64_t inode, const char *open_path,
 		goto out;
 	}
 	d->readable = true;
-	err = read_elf(d, elf, st.st_size);
+	err = read_elf(d, elf, st.st_size, &hints);
 	if (err == -ENOMEM)
 		goto nomem;
+	elf_end(elf);
+	elf = NULL;
+	close(fd);
+	fd = -1;
+	use_debug_file(d, open_path, display_path, debug_root, &hints);
+	return d;
 out:
 	elf_end(elf);
 	close(fd);
@@ -709,7 +982,21 @@ void dso_cache__delete(struct dso_cache *c)
 		dso_free(d);
 	}
 	free(c->buckets);
+	free(c->debug_root);
 	free(c);
+}
+
+int dso_cache__set_debug_root(struct dso_cache *c, const char *dir)
+{
+	char *copy = NULL;
+
+	if (!c)
+		return -EINVAL;
+	if (dir && !(copy = strdup(dir)))
+		return -ENOMEM;
+	free(c->debug_root);
+	c->debug_root = copy;
+	return 0;
 }
 
 size_t dso_cache__size(const struct dso_cache *c)
@@ -836,7 +1123,8 @@ struct dso *dso_cache__get(struct dso_cache *c, uint64_t dev, uint64_t inode, co
 	if (latest && !have_st)
 		return touch(c, latest);
 
-	fresh = dso_load(dev, inode, open_path, display_path);
+	fresh = dso_load(dev, inode, open_path, display_path,
+			 c->debug_root ? c->debug_root : DSO_DEBUG_ROOT);
 	if (!fresh)
 		return NULL;
 	for (d = c->buckets[b]; d; d = next) {
@@ -984,10 +1272,12 @@ static Dwarf *dso_dwarf(struct dso *d)
 	d->dwarf_tried = true;
 	if (!d->readable || !d->open_path)
 		return NULL;
-	fd = open(d->open_path, O_RDONLY | O_CLOEXEC);
+	/* A separate debug file, when found, has the DWARF the stripped binary lacks. */
+	fd = open(d->debug_path ? d->debug_path : d->open_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) || !d->have_fid || !fid_equal(&d->fid, &st))
+	if (fstat(fd, &st) || (d->debug_path ? !fid_equal(&d->debug_fid, &st)
+					     : !d->have_fid || !fid_equal(&d->fid, &st)))
 		goto fail;
 	/* As in dso_load(): pread(), not mmap, so that a file truncated under us is an error,
 	 * not SIGBUS. */

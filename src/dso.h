@@ -25,6 +25,13 @@ struct dso_symbol {
 /* Returns NULL and sets errno on failure. max_dsos caps the cache (least recently used evicted). */
 struct dso_cache *dso_cache__new(size_t max_dsos);
 void dso_cache__delete(struct dso_cache *c);
+/*
+ * Where separate debug files of stripped binaries are looked for, by build-id
+ * (<dir>/.build-id/xx/rest.debug) and by .gnu_debuglink (<dir>/<binary's directory>/name, after the
+ * binary's own directory and its .debug/). NULL restores the default, /usr/lib/debug; "" searches
+ * beside the binary only. Binaries already cached keep what they found. Returns 0 or -errno.
+ */
+int dso_cache__set_debug_root(struct dso_cache *c, const char *dir);
 
 /*
  * The dso for the file with this identity, opening `open_path` (a path that this process can open,
@@ -62,8 +69,8 @@ bool dso__file_addr(const struct dso *d, uint64_t map_start, uint64_t map_pgoff,
 		    uint64_t *file_addr);
 
 /*
- * The function symbol containing file_addr, from .symtab, falling back to .dynsym when the binary
- * is stripped. Returns false when there is none.
+ * The function symbol containing file_addr, from .symtab (the separate debug file's when the binary
+ * is stripped and one was found), falling back to .dynsym. Returns false when there is none.
  */
 bool dso__find_symbol(const struct dso *d, uint64_t file_addr, struct dso_symbol *sym);
 

@@ -4,6 +4,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "status.h"
+
+/* Characters of a function name in a terminal table. */
+#define SUMMARY_NAME_MAX 100
 
 /*
  * Shares are keyed by function name (a location's display name), so that one function reached
@@ -152,6 +158,10 @@ static int by_total(const void *a, const void *b)
 static void print_table(const struct summary *s, size_t n, FILE *out, int sort_by_total)
 {
 	double all = s->samples ? (double)s->samples : 1.0;
+	/* On a terminal a C++ or Rust name can take several lines: cut it there, keep it whole
+	 * when the table goes to a file or a pipe, where it may be read by a program. */
+	int cut = fileno(out) >= 0 && isatty(fileno(out));
+	char shown[SUMMARY_NAME_MAX * 4 + 1];
 
 	qsort(s->v, s->n, sizeof(*s->v), sort_by_total ? by_total : by_self);
 	fprintf(out, "\nTop %zu functions by %s:\n", n, sort_by_total ? "total" : "self");
@@ -162,7 +172,10 @@ static void print_table(const struct summary *s, size_t n, FILE *out, int sort_b
 		if (!sort_by_total && !f->self)
 			break;
 		fprintf(out, "  %6.2f%% %6.2f%%  %s%s", 100.0 * f->self / all,
-			100.0 * f->total / all, f->name, f->kernel ? " [k]" : "");
+			100.0 * f->total / all,
+			cut ? term__shorten(shown, sizeof(shown), f->name, SUMMARY_NAME_MAX)
+			    : f->name,
+			f->kernel ? " [k]" : "");
 		/* The file's base name: the full path is in the profile, the table stays narrow. */
 		if (f->file) {
 			const char *base = strrchr(f->file, '/');

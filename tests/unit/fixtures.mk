@@ -131,3 +131,64 @@ $(UNIT_FX_DIR)/%.funcs: $(UNIT_FX_DIR)/%
 
 $(UNIT_FX_DIR)/%.phdrs: $(UNIT_FX_DIR)/%
 	$(Q)$(UNIT_FX_READELF) -lW $< | grep -E '^ *LOAD ' > $@.tmp && mv $@.tmp $@
+
+# Separate debug files (tests/unit/test_debuginfo.c). libfxdbg.so is fx_lib.c with DWARF; its
+# stripped copy keeps only .dynsym (fx_lib_hidden and fx_lib_local are gone) and a .gnu_debuglink
+# to libfxdbg.so.debug, laid out as a distribution would:
+#   debugroot-buildid/.build-id/xx/rest.debug   the debug file, found by build-id
+#   debuglink/                                  stripped copy and debug file side by side
+#   debuglink-corrupt/                          the same, with "fx_lib_hidden" renamed inside the
+#                                               debug file: parseable, but the CRC no longer matches
+#   debugroot-truncated/.build-id/...           the debug file cut in half
+#   debugroot-mismatch/.build-id/...            another binary (fx_inline) under this build-id
+#   libfxdbg.so.dbglines                        "function address file:line" of addr2line on the
+#                                               debug file, at the start and middle of functions
+UNIT_FX_DBG := $(UNIT_FX_DIR)/libfxdbg.so
+UNIT_FX_DBG_LINK := $(notdir $(UNIT_FX_DBG)).debug
+UNIT_FX_DBG_FUNCS := fx_lib_local fx_lib_hidden fx_lib_alpha fx_lib_beta
+UNIT_FX_OBJCOPY ?= objcopy
+
+unit-fixtures: $(UNIT_FX_DBG).dbglines $(UNIT_FX_DIR)/debuginfo.stamp
+
+$(UNIT_FX_DBG): $(UNIT_FX_SRC)/fx_lib.c | $(UNIT_FX_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) $(UNIT_FX_CFLAGS) -g -shared -fPIC $< -o $@
+
+# The debuglink name is the basename of the file given, and its CRC that file's contents.
+$(UNIT_FX_DIR)/debuginfo.stamp: $(UNIT_FX_DBG) $(UNIT_FX_DBG).buildid $(UNIT_FX_DIR)/fx_inline
+	$(call msg,FIXTURE,$(UNIT_FX_DIR)/debug*)
+	$(Q)set -e; cd $(UNIT_FX_DIR); \
+	rm -rf debuglink debuglink-corrupt debugroot-buildid debugroot-truncated debugroot-mismatch; \
+	mkdir -p debuglink debuglink-corrupt; \
+	$(UNIT_FX_OBJCOPY) --only-keep-debug libfxdbg.so debuglink/$(UNIT_FX_DBG_LINK); \
+	$(UNIT_FX_STRIP) --strip-all -o libfxdbg-stripped.so libfxdbg.so; \
+	(cd debuglink && $(UNIT_FX_OBJCOPY) --add-gnu-debuglink=$(UNIT_FX_DBG_LINK) \
+		../libfxdbg-stripped.so); \
+	if $(UNIT_FX_NM) -D libfxdbg-stripped.so | grep -qE 'fx_lib_(hidden|local)'; then \
+		echo "$@: fx_lib_hidden/fx_lib_local must not be in .dynsym" >&2; exit 1; fi; \
+	cp libfxdbg-stripped.so debuglink/; \
+	cp libfxdbg-stripped.so debuglink-corrupt/; \
+	perl -0777 -pe 's/fx_lib_hidden/fx_lib_HIDDEN/g' debuglink/$(UNIT_FX_DBG_LINK) \
+		> debuglink-corrupt/$(UNIT_FX_DBG_LINK); \
+	if cmp -s debuglink/$(UNIT_FX_DBG_LINK) debuglink-corrupt/$(UNIT_FX_DBG_LINK); then \
+		echo "$@: the corrupt debug file is not corrupt" >&2; exit 1; fi; \
+	id=$$(cat libfxdbg.so.buildid); test -n "$$id"; \
+	sub=.build-id/$$(echo $$id | cut -c1-2); leaf=$$(echo $$id | cut -c3-).debug; \
+	for r in buildid truncated mismatch; do mkdir -p debugroot-$$r/$$sub; done; \
+	cp debuglink/$(UNIT_FX_DBG_LINK) debugroot-buildid/$$sub/$$leaf; \
+	size=$$(stat -c %s debuglink/$(UNIT_FX_DBG_LINK)); \
+	head -c $$((size / 2)) debuglink/$(UNIT_FX_DBG_LINK) > debugroot-truncated/$$sub/$$leaf; \
+	cp fx_inline debugroot-mismatch/$$sub/$$leaf; \
+	touch debuginfo.stamp
+
+$(UNIT_FX_DBG).dbglines: $(UNIT_FX_DIR)/debuginfo.stamp
+	$(Q)set -e; for f in $(UNIT_FX_DBG_FUNCS); do \
+		set -- $$($(UNIT_FX_NM) -S $(UNIT_FX_DBG) | awk -v f=$$f '$$4 == f { print $$1, $$2 }'); \
+		test -n "$$2"; \
+		for a in $$((0x$$1)) $$((0x$$1 + 0x$$2 / 2)); do \
+			a=$$(printf '0x%x' $$a); \
+			pos=$$($(UNIT_FX_ADDR2LINE) -e $(UNIT_FX_DIR)/debuglink/$(UNIT_FX_DBG_LINK) $$a | \
+				sed 's/ (discriminator.*//'); \
+			echo "$$f $$a $$pos"; \
+		done; \
+	done > $@.tmp; mv $@.tmp $@
