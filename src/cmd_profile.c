@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "bpf_session.h"
-#include "builder.h"
+#include "capture.h"
 #include "cmds.h"
 #include "collector.h"
 #include "config.h"
@@ -428,21 +428,10 @@ static pid_t spawn_held(char **command, int *release_fd)
 	return pid;
 }
 
-enum slot { SLOT_CPU, SLOT_WALL, SLOT_OFFCPU, SLOT_CONTENTION, NR_SLOTS };
-
-struct capture {
+/* One run of `hostprof profile`: the capture, the command it may run, and where results go. */
+struct run {
 	const struct config *cfg;
-	struct bpf_session *session;
-	struct symbolizer *sym;
-	/* One profile and builder per type (indexed by enum slot), NULL when not asked for;
-	 * profile is the first one made, which the headline and process count come from. */
-	struct profile *profiles[NR_SLOTS];
-	struct builder *builders[NR_SLOTS];
-	struct profile *profile;
-	struct sample_batch batch;
-	struct sample_batch offcpu_batch;
-	struct sample_batch lock_batch;
-	struct collector_stats stats;
+	struct capture *cap;
 	struct deliverer *deliver;
 	struct endpoint_config otlp_cfg, pyroscope_cfg;
 	bool otlp_on, pyroscope_on;
@@ -450,76 +439,18 @@ struct capture {
 	pid_t child;
 	int child_status;
 	bool child_exited;
-	int64_t period_ns;
 };
 
-/* Each batch goes to every profile made of it: cpu samples to cpu and wall, waits to off-CPU
- * and wall. */
-static int add_batches(struct capture *cap, const struct sample_batch *cpu,
-		       const struct sample_batch *offcpu)
-{
-	int err = 0;
-
-	if (cpu && cap->builders[SLOT_CPU])
-		err = builder__add_batch(cap->builders[SLOT_CPU], cpu, BATCH_CPU, cap->period_ns);
-	if (!err && cpu && cap->builders[SLOT_WALL])
-		err = builder__add_batch(cap->builders[SLOT_WALL], cpu, BATCH_CPU_IN_WALL,
-					 cap->period_ns);
-	if (!err && offcpu && cap->builders[SLOT_OFFCPU])
-		err = builder__add_batch(cap->builders[SLOT_OFFCPU], offcpu, BATCH_OFFCPU, 0);
-	if (!err && offcpu && cap->builders[SLOT_WALL])
-		err = builder__add_batch(cap->builders[SLOT_WALL], offcpu, BATCH_OFFCPU, 0);
-	if (err)
-		log_error("adding samples to the profile failed: %s", strerror(-err));
-	return err;
-}
-
-static bool wants_offcpu(const struct capture *cap)
-{
-	return cap->profiles[SLOT_WALL] || cap->profiles[SLOT_OFFCPU];
-}
-
-static int drain_once(struct capture *cap)
-{
-	struct sample_batch *offcpu = wants_offcpu(cap) ? &cap->offcpu_batch : NULL;
-	struct sample_batch *lock = cap->builders[SLOT_CONTENTION] ? &cap->lock_batch : NULL;
-	int n = collector__drain(cap->session, &cap->batch, offcpu, lock, &cap->stats);
-
-	if (n < 0) {
-		log_error("draining the BPF maps failed: %s", strerror(-n));
-		return n;
-	}
-	n = add_batches(cap, &cap->batch, offcpu);
-	if (!n && lock)
-		n = builder__add_batch(cap->builders[SLOT_CONTENTION], lock, BATCH_LOCK, 0);
-	return n;
-}
-
-/* The threads still off the CPU when the capture ends: their time up to the end counts. */
-static int drain_pending(struct capture *cap)
-{
-	int n;
-
-	if (!wants_offcpu(cap))
-		return 0;
-	n = collector__drain_pending_offcpu(cap->session, &cap->offcpu_batch, &cap->stats);
-	if (n < 0) {
-		log_error("reading the threads still off the CPU failed: %s", strerror(-n));
-		return n;
-	}
-	return add_batches(cap, NULL, &cap->offcpu_batch);
-}
-
 /* Why the capture should end now, or NULL to go on. */
-static const char *should_stop(struct capture *cap)
+static const char *should_stop(struct run *r)
 {
-	const struct config *c = cap->cfg;
+	const struct config *c = r->cfg;
 
 	if (stop_signal)
 		return "interrupted";
-	if (cap->child > 0 && !cap->child_exited &&
-	    waitpid(cap->child, &cap->child_status, WNOHANG) == cap->child) {
-		cap->child_exited = true;
+	if (r->child > 0 && !r->child_exited &&
+	    waitpid(r->child, &r->child_status, WNOHANG) == r->child) {
+		r->child_exited = true;
 		return "the command exited";
 	}
 	if (c->nr_pids) {
@@ -532,22 +463,23 @@ static const char *should_stop(struct capture *cap)
 }
 
 /* What the live status line shows: the counters as of the last drain. */
-static void show_status(struct capture *cap, struct status *st, uint64_t start, uint64_t now)
+static void show_status(struct run *r, struct status *st, uint64_t start, uint64_t now)
 {
+	const struct collector_stats *cs = capture__stats(r->cap);
 	struct status_numbers n = {
 		.elapsed_s = (now - start) / 1e9,
-		.total_s = cap->cfg->duration_s,
-		.samples = cap->stats.samples_seen,
-		.lost = cap->stats.losses[HP_LOSS_COUNTS_MAP_FULL],
-		.processes = cap->profile ? profile__nr_processes(cap->profile) : 0,
+		.total_s = r->cfg->duration_s,
+		.samples = cs->samples_seen,
+		.lost = cs->losses[HP_LOSS_COUNTS_MAP_FULL],
+		.processes = capture__nr_processes(r->cap),
 	};
 
 	status__update(st, &n, now);
 }
 
-static int run_loop(struct capture *cap)
+static int run_loop(struct run *r)
 {
-	const struct config *c = cap->cfg;
+	const struct config *c = r->cfg;
 	uint64_t start = now_ns(CLOCK_MONOTONIC);
 	uint64_t deadline =
 		c->duration_s > 0 ? start + (uint64_t)(c->duration_s * NSEC_PER_SEC) : 0;
@@ -566,31 +498,27 @@ static int run_loop(struct capture *cap)
 			why = "the duration elapsed";
 			break;
 		}
-		why = should_stop(cap);
+		why = should_stop(r);
 		if (why)
 			break;
 		if (now >= next_drain) {
 			/* A drain may log (symbolizer, builder): erase first, so that its lines
 			 * start at column 0 and the status is redrawn below them. */
 			status__clear(st);
-			err = drain_once(cap);
+			err = capture__drain(r->cap);
 			if (err < 0) {
 				status__delete(st);
 				return err;
 			}
 			next_drain = now + interval;
 		}
-		show_status(cap, st, start, now);
+		show_status(r, st, start, now);
 		nanosleep(&nap, NULL);
 	}
 	status__delete(st); /* erases it: what follows starts on a clean line */
 	if (!c->quiet)
 		log_info("capture ended: %s", why);
-	/* Stop sampling first: the last drain then holds every sample, and the summary's
-	 * "samples = recorded + lost" adds up exactly. */
-	bpf_session__detach(cap->session);
-	err = drain_once(cap);
-	return err ? err : drain_pending(cap);
+	return capture__finish(r->cap, now_ns(CLOCK_MONOTONIC) - start);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -617,21 +545,23 @@ static size_t count_processes(const struct profile *p)
 	return distinct;
 }
 
-static void print_summary(const struct capture *cap, double elapsed_s)
+static void print_summary(const struct run *r, double elapsed_s)
 {
-	const struct collector_stats *st = &cap->stats;
+	const struct collector_stats *st = capture__stats(r->cap);
+	const struct profile *profiles[CAPTURE_MAX_TYPES];
+	size_t n = capture__profiles(r->cap, profiles);
 	struct symbolizer_stats ss;
 	struct summary sum;
 	uint64_t lost_whole = st->losses[HP_LOSS_COUNTS_MAP_FULL];
-
-	symbolizer__stats(cap->sym, &ss);
-	size_t procs = count_processes(cap->profile);
+	size_t procs = n ? count_processes(profiles[0]) : 0;
 	bool map_losses = false;
+
+	capture__symbolizer_stats(r->cap, &ss);
 
 	printf("Captured %.1f s at %u Hz on %d CPUs: %" PRIu64 " samples, %" PRIu64
 	       " recorded, %" PRIu64 " lost; %zu process%s\n",
-	       elapsed_s, cap->cfg->frequency_hz, bpf_session__nr_cpus(cap->session),
-	       st->samples_seen, st->samples_drained, lost_whole, procs, procs == 1 ? "" : "es");
+	       elapsed_s, r->cfg->frequency_hz, capture__nr_cpus(r->cap), st->samples_seen,
+	       st->samples_drained, lost_whole, procs, procs == 1 ? "" : "es");
 	for (int i = 0; i < HP_LOSS__COUNT; i++) {
 		if (!st->losses[i])
 			continue;
@@ -647,15 +577,15 @@ static void print_summary(const struct capture *cap, double elapsed_s)
 		       " from processes that had exited), %" PRIu64 " of %" PRIu64 " kernel\n",
 		       ss.frames_user_unresolved, ss.frames_user, ss.frames_proc_gone,
 		       ss.frames_kernel_unresolved, ss.frames_kernel);
-	if (cap->stats.offcpu_events || wants_offcpu(cap))
-		printf("Off-CPU: %" PRIu64 " waits recorded\n", cap->stats.offcpu_events);
-	if (cap->profiles[SLOT_CONTENTION])
-		printf("Contention: %" PRIu64 " lock waits recorded\n", cap->stats.lock_events);
-	for (int slot = 0; slot < NR_SLOTS; slot++) {
-		if (!cap->profiles[slot] || summary__compute(cap->profiles[slot], &sum) != 0)
+	if (r->cfg->types & (PROFILE_TYPE_WALL | PROFILE_TYPE_OFFCPU))
+		printf("Off-CPU: %" PRIu64 " waits recorded\n", st->offcpu_events);
+	if (r->cfg->types & PROFILE_TYPE_CONTENTION)
+		printf("Contention: %" PRIu64 " lock waits recorded\n", st->lock_events);
+	for (size_t i = 0; i < n; i++) {
+		if (summary__compute(profiles[i], &sum) != 0)
 			continue;
-		printf("\n[%s]", profile__desc(cap->profiles[slot])->sample_type);
-		summary__print_top(&sum, cap->cfg->top_n, stdout);
+		printf("\n[%s]", profile__desc(profiles[i])->sample_type);
+		summary__print_top(&sum, r->cfg->top_n, stdout);
 		summary__release(&sum);
 	}
 }
@@ -666,9 +596,9 @@ static const char *env_lookup(const char *name)
 }
 
 /* The OTLP and Pyroscope endpoints from flags and environment; off when neither names one. */
-static int resolve_exports(struct capture *cap)
+static int resolve_exports(struct run *r)
 {
-	const struct config *c = cap->cfg;
+	const struct config *c = r->cfg;
 	struct otlp_flags f = {
 		.endpoint = c->otlp_endpoint,
 		.protocol = c->otlp_protocol,
@@ -682,9 +612,9 @@ static int resolve_exports(struct capture *cap)
 	char err[512];
 	int rc;
 
-	rc = otlp_config__resolve(&f, env_lookup, &cap->otlp_cfg, err, sizeof(err));
+	rc = otlp_config__resolve(&f, env_lookup, &r->otlp_cfg, err, sizeof(err));
 	if (rc == 0) {
-		cap->otlp_on = true;
+		r->otlp_on = true;
 	} else if (rc != -ENOENT) {
 		log_error("OTLP export: %s", err);
 		return rc;
@@ -692,37 +622,37 @@ static int resolve_exports(struct capture *cap)
 	if (c->pyroscope_url) {
 		rc = otlp_config__resolve_pyroscope(c->pyroscope_url, c->pyroscope_api,
 						    c->pyroscope_headers, c->nr_pyroscope_headers,
-						    &cap->pyroscope_cfg, err, sizeof(err));
+						    &r->pyroscope_cfg, err, sizeof(err));
 		if (rc) {
 			log_error("Pyroscope export: %s", err);
 			return rc;
 		}
-		cap->pyroscope_on = true;
+		r->pyroscope_on = true;
 	}
 	return 0;
 }
 
-static int start_delivery(struct capture *cap)
+static int start_delivery(struct run *r)
 {
-	const struct config *c = cap->cfg;
+	const struct config *c = r->cfg;
 	struct deliver_opts o = {0};
-	int err = resolve_exports(cap);
+	int err = resolve_exports(r);
 
 	if (err)
 		return err;
 	o.outputs = c->outputs;
 	o.nr_outputs = c->nr_outputs;
-	o.otlp = cap->otlp_on ? &cap->otlp_cfg : NULL;
-	o.pyroscope = cap->pyroscope_on ? &cap->pyroscope_cfg : NULL;
+	o.otlp = r->otlp_on ? &r->otlp_cfg : NULL;
+	o.pyroscope = r->pyroscope_on ? &r->pyroscope_cfg : NULL;
 	o.pyroscope_profile_name = "process_cpu";
 	o.pyroscope_app_name = NULL;
 	o.exporter.queue_max_bytes = c->export_queue_bytes;
-	deliver__host_facts(cap->host_name, sizeof(cap->host_name), &o.otlp_opts.host_arch);
-	o.otlp_opts.host_name = cap->host_name;
+	deliver__host_facts(r->host_name, sizeof(r->host_name), &o.otlp_opts.host_arch);
+	o.otlp_opts.host_name = r->host_name;
 	o.otlp_opts.scope_version = HOSTPROF_VERSION;
 	o.otlp_opts.samples_count = c->otlp_samples_count;
-	cap->deliver = deliverer__new(&o);
-	return cap->deliver ? 0 : -errno;
+	r->deliver = deliverer__new(&o);
+	return r->deliver ? 0 : -errno;
 }
 
 static void print_export_line(const char *what, const struct exporter_stats *st)
@@ -740,110 +670,56 @@ static void print_export_line(const char *what, const struct exporter_stats *st)
 }
 
 /* Hand the profile to every destination, then wait (bounded) for the receivers. */
-static int finish_delivery(struct capture *cap)
+static int finish_delivery(struct run *r)
 {
-	const struct profile *profiles[NR_SLOTS];
-	struct delivery_report r;
-	size_t n = 0;
+	const struct profile *profiles[CAPTURE_MAX_TYPES];
+	size_t n = capture__profiles(r->cap, profiles);
+	struct delivery_report rep;
 	int err;
 
-	for (int slot = 0; slot < NR_SLOTS; slot++)
-		if (cap->profiles[slot])
-			profiles[n++] = cap->profiles[slot];
-	err = deliverer__deliver(cap->deliver, profiles, n);
-	deliverer__shutdown(cap->deliver, (int64_t)(cap->cfg->export_deadline_s * 1000), &r);
-	cap->deliver = NULL;
-	if (r.otlp_on)
-		print_export_line("OTLP export", &r.otlp);
-	if (r.pyroscope_on)
-		print_export_line("Pyroscope export", &r.pyroscope);
-	if (!err && (r.otlp.undelivered || r.otlp.dropped_refused || r.pyroscope.undelivered ||
-		     r.pyroscope.dropped_refused))
+	err = deliverer__deliver(r->deliver, profiles, n);
+	deliverer__shutdown(r->deliver, (int64_t)(r->cfg->export_deadline_s * 1000), &rep);
+	r->deliver = NULL;
+	if (rep.otlp_on)
+		print_export_line("OTLP export", &rep.otlp);
+	if (rep.pyroscope_on)
+		print_export_line("Pyroscope export", &rep.pyroscope);
+	if (!err && (rep.otlp.undelivered || rep.otlp.dropped_refused ||
+		     rep.pyroscope.undelivered || rep.pyroscope.dropped_refused))
 		err = -EIO;
 	return err;
 }
 
-static int setup(struct capture *cap, int *release_fd)
+static int setup(struct run *r, int *release_fd)
 {
-	const struct config *c = cap->cfg;
-	struct bpf_session_opts bopts = {
-		.filter_pids = !c->all,
-		.include_idle = c->include_idle,
-		.stack_map_entries = c->stack_map_entries,
-		.counts_map_entries = c->counts_map_entries,
-	};
-	struct symbolizer_opts sopts = {
-		.proc_root = c->proc_root,
-		.kallsyms_path = c->kallsyms_path,
-		.max_procs = c->max_procs,
-		.max_dsos = c->max_dsos,
-	};
-	/* Off-CPU values are times; its period is one context switch, as OTLP's example has it. */
-	const struct profile_desc descs[NR_SLOTS] = {
-		[SLOT_CPU] = {"cpu", "nanoseconds", "cpu", "nanoseconds", cap->period_ns},
-		[SLOT_WALL] = {"wall", "nanoseconds", "wall", "nanoseconds", cap->period_ns},
-		[SLOT_OFFCPU] = {"off_cpu", "nanoseconds", "context_switch", "count", 1},
-		[SLOT_CONTENTION] = {"contention", "nanoseconds", "contentions", "count", 1},
-	};
-	const unsigned int bits[NR_SLOTS] = {PROFILE_TYPE_CPU, PROFILE_TYPE_WALL,
-					     PROFILE_TYPE_OFFCPU, PROFILE_TYPE_CONTENTION};
-	uint64_t start = now_ns(CLOCK_REALTIME);
-	int err;
+	const struct config *c = r->cfg;
+	int err = start_delivery(r);
 
-	bopts.offcpu = c->types & (PROFILE_TYPE_WALL | PROFILE_TYPE_OFFCPU);
-	bopts.offcpu_min_ns = c->offcpu_min_ns;
-	bopts.offcpu_threads = c->offcpu_threads;
-	bopts.offcpu_map_entries = c->offcpu_map_entries;
-	bopts.lock = c->types & PROFILE_TYPE_CONTENTION;
-
-	err = start_delivery(cap);
 	if (err)
 		return err;
-	cap->session = bpf_session__new(&bopts);
-	if (!cap->session)
+	r->cap = capture__new(c);
+	if (!r->cap)
 		return -errno;
 	if (c->command) {
-		cap->child = spawn_held(c->command, release_fd);
-		if (cap->child < 0) {
-			log_error("cannot start '%s': %s", c->command[0], strerror(-cap->child));
-			return cap->child;
+		r->child = spawn_held(c->command, release_fd);
+		if (r->child < 0) {
+			log_error("cannot start '%s': %s", c->command[0], strerror(-r->child));
+			return r->child;
 		}
-		err = bpf_session__add_pid(cap->session, cap->child);
+		err = capture__add_pid(r->cap, r->child);
 		if (err)
 			return err;
 	}
 	for (size_t i = 0; i < c->nr_pids; i++) {
-		err = bpf_session__add_pid(cap->session, c->pids[i]);
-		if (err) {
-			log_error("map 'target_pids': adding PID %d failed: %s", c->pids[i],
-				  strerror(-err));
+		err = capture__add_pid(r->cap, c->pids[i]);
+		if (err)
 			return err;
-		}
-	}
-	cap->sym = symbolizer__new(&sopts);
-	if (!cap->sym)
-		return -ENOMEM;
-	for (int slot = 0; slot < NR_SLOTS; slot++) {
-		struct profile_desc desc = descs[slot];
-
-		if (!(c->types & bits[slot]))
-			continue;
-		desc.time_nanos = start;
-		cap->profiles[slot] = profile__new(&desc);
-		if (!cap->profiles[slot])
-			return -ENOMEM;
-		cap->builders[slot] =
-			builder__new(cap->profiles[slot], cap->sym, c->max_cached_locations);
-		if (!cap->builders[slot])
-			return -ENOMEM;
-		if (!cap->profile)
-			cap->profile = cap->profiles[slot];
 	}
 	for (size_t i = 0; i < c->nr_pids; i++)
-		if (symbolizer__track(cap->sym, c->pids[i]))
+		if (capture__track(r->cap, c->pids[i]))
 			log_warn("cannot read the maps of PID %d yet; its frames may be [unknown]",
 				 c->pids[i]);
-	return bpf_session__attach(cap->session, c->frequency_hz);
+	return capture__start(r->cap);
 }
 
 static void describe_target(const struct config *c)
@@ -867,7 +743,7 @@ static void describe_target(const struct config *c)
 int do_profile(int argc, char **argv)
 {
 	struct config cfg;
-	struct capture cap = {.cfg = &cfg, .child = -1};
+	struct run r = {.cfg = &cfg, .child = -1};
 	struct sigaction sa = {.sa_handler = on_signal};
 	char why[512];
 	int err, release_fd = -1, rc;
@@ -894,10 +770,9 @@ int do_profile(int argc, char **argv)
 	if (check_outputs(&cfg))
 		return 1;
 
-	cap.period_ns = (int64_t)(NSEC_PER_SEC / cfg.frequency_hz);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	err = setup(&cap, &release_fd);
+	err = setup(&r, &release_fd);
 	if (err)
 		goto out;
 	if (!cfg.quiet)
@@ -909,49 +784,35 @@ int do_profile(int argc, char **argv)
 		close(release_fd);
 		release_fd = -1;
 	}
-	err = run_loop(&cap);
+	err = run_loop(&r);
 	/* Whatever went wrong during the capture, what was collected is still written. */
 	{
 		const double elapsed = (now_ns(CLOCK_MONOTONIC) - started) / 1e9;
 		int werr;
 
-		for (int slot = 0; slot < NR_SLOTS; slot++)
-			if (cap.profiles[slot])
-				profile__set_window(cap.profiles[slot],
-						    profile__desc(cap.profiles[slot])->time_nanos,
-						    (uint64_t)(elapsed * NSEC_PER_SEC));
 		if (!cfg.quiet)
-			print_summary(&cap, elapsed);
-		werr = finish_delivery(&cap);
+			print_summary(&r, elapsed);
+		werr = finish_delivery(&r);
 		if (!err)
 			err = werr;
 	}
 out:
 	if (release_fd >= 0)
 		close(release_fd); /* the held child sees EOF and exits without running */
-	if (cap.child > 0) {
-		if (!cap.child_exited) {
+	if (r.child > 0) {
+		if (!r.child_exited) {
 			if (err)
-				kill(cap.child, SIGTERM);
-			waitpid(cap.child, &cap.child_status, 0);
+				kill(r.child, SIGTERM);
+			waitpid(r.child, &r.child_status, 0);
 		}
-		if (!cfg.quiet && WIFEXITED(cap.child_status) && WEXITSTATUS(cap.child_status))
-			log_info("the command exited with status %d",
-				 WEXITSTATUS(cap.child_status));
+		if (!cfg.quiet && WIFEXITED(r.child_status) && WEXITSTATUS(r.child_status))
+			log_info("the command exited with status %d", WEXITSTATUS(r.child_status));
 	}
-	deliverer__shutdown(cap.deliver, 0, NULL);
-	if (cap.otlp_on)
-		otlp_config__release(&cap.otlp_cfg);
-	if (cap.pyroscope_on)
-		otlp_config__release(&cap.pyroscope_cfg);
-	for (int slot = 0; slot < NR_SLOTS; slot++) {
-		builder__delete(cap.builders[slot]);
-		profile__delete(cap.profiles[slot]);
-	}
-	sample_batch__release(&cap.offcpu_batch);
-	sample_batch__release(&cap.lock_batch);
-	symbolizer__delete(cap.sym);
-	sample_batch__release(&cap.batch);
-	bpf_session__delete(cap.session);
+	deliverer__shutdown(r.deliver, 0, NULL);
+	if (r.otlp_on)
+		otlp_config__release(&r.otlp_cfg);
+	if (r.pyroscope_on)
+		otlp_config__release(&r.pyroscope_cfg);
+	capture__delete(r.cap);
 	return err ? 1 : 0;
 }

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "capture.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bpf_session.h"
+#include "builder.h"
+#include "log.h"
+
+#define NSEC_PER_SEC 1000000000ULL
+
+enum slot { SLOT_CPU, SLOT_WALL, SLOT_OFFCPU, SLOT_CONTENTION, NR_SLOTS };
+
+_Static_assert(NR_SLOTS == CAPTURE_MAX_TYPES, "capture__profiles() fills CAPTURE_MAX_TYPES");
+
+static const unsigned int slot_type[NR_SLOTS] = {PROFILE_TYPE_CPU, PROFILE_TYPE_WALL,
+						 PROFILE_TYPE_OFFCPU, PROFILE_TYPE_CONTENTION};
+
+struct capture {
+	const struct config *cfg;
+	struct bpf_session *session;
+	struct symbolizer *sym;
+	/* One profile and builder per type (indexed by enum slot), NULL when not asked for. */
+	struct profile *profiles[NR_SLOTS];
+	struct builder *builders[NR_SLOTS];
+	struct sample_batch batch;
+	struct sample_batch offcpu_batch;
+	struct sample_batch lock_batch;
+	struct collector_stats stats;
+	int64_t period_ns;
+};
+
+static bool wants_offcpu(const struct capture *cap)
+{
+	return cap->profiles[SLOT_WALL] || cap->profiles[SLOT_OFFCPU];
+}
+
+/* Each batch goes to every profile made of it: cpu samples to cpu and wall, waits to off-CPU
+ * and wall. */
+static int add_batches(struct capture *cap, const struct sample_batch *cpu,
+		       const struct sample_batch *offcpu)
+{
+	int err = 0;
+
+	if (cpu && cap->builders[SLOT_CPU])
+		err = builder__add_batch(cap->builders[SLOT_CPU], cpu, BATCH_CPU, cap->period_ns);
+	if (!err && cpu && cap->builders[SLOT_WALL])
+		err = builder__add_batch(cap->builders[SLOT_WALL], cpu, BATCH_CPU_IN_WALL,
+					 cap->period_ns);
+	if (!err && offcpu && cap->builders[SLOT_OFFCPU])
+		err = builder__add_batch(cap->builders[SLOT_OFFCPU], offcpu, BATCH_OFFCPU, 0);
+	if (!err && offcpu && cap->builders[SLOT_WALL])
+		err = builder__add_batch(cap->builders[SLOT_WALL], offcpu, BATCH_OFFCPU, 0);
+	if (err)
+		log_error("adding samples to the profile failed: %s", strerror(-err));
+	return err;
+}
+
+static int make_profiles(struct capture *cap)
+{
+	const struct config *c = cap->cfg;
+	/* Off-CPU values are times; its period is one context switch, as OTLP's example has it. */
+	const struct profile_desc descs[NR_SLOTS] = {
+		[SLOT_CPU] = {"cpu", "nanoseconds", "cpu", "nanoseconds", cap->period_ns},
+		[SLOT_WALL] = {"wall", "nanoseconds", "wall", "nanoseconds", cap->period_ns},
+		[SLOT_OFFCPU] = {"off_cpu", "nanoseconds", "context_switch", "count", 1},
+		[SLOT_CONTENTION] = {"contention", "nanoseconds", "contentions", "count", 1},
+	};
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	for (int slot = 0; slot < NR_SLOTS; slot++) {
+		struct profile_desc desc = descs[slot];
+
+		if (!(c->types & slot_type[slot]))
+			continue;
+		desc.time_nanos = (uint64_t)now.tv_sec * NSEC_PER_SEC + now.tv_nsec;
+		cap->profiles[slot] = profile__new(&desc);
+		if (!cap->profiles[slot])
+			return -ENOMEM;
+		cap->builders[slot] =
+			builder__new(cap->profiles[slot], cap->sym, c->max_cached_locations);
+		if (!cap->builders[slot])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+struct capture *capture__new(const struct config *c)
+{
+	struct bpf_session_opts bopts = {
+		.filter_pids = !c->all,
+		.include_idle = c->include_idle,
+		.stack_map_entries = c->stack_map_entries,
+		.counts_map_entries = c->counts_map_entries,
+		.offcpu = c->types & (PROFILE_TYPE_WALL | PROFILE_TYPE_OFFCPU),
+		.offcpu_min_ns = c->offcpu_min_ns,
+		.offcpu_threads = c->offcpu_threads,
+		.offcpu_map_entries = c->offcpu_map_entries,
+		.lock = c->types & PROFILE_TYPE_CONTENTION,
+	};
+	struct symbolizer_opts sopts = {
+		.proc_root = c->proc_root,
+		.kallsyms_path = c->kallsyms_path,
+		.max_procs = c->max_procs,
+		.max_dsos = c->max_dsos,
+	};
+	struct capture *cap = calloc(1, sizeof(*cap));
+	int err = -ENOMEM;
+
+	if (!cap)
+		return NULL;
+	cap->cfg = c;
+	cap->period_ns = (int64_t)(NSEC_PER_SEC / c->frequency_hz);
+	cap->session = bpf_session__new(&bopts);
+	if (!cap->session) {
+		err = -errno;
+		goto fail;
+	}
+	cap->sym = symbolizer__new(&sopts);
+	if (!cap->sym)
+		goto fail;
+	err = make_profiles(cap);
+	if (err)
+		goto fail;
+	return cap;
+fail:
+	capture__delete(cap);
+	errno = -err;
+	return NULL;
+}
+
+void capture__delete(struct capture *cap)
+{
+	if (!cap)
+		return;
+	for (int slot = 0; slot < NR_SLOTS; slot++) {
+		builder__delete(cap->builders[slot]);
+		profile__delete(cap->profiles[slot]);
+	}
+	sample_batch__release(&cap->batch);
+	sample_batch__release(&cap->offcpu_batch);
+	sample_batch__release(&cap->lock_batch);
+	symbolizer__delete(cap->sym);
+	bpf_session__delete(cap->session);
+	free(cap);
+}
+
+int capture__add_pid(struct capture *cap, pid_t pid)
+{
+	int err = bpf_session__add_pid(cap->session, pid);
+
+	if (err)
+		log_error("map 'target_pids': adding PID %d failed: %s", pid, strerror(-err));
+	return err;
+}
+
+int capture__track(struct capture *cap, pid_t pid)
+{
+	return symbolizer__track(cap->sym, pid);
+}
+
+int capture__start(struct capture *cap)
+{
+	return bpf_session__attach(cap->session, cap->cfg->frequency_hz);
+}
+
+int capture__drain(struct capture *cap)
+{
+	struct sample_batch *offcpu = wants_offcpu(cap) ? &cap->offcpu_batch : NULL;
+	struct sample_batch *lock = cap->builders[SLOT_CONTENTION] ? &cap->lock_batch : NULL;
+	int n = collector__drain(cap->session, &cap->batch, offcpu, lock, &cap->stats);
+
+	if (n < 0) {
+		log_error("draining the BPF maps failed: %s", strerror(-n));
+		return n;
+	}
+	n = add_batches(cap, &cap->batch, offcpu);
+	if (!n && lock)
+		n = builder__add_batch(cap->builders[SLOT_CONTENTION], lock, BATCH_LOCK, 0);
+	return n;
+}
+
+/* The threads still off the CPU when the capture ends: their time up to the end counts. */
+static int drain_pending(struct capture *cap)
+{
+	int n;
+
+	if (!wants_offcpu(cap))
+		return 0;
+	n = collector__drain_pending_offcpu(cap->session, &cap->offcpu_batch, &cap->stats);
+	if (n < 0) {
+		log_error("reading the threads still off the CPU failed: %s", strerror(-n));
+		return n;
+	}
+	return add_batches(cap, NULL, &cap->offcpu_batch);
+}
+
+int capture__finish(struct capture *cap, uint64_t duration_ns)
+{
+	int err;
+
+	bpf_session__detach(cap->session);
+	err = capture__drain(cap);
+	if (!err)
+		err = drain_pending(cap);
+	/* Whatever went wrong, the profiles hold what was collected, with their window. */
+	for (int slot = 0; slot < NR_SLOTS; slot++)
+		if (cap->profiles[slot])
+			profile__set_window(cap->profiles[slot],
+					    profile__desc(cap->profiles[slot])->time_nanos,
+					    duration_ns);
+	return err;
+}
+
+size_t capture__profiles(const struct capture *cap, const struct profile **out)
+{
+	size_t n = 0;
+
+	for (int slot = 0; slot < NR_SLOTS; slot++)
+		if (cap->profiles[slot])
+			out[n++] = cap->profiles[slot];
+	return n;
+}
+
+const struct profile *capture__profile(const struct capture *cap, unsigned int type)
+{
+	for (int slot = 0; slot < NR_SLOTS; slot++)
+		if (slot_type[slot] == type)
+			return cap->profiles[slot];
+	return NULL;
+}
+
+const struct collector_stats *capture__stats(const struct capture *cap)
+{
+	return &cap->stats;
+}
+
+void capture__symbolizer_stats(const struct capture *cap, struct symbolizer_stats *out)
+{
+	symbolizer__stats(cap->sym, out);
+}
+
+int capture__nr_cpus(const struct capture *cap)
+{
+	return bpf_session__nr_cpus(cap->session);
+}
+
+size_t capture__nr_processes(const struct capture *cap)
+{
+	const struct profile *first[NR_SLOTS];
+
+	return capture__profiles(cap, first) ? profile__nr_processes(first[0]) : 0;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The capture pipeline, for any run mode: the BPF session, the collector, the symbolizer and one
+ * builder and profile per profile type (cpu, wall, off-CPU, contention). The caller decides when
+ * to drain and when to stop; the profiles it gets back are ready for the encoders.
+ */
+#ifndef HOSTPROF_CAPTURE_H
+#define HOSTPROF_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "collector.h"
+#include "config.h"
+#include "profile.h"
+#include "symbolize.h"
+
+#define CAPTURE_MAX_TYPES 4
+
+struct capture;
+
+/* Open and load the BPF programs the config's types need, and make the profiles. The window
+ * starts now. NULL + errno; the reason has been logged. */
+struct capture *capture__new(const struct config *c);
+void capture__delete(struct capture *cap);
+
+/* Add a process (all its threads) to the kernel filter. 0 or -errno. */
+int capture__add_pid(struct capture *cap, pid_t pid);
+/* Snapshot a process's maps now, so that its frames resolve even after it exits. */
+int capture__track(struct capture *cap, pid_t pid);
+/* Attach: sampling starts. 0 or -errno. */
+int capture__start(struct capture *cap);
+/* Move what the kernel aggregated since the last drain into the profiles. 0 or -errno. */
+int capture__drain(struct capture *cap);
+/*
+ * Stop sampling, drain what is left, and count the threads still off the CPU up to now. Then
+ * the summary's "samples = recorded + lost" adds up exactly. 0 or -errno.
+ */
+int capture__finish(struct capture *cap, uint64_t duration_ns);
+
+/* The profiles made, in type order (cpu, wall, off_cpu, contention); returns how many. */
+size_t capture__profiles(const struct capture *cap, const struct profile **out);
+/* The profile of one type (PROFILE_TYPE_* bit), or NULL when it is not being made. */
+const struct profile *capture__profile(const struct capture *cap, unsigned int type);
+const struct collector_stats *capture__stats(const struct capture *cap);
+void capture__symbolizer_stats(const struct capture *cap, struct symbolizer_stats *out);
+/* CPUs the sampler is (or was) attached to. */
+int capture__nr_cpus(const struct capture *cap);
+/* Processes recorded so far (in the first profile). */
+size_t capture__nr_processes(const struct capture *cap);
+
+#endif /* HOSTPROF_CAPTURE_H */
