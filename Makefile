@@ -122,6 +122,7 @@ $(OUTPUT)/hostprof: $(OUTPUT)/src/main.o $(OUTPUT)/libhostprof.a
 include tests/unit/fixtures.mk
 include tests/e2e/workloads.mk
 include tests/grpc/grpc.mk
+include tests/browser/browser.mk
 -include bench/bench.mk
 
 $(OUTPUT)/tests/test_%: tests/unit/test_%.c tests/unit/check.h $(OUTPUT)/libhostprof.a | $(OUTPUT)/tests
@@ -131,7 +132,7 @@ $(OUTPUT)/tests/test_%: tests/unit/test_%.c tests/unit/check.h $(OUTPUT)/libhost
 unit: $(UNIT_BINS) unit-fixtures grpc-deps grpc-fixtures
 	$(Q)OUTPUT=$(OUTPUT) tests/run-unit.sh $(UNIT_BINS)
 
-e2e: $(OUTPUT)/hostprof e2e-workloads
+e2e: $(OUTPUT)/hostprof e2e-workloads browser-deps
 	$(Q)OUTPUT=$(OUTPUT) tests/e2e/run.sh
 
 test: deps-test

@@ -32,6 +32,7 @@ enum html_kind {
 	HK_PROCESS,
 	HK_ROOT,
 	HK_OTHER,
+	HK_JIT,
 };
 
 /* An open-addressing set of indices (stored + 1; 0 = empty slot) into some table. */
@@ -285,9 +286,10 @@ static int loc_frames(struct html_build *b, const struct profile *p, uint32_t lo
 	for (size_t i = nr_lines; i-- > 0 && n < max;) {
 		const struct profile_function *f = profile__function_at(p, lines[i].function);
 		const char *name = f ? profile__string_at(p, f->name) : NULL;
-		uint32_t kind = l->kind == FRAME_KERNEL ? HK_KERNEL
-				: i + 1 < nr_lines	? HK_INLINED
-							: HK_NATIVE;
+		uint32_t kind = l->kind == FRAME_KERNEL	  ? HK_KERNEL
+				: l->kind >= FRAME_JIT_V8 ? HK_JIT
+				: i + 1 < nr_lines	  ? HK_INLINED
+							  : HK_NATIVE;
 
 		out[n] = html_build__named_frame(b, name && *name ? name : "[unknown]",
 						 f ? profile__string_at(p, f->filename) : NULL,
@@ -302,7 +304,10 @@ static int loc_frames(struct html_build *b, const struct profile *p, uint32_t lo
 		out[0] = html_build__named_frame(
 			b, profile__location_name(p, loc),
 			l->function && f ? profile__string_at(p, f->filename) : NULL, 0,
-			l->kind == FRAME_KERNEL ? HK_KERNEL : HK_NATIVE, bin);
+			l->kind == FRAME_KERNEL	  ? HK_KERNEL
+			: l->kind >= FRAME_JIT_V8 ? HK_JIT
+						  : HK_NATIVE,
+			bin);
 		if (out[0] < 0)
 			return (int)out[0];
 		n = 1;
@@ -973,6 +978,18 @@ static const char page_head[] =
 	"\telse if (ev.key === \"/\") { ev.preventDefault(); $(\"search\").focus(); }\n"
 	"});\n"
 	"\n"
+	"/* Read-only test hook (tests/browser/flame.js): frames as last laid out, in CSS px */\n"
+	"window.__hostprof = { view: function () {\n"
+	"\tvar H = (maxDepth + 1) * ROW, out = [];\n"
+	"\trowRects.forEach(function (row, d) {\n"
+	"\t\tfor (var k = 0; k < row.length; k += 3) out.push({ name: name(row[k + 2]), depth: d, "
+	"x: row[k], w: row[k + 1],\n"
+	"\t\t\ty: inverted ? d * ROW : H - (d + 1) * ROW, h: ROW, value: P.v[row[k + 2]] });\n"
+	"\t});\n"
+	"\treturn { type: P.type, unit: P.unit, total: P.v[0], zoom: name(zoom), zoomValue: "
+	"P.v[zoom], width: $(\"graph\").clientWidth,\n"
+	"\t\tframes: out };\n"
+	"} };\n"
 	"load(0);\n"
 	"refresh();\n"
 	"var ms = performance.now();\n"

@@ -475,7 +475,7 @@ struct otlp_build {
 	struct hidx attr_idx;
 
 	uint32_t keys[NR_KEYS]; /* string indices; 0 = not interned yet */
-	uint32_t frame_attr[2]; /* profile.frame.type attribute per frame_kind; 0 = not yet */
+	uint32_t frame_attr[5]; /* profile.frame.type attribute per type name; 0 = not yet */
 
 	struct resource *res;
 	size_t nr_res, cap_res;
@@ -836,6 +836,23 @@ static int64_t frame_type_attr(struct otlp_build *b, enum frame_kind kind)
 	case FRAME_KERNEL:
 		name = "kernel";
 		slot = 1;
+		break;
+	case FRAME_JIT_V8:
+		name = "v8js";
+		slot = 2;
+		break;
+	case FRAME_JIT_JVM:
+		name = "jvm";
+		slot = 3;
+		break;
+	case FRAME_JIT_CPYTHON:
+		name = "cpython";
+		slot = 4;
+		break;
+	case FRAME_JIT_OTHER:
+		/* JIT code of a runtime the map does not name: semconv has no better word. */
+		name = "native";
+		slot = 0;
 		break;
 	}
 	if (b->frame_attr[slot])

@@ -448,8 +448,7 @@ int64_t profile__location_with_lines(struct profile *p, const struct profile_loc
 	int err;
 
 	if (!l || l->mapping >= p->nr_maps || l->function >= p->nr_funcs ||
-	    !string_valid(p, l->label) || (l->kind != FRAME_NATIVE && l->kind != FRAME_KERNEL) ||
-	    (n && !lines))
+	    !string_valid(p, l->label) || (unsigned)l->kind > FRAME_JIT_OTHER || (n && !lines))
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
 		if (!lines[i].function || lines[i].function >= p->nr_funcs)

@@ -16,6 +16,12 @@
 enum frame_kind {
 	FRAME_NATIVE = 0,
 	FRAME_KERNEL,
+	/* Code a JIT generated, named from the process's perf map; the runtime when the map's
+	 * names tell it. Appended: the values above are stable. */
+	FRAME_JIT_V8,
+	FRAME_JIT_JVM,
+	FRAME_JIT_CPYTHON,
+	FRAME_JIT_OTHER,
 };
 
 struct profile_mapping {

@@ -12,6 +12,7 @@
 #include "dso.h"
 #include "ksyms.h"
 #include "log.h"
+#include "perfmap.h"
 #include "proc.h"
 
 /*
@@ -28,12 +29,30 @@ struct refresh_slot {
 	uint64_t at_lookup;
 };
 
+/*
+ * Perf maps of the processes that run JIT code. A JIT appends to its map as it compiles, so an
+ * address that misses the map re-reads it, at most once per PERFMAP_MIN_LOOKUPS lookups. A map
+ * that can no longer be read (the process exited) keeps its last contents. At most PERFMAP_SLOTS
+ * maps and PERFMAP_BUDGET bytes are kept; the least recently used map goes first.
+ */
+#define PERFMAP_SLOTS 16
+#define PERFMAP_MIN_LOOKUPS 1024
+#define PERFMAP_BUDGET (256u << 20)
+
+struct perfmap_slot {
+	pid_t pid;		     /* 0 = free */
+	struct perfmap *map;	     /* NULL while the process has no readable map */
+	uint64_t loaded_at, used_at; /* in lookups */
+};
+
 struct symbolizer {
 	struct proc_table *procs;
 	struct dso_cache *dsos;
 	struct ksyms *ksyms;
 	struct symbolizer_stats stats;
 	struct refresh_slot refreshed[REFRESH_SLOTS];
+	struct perfmap_slot perfmaps[PERFMAP_SLOTS];
+	char proc_root[PATH_MAX];
 	uint64_t lookups;
 	char path[PATH_MAX];
 	/* The frame's file names when they had to be joined to their compilation directory. */
@@ -50,6 +69,7 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	s->procs = proc_table__new(opts->proc_root, opts->max_procs);
 	if (!s->procs)
 		goto fail;
+	snprintf(s->proc_root, sizeof(s->proc_root), "%s", opts->proc_root);
 	s->dsos = dso_cache__new(opts->max_dsos);
 	if (!s->dsos)
 		goto fail;
@@ -74,6 +94,8 @@ void symbolizer__delete(struct symbolizer *s)
 {
 	if (!s)
 		return;
+	for (size_t i = 0; i < PERFMAP_SLOTS; i++)
+		perfmap__delete(s->perfmaps[i].map);
 	ksyms__delete(s->ksyms);
 	dso_cache__delete(s->dsos);
 	proc_table__delete(s->procs);
@@ -157,9 +179,78 @@ static const struct mapping *find_mapping(struct symbolizer *s, pid_t pid, uint6
 	return p ? maps__find(&p->maps, addr) : NULL;
 }
 
+/* Replace the slot's map by a fresh read; a failed read keeps what was there. */
+static void perfmap_reload(struct symbolizer *s, struct perfmap_slot *slot)
+{
+	struct perfmap *m;
+	size_t total = 0;
+
+	slot->loaded_at = s->lookups;
+	if (perfmap__path(s->proc_root, slot->pid, s->path, sizeof(s->path)) != 0)
+		return;
+	m = perfmap__load(s->path, NULL);
+	if (!m)
+		return;
+	perfmap__delete(slot->map);
+	slot->map = m;
+	for (size_t i = 0; i < PERFMAP_SLOTS; i++)
+		total += perfmap__memory(s->perfmaps[i].map);
+	/* Over budget: drop the least recently used other maps until under it. */
+	while (total > PERFMAP_BUDGET) {
+		struct perfmap_slot *lru = NULL;
+
+		for (size_t i = 0; i < PERFMAP_SLOTS; i++) {
+			struct perfmap_slot *o = &s->perfmaps[i];
+
+			if (o != slot && o->map && (!lru || o->used_at < lru->used_at))
+				lru = o;
+		}
+		if (!lru)
+			break;
+		total -= perfmap__memory(lru->map);
+		perfmap__delete(lru->map);
+		*lru = (struct perfmap_slot){0};
+	}
+}
+
+static bool perfmap_find(struct symbolizer *s, pid_t pid, uint64_t addr, struct perfmap_sym *sym)
+{
+	struct perfmap_slot *slot = NULL, *victim = &s->perfmaps[0];
+
+	for (size_t i = 0; i < PERFMAP_SLOTS && !slot; i++) {
+		if (s->perfmaps[i].pid == pid)
+			slot = &s->perfmaps[i];
+		else if (!s->perfmaps[i].pid ||
+			 (victim->pid && s->perfmaps[i].used_at < victim->used_at))
+			victim = &s->perfmaps[i];
+	}
+	if (!slot) {
+		slot = victim;
+		perfmap__delete(slot->map);
+		*slot = (struct perfmap_slot){.pid = pid};
+		perfmap_reload(s, slot);
+	}
+	slot->used_at = s->lookups;
+	if (perfmap__find(slot->map, addr, sym))
+		return true;
+	if (s->lookups - slot->loaded_at < PERFMAP_MIN_LOOKUPS)
+		return false;
+	perfmap_reload(s, slot);
+	return perfmap__find(slot->map, addr, sym);
+}
+
+/* Anonymous executable memory is where JITs put their code. */
+static bool is_jit_candidate(const struct mapping *m)
+{
+	return m->executable &&
+	       (m->kind == MAPPING_ANON ||
+		(m->kind == MAPPING_SPECIAL && m->path && !strncmp(m->path, "[anon:", 6)));
+}
+
 void symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return_address,
 		      struct frame *out)
 {
+	struct perfmap_sym jit;
 	uint64_t lookup = is_return_address && addr ? addr - 1 : addr;
 	const struct mapping *m;
 	struct dso_symbol sym;
@@ -196,6 +287,16 @@ void symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_re
 	out->mapping.htlhash_hex = "";
 	out->address = file_offset;
 
+	/* JIT code has no file: the location keeps its runtime address, inside the anon range. */
+	if (is_jit_candidate(m) && perfmap_find(s, pid, lookup, &jit)) {
+		out->kind = jit.kind;
+		out->function = jit.name;
+		out->address = lookup;
+		out->mapping.start = m->start;
+		out->mapping.limit = m->end;
+		out->mapping.offset = 0;
+		return;
+	}
 	if (m->kind != MAPPING_FILE || !m->path) {
 		s->stats.frames_user_unresolved++;
 		set_unknown(out, special_name(m), file_offset);
