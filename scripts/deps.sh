@@ -7,7 +7,7 @@ build_pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-d
 	protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev libssl-dev pkg-config libiberty-dev)
 # go tool pprof decodes our pprof output independently; protoc decodes protobuf by schema.
 # openssl makes the gRPC test receiver's TLS certificate.
-test_pkgs=(golang-go protobuf-compiler python3 clang-format cppcheck binutils openssl g++ chromium)
+test_pkgs=(golang-go protobuf-compiler python3 clang-format cppcheck binutils openssl g++ chromium tmux)
 # Node.js and npm run the gRPC test receiver (@grpc/grpc-js from npm). A machine may already have
 # a Node.js that bundles npm (nodesource's), which Debian's npm package would conflict with.
 if ! command -v npm >/dev/null 2>&1; then

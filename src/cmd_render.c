@@ -25,6 +25,7 @@ static void render_usage(FILE *out)
 		"Convert profiles between formats, offline and without root. Formats go by the\n"
 		"file name:\n"
 		"  inputs:   *.pb.gz, *.pb   pprof (hostprof's, or Go's runtime/pprof files)\n"
+		"            *.otlp.pb       OTLP (binary; one profile per type it holds)\n"
 		"            *.folded        collapsed stacks ('comm;root;...;leaf COUNT')\n"
 		"  outputs:  *.html          interactive flame graph, one self-contained page\n"
 		"            *.pb.gz         pprof          *.folded     collapsed stacks\n"
@@ -52,26 +53,42 @@ static bool ends_with(const char *s, const char *suffix)
 	return n > m && strcmp(s + n - m, suffix) == 0;
 }
 
-static int render_decode(const char *path, struct profile **out)
+/* Decodes path into profiles[*nr...] (an OTLP request may hold several profile types). */
+static int render_decode(const char *path, struct profile **profiles, size_t *nr)
 {
 	char err[512] = "";
 	int e;
 
-	if (ends_with(path, ".pb.gz") || ends_with(path, ".pb") || ends_with(path, ".pprof")) {
-		if (ends_with(path, ".otlp.pb")) {
-			fprintf(stderr,
-				"hostprof render: '%s': reading OTLP is not supported yet; "
-				"use a .pb.gz (pprof) or .folded input\n",
-				path);
-			return -ENOTSUP;
+	if (ends_with(path, ".otlp.pb") || ends_with(path, ".otlp.pb.gz")) {
+		struct profile **ps = NULL;
+		size_t n = 0;
+
+		e = dec_otlp__read(path, &ps, &n, err, sizeof(err));
+		if (!e && *nr + n > RENDER_MAX_INPUTS) {
+			snprintf(err, sizeof(err), "'%s': more than %d profiles in all", path,
+				 RENDER_MAX_INPUTS);
+			e = -E2BIG;
 		}
-		e = dec_pprof__read(path, out, err, sizeof(err));
+		for (size_t i = 0; i < n; i++) {
+			if (!e)
+				profiles[(*nr)++] = ps[i];
+			else
+				profile__delete(ps[i]);
+		}
+		free(ps);
+	} else if (ends_with(path, ".pb.gz") || ends_with(path, ".pb") ||
+		   ends_with(path, ".pprof")) {
+		e = dec_pprof__read(path, &profiles[*nr], err, sizeof(err));
+		if (!e)
+			(*nr)++;
 	} else if (ends_with(path, ".folded")) {
-		e = dec_folded__read(path, out, err, sizeof(err));
+		e = dec_folded__read(path, &profiles[*nr], err, sizeof(err));
+		if (!e)
+			(*nr)++;
 	} else {
 		fprintf(stderr,
 			"hostprof render: '%s': unknown input format: name it *.pb.gz or *.pb "
-			"(pprof) or *.folded (collapsed stacks)\n",
+			"(pprof), *.otlp.pb (OTLP) or *.folded (collapsed stacks)\n",
 			path);
 		return -EINVAL;
 	}
@@ -136,9 +153,13 @@ int do_render(int argc, char **argv)
 		goto out;
 	}
 	for (int i = optind; i < argc; i++) {
-		if (render_decode(argv[i], &profiles[nr]))
+		if (nr == RENDER_MAX_INPUTS) {
+			fprintf(stderr, "hostprof render: at most %d profiles\n",
+				RENDER_MAX_INPUTS);
 			goto out;
-		nr++;
+		}
+		if (render_decode(argv[i], profiles, &nr))
+			goto out;
 	}
 
 	dopts.outputs = cfg->outputs;

@@ -43,6 +43,18 @@ int dec_pprof__parse(const uint8_t *buf, size_t len, const char *name, struct pr
 		     char *err, size_t err_len);
 int dec_pprof__read(const char *path, struct profile **out, char *err, size_t err_len);
 
+/*
+ * OTLP profiles: one ExportProfilesServiceRequest (.otlp.pb, gzipped or not), as enc_otlp writes
+ * it. One profile per sample type in *out (a malloc'ed array of *nr profiles; the caller deletes
+ * each and frees the array). Counts: value / period for cpu in nanoseconds, the value when the
+ * unit is "count", else 1 per sample; a "contentions"/"count" Profile beside a contention one
+ * gives that profile's counts (else it is skipped). comm = process.executable.name, else
+ * service.name; thread.name/id/state and hostprof.lock.* become labels.
+ */
+int dec_otlp__parse(const uint8_t *buf, size_t len, const char *name, struct profile ***out,
+		    size_t *nr, char *err, size_t err_len);
+int dec_otlp__read(const char *path, struct profile ***out, size_t *nr, char *err, size_t err_len);
+
 /* The whole file in *buf (malloc'ed, NUL-terminated, the caller frees); at most max bytes. */
 int decode__read_file(const char *path, size_t max, char **buf, size_t *len, char *err,
 		      size_t err_len);

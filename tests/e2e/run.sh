@@ -152,7 +152,9 @@ hp() {
 	local name=$1 t0 t1
 	shift
 	t0=$(date +%s.%N)
-	timeout -k 5 "${HP_TIMEOUT:-60}" "$HOSTPROF" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
+	# From the work directory: a capture without -o writes profile.pb.gz where it runs.
+	(cd "$WORK" && timeout -k 5 "${HP_TIMEOUT:-60}" "$HOSTPROF" "$@") >"$WORK/$name.out" \
+		2>"$WORK/$name.err"
 	HP_RC=$?
 	t1=$(date +%s.%N)
 	HP_SECS=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
@@ -1221,6 +1223,95 @@ t_html_browser() {
 	fi
 }
 
+# The live status line on a terminal: tmux runs a 4 s capture; capture-pane shows the progress
+# line while it runs, then the final table with the line erased. With stderr not a terminal,
+# there is no escape code at all.
+t_terminal() {
+	local pid sock=$WORK/tmux.sock sess=hp$$ live="" pane="" i esc
+	if ! command -v tmux >/dev/null; then
+		fail terminal "tmux is missing: apt-get install tmux (make deps-test installs it)"
+		return
+	fi
+	start_workload cpu_ratio 60
+	pid=$WPID
+	sleep 0.3
+	# A private tmux server (-S): never one of the machine's own sessions.
+	tmux -S "$sock" new-session -d -s "$sess" -x 120 -y 40 \
+		"cd '$WORK' && '$HOSTPROF' profile --pid $pid --duration 4 --top 5 -o '$WORK/term.folded'; sleep 30"
+	sleep 2
+	live=$(tmux -S "$sock" capture-pane -p -t "$sess" 2>&1)
+	for i in $(seq 1 30); do
+		pane=$(tmux -S "$sock" capture-pane -p -t "$sess" 2>&1)
+		grep -q 'Top 5 functions by self' <<<"$pane" && break
+		sleep 0.5
+	done
+	tmux -S "$sock" kill-server 2>/dev/null
+	hp term_pipe profile --pid "$pid" --duration 1 -o "$WORK/term_pipe.folded"
+	stop_workload "$pid"
+	esc=$(tr -cd '\033' <"$WORK/term_pipe.err" | wc -c)
+	if ! grep -q '/ 4\.0s.*%.*samples' <<<"$live"; then
+		fail terminal "no progress line (\"N.Ns / 4.0s ... % ... samples\") in the pane after 2 s: $(grep -v '^$' <<<"$live" | head -c 400 | tr '\n' '|')"
+	elif ! grep -q 'Top 5 functions by self' <<<"$pane"; then
+		fail terminal "no final table (\"Top 5 functions by self\") within 15 s: $(grep -v '^$' <<<"$pane" | head -c 400 | tr '\n' '|')"
+	elif ! grep -q 'burn_c' <<<"$pane"; then
+		fail terminal "the final table lacks burn_c: $(grep -v '^$' <<<"$pane" | head -c 400 | tr '\n' '|')"
+	elif grep -q '/ 4\.0s.*%' <<<"$pane"; then
+		fail terminal "the progress line is still on the screen after the capture: $(grep '/ 4\.0s' <<<"$pane" | head -1)"
+	elif [ "$HP_RC" -ne 0 ]; then
+		fail terminal "the 1 s capture with stderr to a file failed: $(hp_failure term_pipe)"
+	elif [ "$esc" -ne 0 ]; then
+		fail terminal "$esc escape character(s) in stderr written to a file: $(head -c 200 "$WORK/term_pipe.err" | cat -v | tr '\n' '|')"
+	else
+		pass terminal "tmux pane showed \"$(grep -m1 '/ 4\.0s' <<<"$live" | sed 's/ *$//')\" after 2 s, then the top-5 table with burn_c and the line erased; stderr to a file has no escape codes"
+	fi
+}
+
+# The page never fails: hostprof render of small folded files (empty, one frame, a stack 300
+# frames deep, names holding <script> and an <img onerror>, Unicode names), each loaded in
+# chromium by tests/browser/robust.js: no page error, no dialog, no network request, and the test
+# hook's root total is the input's.
+t_html_pages() {
+	local d=$WORK/pages f out rc bad=""
+	if [ ! -x /usr/bin/chromium ] || ! command -v node >/dev/null ||
+		[ ! -d "$ROOT/tests/browser/node_modules/playwright-core" ]; then
+		fail html_pages "chromium, node or tests/browser/node_modules/playwright-core is missing (make deps-test browser-deps)"
+		return
+	fi
+	mkdir -p "$d"
+	: >"$d/empty.folded"
+	printf 'p;main 5\n' >"$d/one.folded"
+	awk 'BEGIN { s = "p"; for (i = 0; i < 300; i++) s = s ";f" i; print s " 4" }' >"$d/deep.folded"
+	printf '%s\n' 'p;main;<script>alert(1)</script> 3' \
+		'p;main;</script><img src=x onerror=alert(2)> 2' >"$d/xss.folded"
+	printf '%s\n' '日本語;函数;😀 7' 'p;Ünïcödé;汉字 1' >"$d/unicode.folded"
+	for f in empty one deep xss unicode; do
+		hp "pages_$f" render "$d/$f.folded" -o "$d/$f.html"
+		if [ "$HP_RC" -ne 0 ] || [ ! -s "$d/$f.html" ]; then
+			bad+=" $f: $(hp_failure "pages_$f");"
+		fi
+	done
+	if [ -n "$bad" ]; then
+		fail html_pages "hostprof render failed:$bad"
+		return
+	fi
+	cat >"$d/expected.json" <<EOF
+{"pages": [
+ {"page": "$d/empty.html", "total": 0},
+ {"page": "$d/one.html", "total": 5, "names": ["main"]},
+ {"page": "$d/deep.html", "total": 4, "depth": 300, "names": ["f0", "f299"]},
+ {"page": "$d/xss.html", "total": 5, "names": ["<script>alert(1)</script>", "</script><img src=x onerror=alert(2)>"]},
+ {"page": "$d/unicode.html", "total": 8, "names": ["函数", "😀", "Ünïcödé", "汉字"]}
+]}
+EOF
+	out=$(timeout -k 5 120 node "$ROOT/tests/browser/robust.js" "$d/expected.json" 2>&1)
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		fail html_pages "robust.js exited $rc: $(grep -v '^robust: PASS' <<<"$out" | head -c 1500 | tr '\n' ' ')"
+	else
+		pass html_pages "chromium loads empty, one-frame, 300-deep, <script>-named and Unicode pages: no error, dialog or request; totals match ($(sed -n 's/^robust: PASS //p' <<<"$out" | tr '\n' ';'))"
+	fi
+}
+
 # --- run -----------------------------------------------------------------------------------------
 
 # The whole run is one function, called on the last line: bash has then read the entire file
@@ -1270,7 +1361,7 @@ main() {
 		capture_ratio
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
-		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel html html_browser otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture command_mode threads \
+		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel html html_browser html_pages terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture command_mode threads \
 		jit_node bad_pid bad_flags help_version not_root; do
 		wanted "$t" && "t_$t"
 	done
