@@ -56,7 +56,7 @@ LIB_OBJS := $(filter-out $(OUTPUT)/src/main.o,$(OBJS)) $(PB_OBJS)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all deps deps-test run test unit e2e check bpf-cross format format-check clean help bench
+.PHONY: all deps deps-test deps-build run test unit e2e check bpf-cross format format-check clean help bench
 .DEFAULT_GOAL := all
 # Keep the BPF objects: make would delete them as intermediates of the skeletons.
 .SECONDARY:
@@ -65,18 +65,20 @@ all: $(OUTPUT)/hostprof
 
 help:
 	@echo "make            build $(OUTPUT)/hostprof"
-	@echo "make deps       install missing Debian build packages (root)"
+	@echo "make deps       install the missing Debian packages of the build and tests (root)"
 	@echo "make run        profile the whole host for 5 s into ./profile.pb.gz and ./profile.folded"
 	@echo "make test       unit tests (no root), then end-to-end tests on the real kernel"
 	@echo "make check      -Werror build, unit tests under ASan+UBSan, static analysis"
 	@echo "make format     clang-format every source file in place"
 	@echo "make bench      run the benchmarks (not part of make test); report in $(OUTPUT)/bench"
 
-deps:
-	$(Q)scripts/deps.sh build
-
-deps-test:
+# deps: what the build and the tests need; deps-build: the build alone (for make run, which
+# needs no Go, Chromium or test receivers).
+deps deps-test:
 	$(Q)scripts/deps.sh test
+
+deps-build:
+	$(Q)scripts/deps.sh build
 
 $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/src $(OUTPUT)/proto $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
@@ -140,7 +142,7 @@ test: deps-test
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory e2e
 
-run: deps
+run: deps-build
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(OUTPUT)/hostprof profile --all --duration 5 -o profile.pb.gz -o profile.folded
 

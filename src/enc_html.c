@@ -103,7 +103,6 @@ static uint64_t hash_frame(const struct html_frame *f)
 
 	h = hash_bytes(&f->name, sizeof(f->name), h);
 	h = hash_bytes(&f->file, sizeof(f->file), h);
-	h = hash_bytes(&f->line, sizeof(f->line), h);
 	h = hash_bytes(&f->kind, sizeof(f->kind), h);
 	return hash_bytes(&f->bin, sizeof(f->bin), h);
 }
@@ -206,11 +205,24 @@ static int64_t html_build__frame(struct html_build *b, const struct html_frame *
 
 	if ((b->frame_set.nr + 1) * 2 > b->frame_set.cap && (err = idx_set__grow(b, &b->frame_set)))
 		return err;
-#define FRAME_EQ(i) (memcmp(&b->frames[i], f, sizeof(*f)) == 0)
+		/*
+		 * A frame is a function (name, file, kind, binary), as in any flame graph: the line
+		 * is not part of it, or a function called from three lines of main would show three
+		 * mains. The page shows the smallest line seen, the nearest to the function's
+		 * start.
+		 */
+#define FRAME_EQ(i)                                                                                \
+	(b->frames[i].name == f->name && b->frames[i].file == f->file &&                           \
+	 b->frames[i].kind == f->kind && b->frames[i].bin == f->bin)
 	slot = IDX_SET_FIND(&b->frame_set, h, FRAME_EQ);
 #undef FRAME_EQ
-	if (b->frame_set.slots[slot])
+	if (b->frame_set.slots[slot]) {
+		struct html_frame *seen = &b->frames[b->frame_set.slots[slot] - 1];
+
+		if (f->line > 0 && (seen->line == 0 || f->line < seen->line))
+			seen->line = f->line;
 		return b->frame_set.slots[slot] - 1;
+	}
 	if ((err = grow((void **)&b->frames, &b->cap_frames, b->nr_frames, sizeof(*b->frames))))
 		return err;
 	b->frames[b->nr_frames] = *f;
