@@ -13,9 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "decode.h"
+#include "gzip.h"
 #include "profile.pb-c.h"
 
 /* A decompressed profile larger than this is refused rather than exhausting memory. */
@@ -387,66 +387,14 @@ out:
 	return err;
 }
 
-/* gzip (or zlib) input inflated into *out; anything else is taken as a raw protobuf. */
+/* Inflate compressed input; a failure is reported with the decoder's file name. */
 static int gunzip(struct pprof_dec *d, const uint8_t *in, size_t len, uint8_t **out,
 		  size_t *out_len)
 {
-	z_stream zs = {0};
-	size_t cap = len < MAX_PPROF_BYTES / 4 ? len * 4 + 4096 : MAX_PPROF_BYTES;
-	uint8_t *buf = NULL;
-	int zerr, err = 0;
+	char why[160] = "";
+	int err = gzip__inflate(in, len, MAX_PPROF_BYTES, out, out_len, why, sizeof(why));
 
-	if (len > UINT_MAX)
-		return fail(d, -EFBIG, "compressed input over 4 GiB");
-	buf = malloc(cap);
-	if (!buf)
-		return -ENOMEM;
-	if (inflateInit2(&zs, 15 + 32) != Z_OK) {
-		free(buf);
-		return -ENOMEM;
-	}
-	zs.next_in = (uint8_t *)in;
-	zs.avail_in = (unsigned)len;
-	for (;;) {
-		if (zs.total_out == cap) {
-			uint8_t *nb;
-
-			cap *= 2;
-			if (cap > MAX_PPROF_BYTES) {
-				err = fail(d, -EFBIG, "decompresses to more than %zu bytes",
-					   MAX_PPROF_BYTES);
-				goto out;
-			}
-			nb = realloc(buf, cap);
-			if (!nb) {
-				err = -ENOMEM;
-				goto out;
-			}
-			buf = nb;
-		}
-		zs.next_out = buf + zs.total_out;
-		zs.avail_out = (unsigned)(cap - zs.total_out);
-		zerr = inflate(&zs, Z_NO_FLUSH);
-		if (zerr == Z_STREAM_END)
-			break;
-		if (zerr != Z_OK && zerr != Z_BUF_ERROR) {
-			err = fail(d, -EINVAL, "gzip data corrupt at compressed byte %lu: %s",
-				   zs.total_in, zs.msg ? zs.msg : "inflate failed");
-			goto out;
-		}
-		if (zerr == Z_BUF_ERROR && zs.avail_in == 0) {
-			err = fail(d, -EINVAL, "gzip data truncated at compressed byte %lu",
-				   zs.total_in);
-			goto out;
-		}
-	}
-	*out = buf;
-	*out_len = zs.total_out;
-	buf = NULL;
-out:
-	free(buf);
-	inflateEnd(&zs);
-	return err;
+	return err && why[0] ? fail(d, err, "%s", why) : err;
 }
 
 int dec_pprof__parse(const uint8_t *buf, size_t len, const char *name, struct profile **out,
