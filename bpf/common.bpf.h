@@ -61,6 +61,36 @@ static __always_inline void bump(void *map, __u32 idx)
 		*v += 1;
 }
 
+/*
+ * Wait aggregates (struct hp_offcpu_value, struct hp_lock_value) start with {ns, count}. The
+ * caller looks its key up first and fills the names of a new entry only when it has to: reading
+ * comms costs, and most waits land on an existing entry.
+ */
+static __always_inline void hp_wait_add(__u64 *ns_count, __u64 delta)
+{
+	__sync_fetch_and_add(&ns_count[0], delta);
+	__sync_fetch_and_add(&ns_count[1], 1);
+}
+
+/* Insert a new wait aggregate (init holds {delta, 1} and the names). Another CPU may have
+ * inserted the same key since our lookup: then add to its entry. A full map counts `loss`. */
+static __always_inline void hp_wait_insert(void *counts, const void *key, const void *init,
+					   __u64 delta, __u32 loss)
+{
+	long err = bpf_map_update_elem(counts, key, init, BPF_NOEXIST);
+	__u64 *val;
+
+	if (err == -EEXIST) {
+		val = bpf_map_lookup_elem(counts, key);
+		if (val) {
+			hp_wait_add(val, delta);
+			err = 0;
+		}
+	}
+	if (err)
+		bump(&losses, loss);
+}
+
 /* Is this process one of the targets? Filtering comes first in every program. */
 static __always_inline bool hp_wanted(__u32 tgid)
 {

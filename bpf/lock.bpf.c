@@ -113,23 +113,12 @@ static __always_inline void record(void *ctx, void *stacks, void *counts, __u32 
 	}
 	val = bpf_map_lookup_elem(counts, &key);
 	if (val) {
-		__sync_fetch_and_add(&val->ns, delta);
-		__sync_fetch_and_add(&val->count, 1);
+		hp_wait_add(&val->ns, delta);
 		return;
 	}
 	bpf_get_current_comm(init.thread_name, sizeof(init.thread_name));
 	BPF_CORE_READ_STR_INTO(&init.process_name, task, group_leader, comm);
-	err = bpf_map_update_elem(counts, &key, &init, BPF_NOEXIST);
-	if (err == -EEXIST) {
-		val = bpf_map_lookup_elem(counts, &key);
-		if (val) {
-			__sync_fetch_and_add(&val->ns, delta);
-			__sync_fetch_and_add(&val->count, 1);
-			err = 0;
-		}
-	}
-	if (err)
-		bump(&losses, HP_LOSS_LOCK_COUNTS_FULL);
+	hp_wait_insert(counts, &key, &init, delta, HP_LOSS_LOCK_COUNTS_FULL);
 }
 
 /*

@@ -161,23 +161,12 @@ static __always_inline void account(struct task_struct *next, struct hp_offcpu_s
 		bump(&losses, HP_LOSS_OFFCPU_STACKS_FULL);
 	val = bpf_map_lookup_elem(counts, &key);
 	if (val) {
-		__sync_fetch_and_add(&val->ns, delta);
-		__sync_fetch_and_add(&val->count, 1);
+		hp_wait_add(&val->ns, delta);
 		return;
 	}
 	BPF_CORE_READ_STR_INTO(&init.thread_name, next, comm);
 	BPF_CORE_READ_STR_INTO(&init.process_name, next, group_leader, comm);
-	err = bpf_map_update_elem(counts, &key, &init, BPF_NOEXIST);
-	if (err == -EEXIST) {
-		val = bpf_map_lookup_elem(counts, &key);
-		if (val) {
-			__sync_fetch_and_add(&val->ns, delta);
-			__sync_fetch_and_add(&val->count, 1);
-			err = 0;
-		}
-	}
-	if (err)
-		bump(&losses, HP_LOSS_OFFCPU_COUNTS_FULL);
+	hp_wait_insert(counts, &key, &init, delta, HP_LOSS_OFFCPU_COUNTS_FULL);
 }
 
 /* The thread about to run was off the CPU since its start record: account the time. */

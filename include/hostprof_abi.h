@@ -152,11 +152,18 @@ struct hp_lock_value {
 
 _Static_assert(sizeof(struct hp_lock_key) == 32, "hp_lock_key layout");
 _Static_assert(sizeof(struct hp_lock_value) == 48, "hp_lock_value layout");
+_Static_assert(__builtin_offsetof(struct hp_lock_value, ns) == 0 &&
+		       __builtin_offsetof(struct hp_lock_value, count) == 8,
+	       "hp_lock_value starts with ns, count");
 _Static_assert(sizeof(struct hp_sample_key) == 16, "hp_sample_key layout");
 _Static_assert(sizeof(struct hp_raw_stack) == 8 + 8 * (HP_OFFCPU_USER_DEPTH + HP_OFFCPU_KERN_DEPTH),
 	       "hp_raw_stack layout");
 _Static_assert(sizeof(struct hp_offcpu_key) == 24, "hp_offcpu_key layout");
 _Static_assert(sizeof(struct hp_offcpu_value) == 48, "hp_offcpu_value layout");
+/* BPF's hp_wait_add() updates either value through its first two fields. */
+_Static_assert(__builtin_offsetof(struct hp_offcpu_value, ns) == 0 &&
+		       __builtin_offsetof(struct hp_offcpu_value, count) == 8,
+	       "hp_offcpu_value starts with ns, count");
 _Static_assert(sizeof(struct hp_sample_value) == 40, "hp_sample_value layout");
 
 #endif /* HOSTPROF_ABI_H */
