@@ -150,6 +150,87 @@ struct hp_lock_value {
 	char process_name[HP_COMM_LEN];
 };
 
+/*
+ * Unwind tables (.eh_frame / .debug_frame, compacted in userspace by unwind_table.c).
+ *
+ * A binary's table is a run of rows sorted by file address, each valid from its `pc` up to the
+ * next row's. Rows of every loaded binary share one big array map; a process's executable
+ * mappings say where their binary's rows start and how many there are. The BPF walker finds the
+ * row of a PC by binary search and steps one frame with it:
+ *   CFA = (SP or FP) + cfa_offset; RA = [CFA + ra_offset]; FP = [CFA + fp_offset] or unchanged.
+ * On x86_64 the return address is always at CFA - 8 and the frame pointer is rbp; on arm64 the
+ * frame pointer is x29 and the return address is x30 (the link register: a leaf function that has
+ * not saved it yet has ra_rule HP_REG_SAME).
+ */
+#define HP_UNWIND_MAX_DEPTH 128	  /* user frames the walker follows at most */
+#define HP_UNWIND_MAX_MAPPINGS 256 /* executable mappings with a table, per process */
+#define HP_UNWIND_TABLE_VERSION 1  /* bump when a row's meaning changes (the disk cache key) */
+
+enum hp_cfa_rule {
+	HP_CFA_NONE = 0,    /* no unwind info for this range: step with the frame pointer */
+	HP_CFA_SP,	    /* CFA = SP + cfa_offset */
+	HP_CFA_FP,	    /* CFA = FP + cfa_offset */
+	HP_CFA_PLT,	    /* x86_64 PLT stubs: CFA = SP + cfa_offset + ((PC & 15) >= 11 ? 8 : 0) */
+	HP_CFA_END,	    /* the outermost frame (return address undefined): the stack ends */
+	HP_CFA_SIGNAL,	    /* a signal trampoline: the caller's registers are in the ucontext */
+	HP_CFA_UNSUPPORTED, /* a DWARF expression the compact form cannot hold: stop, counted */
+};
+
+enum hp_reg_rule {
+	HP_REG_SAME = 0,  /* unchanged: the caller sees the current value */
+	HP_REG_OFFSET,	  /* saved at CFA + offset */
+	HP_REG_UNDEFINED, /* not recoverable */
+};
+
+struct hp_unwind_row {
+	__u32 pc;	  /* first file address (ELF virtual address) the row covers */
+	__s32 cfa_offset; /* for HP_CFA_SP, HP_CFA_FP and HP_CFA_PLT */
+	__s16 fp_offset;  /* from the CFA, when fp_rule is HP_REG_OFFSET */
+	__s16 ra_offset;  /* from the CFA, when ra_rule is HP_REG_OFFSET (x86_64: -8) */
+	__u8 cfa_rule;	  /* enum hp_cfa_rule */
+	__u8 fp_rule;	  /* enum hp_reg_rule */
+	__u8 ra_rule;	  /* enum hp_reg_rule */
+	__u8 pad;
+};
+
+/* One executable mapping of a process: runtime [start, end), file address = runtime - bias. */
+struct hp_unwind_mapping {
+	__u64 start;
+	__u64 end;
+	__u64 bias;
+	__u32 row_base;	 /* index of the binary's first row in the rows map */
+	__u32 row_count; /* 0: no table (frame pointers only) */
+};
+
+/* Value of the per-process map: its mappings, sorted by start, not overlapping. */
+struct hp_unwind_proc {
+	__u32 nr;
+	__u32 pad;
+	struct hp_unwind_mapping maps[HP_UNWIND_MAX_MAPPINGS];
+};
+
+/* Why the walk of a user stack ended: per-CPU counters, one per walked stack. */
+enum hp_unwind_stop {
+	HP_UNWIND_STOP_END = 0,	    /* the outermost frame: a clean end of stack */
+	HP_UNWIND_STOP_NO_TABLE,    /* a PC without a table, and its frame pointer led nowhere */
+	HP_UNWIND_STOP_DEPTH,	    /* HP_UNWIND_MAX_DEPTH or the configured depth reached */
+	HP_UNWIND_STOP_BAD_READ,    /* a saved register could not be read from the stack */
+	HP_UNWIND_STOP_UNSUPPORTED, /* a row the walker cannot follow (HP_CFA_UNSUPPORTED) */
+	HP_UNWIND_STOP_NO_PROCESS,  /* no tables for this process yet: frame pointers only */
+	HP_UNWIND_STOP__COUNT,
+};
+
+/* A user stack the walker produced, kept in the ustacks maps under a hash of its PCs. */
+struct hp_user_stack {
+	__u32 nr;
+	__u32 pad;
+	__u64 pcs[HP_UNWIND_MAX_DEPTH]; /* leaf first */
+};
+
+_Static_assert(sizeof(struct hp_unwind_row) == 16, "hp_unwind_row layout");
+_Static_assert(sizeof(struct hp_unwind_mapping) == 32, "hp_unwind_mapping layout");
+_Static_assert(sizeof(struct hp_user_stack) == 8 + 8 * HP_UNWIND_MAX_DEPTH, "hp_user_stack");
+
 _Static_assert(sizeof(struct hp_lock_key) == 32, "hp_lock_key layout");
 _Static_assert(sizeof(struct hp_lock_value) == 48, "hp_lock_value layout");
 _Static_assert(__builtin_offsetof(struct hp_lock_value, ns) == 0 &&
