@@ -7,9 +7,9 @@
 BENCH_SRCS := $(wildcard bench/bench_*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
 
-.PHONY: bench bench-otlp bench-sched bench-html
+.PHONY: bench bench-otlp bench-sched bench-html bench-unwind
 
-bench: bench-otlp bench-sched bench-html
+bench: bench-otlp bench-sched bench-html bench-unwind
 
 $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
@@ -41,3 +41,21 @@ bench-sched: $(OUTPUT)/hostprof $(OUTPUT)/bench/pingpong
 	$(Q)bench/bench_sched.sh $(OUTPUT)/hostprof $(OUTPUT)/bench/pingpong > $(OUTPUT)/bench/sched.md.tmp && \
 		mv $(OUTPUT)/bench/sched.md.tmp $(OUTPUT)/bench/sched.md
 	$(Q)cat $(OUTPUT)/bench/sched.md
+
+# The user-stack walker's cost per sample, frame pointers against .eh_frame tables, at depth 10
+# and 64; the profiler's CPU time against perf --call-graph dwarf; the time and memory to build
+# tables, and the BPF map memory of a whole-host capture (root).
+$(OUTPUT)/bench/deep_fp: bench/deep.c | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer $< -o $@
+
+$(OUTPUT)/bench/deep_nofp: bench/deep.c | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer $< -o $@
+
+bench-unwind: $(OUTPUT)/hostprof $(OUTPUT)/bench/deep_fp $(OUTPUT)/bench/deep_nofp \
+		$(OUTPUT)/bench/bench_tables
+	$(Q)bench/bench_unwind.sh $(OUTPUT)/hostprof $(OUTPUT)/bench/deep_fp \
+		$(OUTPUT)/bench/deep_nofp $(OUTPUT)/bench/bench_tables > $(OUTPUT)/bench/unwind.md.tmp && \
+		mv $(OUTPUT)/bench/unwind.md.tmp $(OUTPUT)/bench/unwind.md
+	$(Q)cat $(OUTPUT)/bench/unwind.md

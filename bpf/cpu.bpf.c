@@ -15,6 +15,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "common.bpf.h"
+#include "unwind.bpf.h"
 
 /* Set by userspace between open and load. */
 const volatile bool include_idle = false;
@@ -30,6 +31,8 @@ const volatile bool include_idle = false;
 
 HP_STACK_MAP(stacks_0);
 HP_STACK_MAP(stacks_1);
+HP_USTACKS_MAP(ustacks_0);
+HP_USTACKS_MAP(ustacks_1);
 COUNTS_MAP(counts_0);
 COUNTS_MAP(counts_1);
 
@@ -48,19 +51,52 @@ static __always_inline void count_stack_error(long err, bool user, bool expected
 		bump(&losses, user ? HP_LOSS_USER_STACK_MISSING : HP_LOSS_KERN_STACK_MISSING);
 }
 
-static __always_inline int record(struct bpf_perf_event_data *ctx, void *stacks, void *counts,
-				  __u32 tgid, __u32 tid)
+/*
+ * The user registers a walk starts from: the interrupted ones when the sample hit user code, else
+ * those the task saved when it entered the kernel.
+ */
+static __always_inline void sampled_uregs(struct bpf_perf_event_data *ctx, bool in_kernel,
+					  struct hp_uregs *r)
+{
+	if (!in_kernel) {
+		r->pc = PT_REGS_IP(&ctx->regs);
+		r->sp = PT_REGS_SP(&ctx->regs);
+		r->fp = PT_REGS_FP(&ctx->regs);
+#if defined(__TARGET_ARCH_arm64)
+		r->lr = PT_REGS_RET(&ctx->regs);
+#else
+		r->lr = 0;
+#endif
+		return;
+	}
+	hp_uregs_from_kernel((struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()), r);
+}
+
+/* What a sample knows before it picks a buffer set: who, where, and the walked user stack. */
+struct cpu_sample {
+	__u32 tgid;
+	__u32 tid;
+	bool has_mm;
+	bool in_kernel;
+	__u64 user_hash; /* != 0: walked into `walked` */
+	struct hp_user_stack *walked;
+};
+
+static __always_inline int record(struct bpf_perf_event_data *ctx, const struct cpu_sample *smp,
+				  void *stacks, void *ustacks, void *counts)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct hp_sample_key key = {.pid = tgid, .tid = tid};
+	struct hp_sample_key key = {.pid = smp->tgid, .tid = smp->tid};
 	struct hp_sample_value *val, init = {.count = 1};
-	bool has_mm = BPF_CORE_READ(task, mm) != NULL;
-	bool in_kernel;
 	long err;
 
 	/* A kernel thread has no user stack; a user task always has one to read. */
 	key.user_stack_id = -1;
-	if (has_mm) {
+	if (smp->walked) {
+		if (hp_store_user_stack(ustacks, smp->user_hash, smp->walked,
+					HP_LOSS_USER_STACK_MAP_FULL))
+			key.user_stack_hash = smp->user_hash;
+	} else if (smp->has_mm && !unwind_tables) {
 		err = bpf_get_stackid(ctx, stacks, BPF_F_USER_STACK);
 		if (err >= 0)
 			key.user_stack_id = err;
@@ -68,13 +104,10 @@ static __always_inline int record(struct bpf_perf_event_data *ctx, void *stacks,
 			count_stack_error(err, true, true);
 	}
 
-	/* Kernel text lives in the upper half of the address space on x86_64 and arm64, so the
-	 * sign of the interrupted IP tells whether the sample hit kernel code. */
-	in_kernel = !has_mm || (__s64)PT_REGS_IP(&ctx->regs) < 0;
 	err = bpf_get_stackid(ctx, stacks, 0);
 	key.kern_stack_id = err >= 0 ? err : -1;
 	if (err < 0)
-		count_stack_error(err, false, in_kernel);
+		count_stack_error(err, false, smp->in_kernel);
 
 	val = bpf_map_lookup_elem(counts, &key);
 	if (val) {
@@ -105,19 +138,31 @@ static __always_inline int record(struct bpf_perf_event_data *ctx, void *stacks,
 SEC("perf_event")
 int hp_cpu_sample(struct bpf_perf_event_data *ctx)
 {
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32;
-	__u32 tid = (__u32)id;
+	struct cpu_sample smp = {.tgid = id >> 32, .tid = (__u32)id};
+	__u32 buffer;
 
-	if (tid == 0 && !include_idle)
+	if (smp.tid == 0 && !include_idle)
 		return 0;
-	if (!hp_wanted(tgid))
+	if (!hp_wanted(smp.tgid))
 		return 0;
 
 	bump(&stats, HP_STAT_SAMPLES_SEEN);
-	if (active_buffer == 0)
-		return record(ctx, &stacks_0, &counts_0, tgid, tid);
-	return record(ctx, &stacks_1, &counts_1, tgid, tid);
+	buffer = active_buffer;
+	smp.has_mm = BPF_CORE_READ(task, mm) != NULL;
+	/* Kernel text lives in the upper half of the address space on x86_64 and arm64, so the
+	 * sign of the interrupted IP tells whether the sample hit kernel code. */
+	smp.in_kernel = !smp.has_mm || (__s64)PT_REGS_IP(&ctx->regs) < 0;
+	if (smp.has_mm && unwind_tables) {
+		struct hp_uregs r;
+
+		sampled_uregs(ctx, smp.in_kernel, &r);
+		smp.walked = hp_walk_user(smp.tgid, &r, &smp.user_hash);
+	}
+	if (buffer == 0)
+		return record(ctx, &smp, &stacks_0, &ustacks_0, &counts_0);
+	return record(ctx, &smp, &stacks_1, &ustacks_1, &counts_1);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -16,6 +16,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "common.bpf.h"
+#include "unwind.bpf.h"
 
 /* Syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl, include/uapi/asm-generic/unistd.h). */
 #if defined(__TARGET_ARCH_x86)
@@ -71,6 +72,8 @@ struct {
 
 HP_STACK_MAP(lock_stacks_0);
 HP_STACK_MAP(lock_stacks_1);
+HP_USTACKS_MAP(lock_ustacks_0);
+HP_USTACKS_MAP(lock_ustacks_1);
 COUNTS_MAP(lock_counts_0);
 COUNTS_MAP(lock_counts_1);
 
@@ -94,16 +97,23 @@ static __always_inline void begin(__u32 tid, __u32 kind, __u64 addr)
 		bump(&losses, HP_LOSS_LOCK_START_FULL);
 }
 
-static __always_inline void record(void *ctx, void *stacks, void *counts, __u32 tgid, __u32 tid,
-				   const struct wait_begin *b, __u64 delta)
+static __always_inline void record(void *ctx, void *stacks, void *ustacks, void *counts, __u32 tgid,
+				   __u32 tid, const struct wait_begin *b, __u64 delta,
+				   const struct hp_user_stack *walked, __u64 hash)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct hp_lock_key key = {.pid = tgid, .tid = tid, .kind = b->kind, .addr = b->addr};
 	struct hp_lock_value *val, init = {.ns = delta, .count = 1};
 	long err;
 
-	err = bpf_get_stackid(ctx, stacks, BPF_F_USER_STACK);
-	key.user_stack_id = err >= 0 ? err : -1;
+	key.user_stack_id = -1;
+	if (walked) {
+		if (hp_store_user_stack(ustacks, hash, walked, HP_LOSS_USER_STACK_MAP_FULL))
+			key.user_stack_hash = hash;
+	} else if (!unwind_tables) {
+		err = bpf_get_stackid(ctx, stacks, BPF_F_USER_STACK);
+		key.user_stack_id = err >= 0 ? err : -1;
+	}
 	/* A futex wait's kernel stack, taken at syscall exit, is only the exit path: the user
 	 * stack says who waited. A kernel lock's stack says where in the kernel. */
 	key.kern_stack_id = -1;
@@ -128,9 +138,11 @@ static __always_inline void record(void *ctx, void *stacks, void *counts, __u32 
  */
 static __always_inline void end(void *ctx, bool waited, bool kernel, __u64 lock)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct hp_user_stack *walked = NULL;
 	struct wait_begin *b, copy;
-	__u32 tgid, tid;
-	__u64 delta;
+	__u32 tgid, tid, buffer;
+	__u64 delta, hash = 0;
 
 	if (!interesting(&tgid, &tid))
 		return;
@@ -145,10 +157,21 @@ static __always_inline void end(void *ctx, bool waited, bool kernel, __u64 lock)
 	if (!waited || delta < min_wait_ns)
 		return;
 	bump(&stats, HP_STAT_LOCK_EVENTS);
-	if (active_buffer == 0)
-		record(ctx, &lock_stacks_0, &lock_counts_0, tgid, tid, &copy, delta);
+	buffer = active_buffer;
+	if (unwind_tables && BPF_CORE_READ(task, mm)) {
+		struct hp_uregs r;
+
+		/* The registers the task entered the kernel with: the futex syscall's caller. The
+		 * walk comes before the choice of buffer, so that it is verified once. */
+		hp_uregs_from_kernel((struct pt_regs *)bpf_task_pt_regs(task), &r);
+		walked = hp_walk_user(tgid, &r, &hash);
+	}
+	if (buffer == 0)
+		record(ctx, &lock_stacks_0, &lock_ustacks_0, &lock_counts_0, tgid, tid, &copy,
+		       delta, walked, hash);
 	else
-		record(ctx, &lock_stacks_1, &lock_counts_1, tgid, tid, &copy, delta);
+		record(ctx, &lock_stacks_1, &lock_ustacks_1, &lock_counts_1, tgid, tid, &copy,
+		       delta, walked, hash);
 }
 
 static __always_inline __u32 futex_kind(int op)

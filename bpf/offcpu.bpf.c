@@ -17,6 +17,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "common.bpf.h"
+#include "unwind.bpf.h"
 
 #define TASK_RUNNING 0x0
 #define TASK_INTERRUPTIBLE 0x1
@@ -121,9 +122,17 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	n = bpf_get_stack(ctx, start->stack.kern, sizeof(start->stack.kern), 0);
 	start->stack.nr_kern = n > 0 ? n / sizeof(__u64) : 0;
 	n = 0;
-	if (BPF_CORE_READ(prev, mm))
+	if (BPF_CORE_READ(prev, mm) && unwind_tables) {
+		struct hp_uregs r;
+
+		hp_uregs_from_kernel((struct pt_regs *)bpf_task_pt_regs(prev), &r);
+		__u64 hash;
+
+		n = hp_unwind_user(tgid, &r, start->stack.user, &hash) * sizeof(__u64);
+	} else if (BPF_CORE_READ(prev, mm)) {
 		n = bpf_get_stack(ctx, start->stack.user, sizeof(start->stack.user),
 				  BPF_F_USER_STACK);
+	}
 	start->stack.nr_user = n > 0 ? n / sizeof(__u64) : 0;
 }
 

@@ -20,10 +20,13 @@
 
 /* Key of the in-kernel aggregation: one entry per {process, thread, user stack, kernel stack}. */
 struct hp_sample_key {
-	__u32 pid;	     /* tgid: the process */
-	__u32 tid;	     /* the thread */
-	__s32 user_stack_id; /* < 0: no user stack (kernel thread, or lost: see hp_loss) */
-	__s32 kern_stack_id; /* < 0: sample taken in user mode, or lost */
+	__u32 pid;	       /* tgid: the process */
+	__u32 tid;	       /* the thread */
+	__s32 user_stack_id;   /* < 0: no user stack (kernel thread, or lost: see hp_loss) */
+	__s32 kern_stack_id;   /* < 0: sample taken in user mode, or lost */
+	__u64 user_stack_hash; /* != 0: the user stack was walked with the unwind tables and is in
+				* the ustacks map of the same buffer under this key; user_stack_id
+				* is then -1 */
 };
 
 struct hp_sample_value {
@@ -66,7 +69,7 @@ enum hp_stat {
  * kept as raw addresses with the thread's switch-out record, and aggregated at switch-in under a
  * hash of those addresses, with a copy of the stack in a double-buffered map keyed by that hash.
  */
-#define HP_OFFCPU_USER_DEPTH 64
+#define HP_OFFCPU_USER_DEPTH 128 /* = HP_UNWIND_MAX_DEPTH: the walker fills it */
 #define HP_OFFCPU_KERN_DEPTH 32
 
 /* Why a thread left the CPU, from its state at switch-out (the thread.state label). */
@@ -140,7 +143,8 @@ struct hp_lock_key {
 	__s32 kern_stack_id;
 	__u32 kind; /* enum hp_wait_kind */
 	__u32 pad;
-	__u64 addr; /* the futex's user address, or the kernel lock's */
+	__u64 addr;	       /* the futex's user address, or the kernel lock's */
+	__u64 user_stack_hash; /* as in struct hp_sample_key */
 };
 
 struct hp_lock_value {
@@ -162,17 +166,17 @@ struct hp_lock_value {
  * frame pointer is x29 and the return address is x30 (the link register: a leaf function that has
  * not saved it yet has ra_rule HP_REG_SAME).
  */
-#define HP_UNWIND_MAX_DEPTH 128	  /* user frames the walker follows at most */
+#define HP_UNWIND_MAX_DEPTH 128	   /* user frames the walker follows at most */
 #define HP_UNWIND_MAX_MAPPINGS 256 /* executable mappings with a table, per process */
 #define HP_UNWIND_TABLE_VERSION 1  /* bump when a row's meaning changes (the disk cache key) */
 
 enum hp_cfa_rule {
-	HP_CFA_NONE = 0,    /* no unwind info for this range: step with the frame pointer */
-	HP_CFA_SP,	    /* CFA = SP + cfa_offset */
-	HP_CFA_FP,	    /* CFA = FP + cfa_offset */
-	HP_CFA_PLT,	    /* x86_64 PLT stubs: CFA = SP + cfa_offset + ((PC & 15) >= 11 ? 8 : 0) */
-	HP_CFA_END,	    /* the outermost frame (return address undefined): the stack ends */
-	HP_CFA_SIGNAL,	    /* a signal trampoline: the caller's registers are in the ucontext */
+	HP_CFA_NONE = 0, /* no unwind info for this range: step with the frame pointer */
+	HP_CFA_SP,	 /* CFA = SP + cfa_offset */
+	HP_CFA_FP,	 /* CFA = FP + cfa_offset */
+	HP_CFA_PLT,	 /* x86_64 PLT stubs: CFA = SP + cfa_offset + ((PC & 15) >= 11 ? 8 : 0) */
+	HP_CFA_END,	 /* the outermost frame (return address undefined): the stack ends */
+	HP_CFA_SIGNAL,	 /* a signal trampoline: the caller's registers are in the ucontext */
 	HP_CFA_UNSUPPORTED, /* a DWARF expression the compact form cannot hold: stop, counted */
 };
 
@@ -231,12 +235,12 @@ _Static_assert(sizeof(struct hp_unwind_row) == 16, "hp_unwind_row layout");
 _Static_assert(sizeof(struct hp_unwind_mapping) == 32, "hp_unwind_mapping layout");
 _Static_assert(sizeof(struct hp_user_stack) == 8 + 8 * HP_UNWIND_MAX_DEPTH, "hp_user_stack");
 
-_Static_assert(sizeof(struct hp_lock_key) == 32, "hp_lock_key layout");
+_Static_assert(sizeof(struct hp_lock_key) == 40, "hp_lock_key layout");
 _Static_assert(sizeof(struct hp_lock_value) == 48, "hp_lock_value layout");
 _Static_assert(__builtin_offsetof(struct hp_lock_value, ns) == 0 &&
 		       __builtin_offsetof(struct hp_lock_value, count) == 8,
 	       "hp_lock_value starts with ns, count");
-_Static_assert(sizeof(struct hp_sample_key) == 16, "hp_sample_key layout");
+_Static_assert(sizeof(struct hp_sample_key) == 24, "hp_sample_key layout");
 _Static_assert(sizeof(struct hp_raw_stack) == 8 + 8 * (HP_OFFCPU_USER_DEPTH + HP_OFFCPU_KERN_DEPTH),
 	       "hp_raw_stack layout");
 _Static_assert(sizeof(struct hp_offcpu_key) == 24, "hp_offcpu_key layout");

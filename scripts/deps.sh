@@ -8,6 +8,12 @@ build_pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-d
 # go tool pprof decodes our pprof output independently; protoc decodes protobuf by schema.
 # openssl makes the gRPC test receiver's TLS certificate.
 test_pkgs=(golang-go protobuf-compiler python3 clang-format cppcheck binutils openssl g++ chromium tmux)
+# The unwinding tests: libc's symbols (libc6-dbg) name the frames that stacks must pass through,
+# and perf (linux-perf) is the independent DWARF unwinder they are compared with.
+test_pkgs+=(libc6-dbg linux-perf)
+# lld links the arm64 unwind-table fixture (clang --target=aarch64-linux-gnu -fuse-ld=lld): the
+# aarch64 CFI is checked on any host. Without it the test skips arm64.
+test_pkgs+=(lld)
 # Node.js and npm run the gRPC test receiver (@grpc/grpc-js from npm). A machine may already have
 # a Node.js that bundles npm (nodesource's), which Debian's npm package would conflict with.
 if ! command -v npm >/dev/null 2>&1; then

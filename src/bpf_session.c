@@ -45,12 +45,19 @@ struct bpf_session {
 	int nr_cpus_sampled; /* nr_links before detaching */
 	int nr_cpus_possible;
 	uint32_t active;     /* the buffer set BPF writes now */
-	uint64_t *stack_buf; /* HP_MAX_STACK_DEPTH entries each for the user and the kernel stack */
+	uint64_t *stack_buf; /* USER_IPS user entries, then HP_MAX_STACK_DEPTH kernel entries */
 	struct hp_sample_key *keys; /* drain scratch: counts_map_entries keys */
 	uint32_t max_keys;
 	uint32_t *stack_ids; /* drain scratch: stack_map_entries ids */
 	uint32_t max_stack_ids;
+	bool unwinding;			 /* the user-stack walker is on */
+	uint64_t *ustack_keys;		 /* drain scratch: stack_map_entries walked-stack hashes */
+	struct hp_user_stack ustack_buf; /* drain scratch: one walked stack */
 };
+
+/* A drained user stack is either a frame-pointer one (HP_MAX_STACK_DEPTH) or a walked one. */
+#define USER_IPS HP_UNWIND_MAX_DEPTH
+_Static_assert(HP_UNWIND_MAX_DEPTH >= HP_MAX_STACK_DEPTH, "user stack buffer");
 
 static bool has_cap(const struct __user_cap_data_struct data[2], int cap)
 {
@@ -92,25 +99,67 @@ int bpf_session__preflight(const char *btf_path, char *msg, size_t len)
 	return 0;
 }
 
-static int configure(struct cpu_bpf *skel, const struct bpf_session_opts *opts)
+/*
+ * The walker needs bpf_loop (Linux 5.17). Without it the programs are loaded with the walker
+ * compiled out (see bpf/unwind.bpf.h) and user stacks come from frame pointers.
+ */
+static bool kernel_has_bpf_loop(void)
+{
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+}
+
+/*
+ * The walker's maps of one object: the rows and processes maps are sized here for the cpu object,
+ * which creates them, and shared with the others (share_from >= 0) before they load.
+ */
+static int configure_unwind(struct bpf_map *rows, struct bpf_map *procs, struct bpf_map *refresh,
+			    const struct bpf_session_opts *opts, bool on,
+			    const struct cpu_bpf *owner)
+{
+	int err;
+
+	if (owner && on) {
+		err = bpf_map__reuse_fd(rows, bpf_map__fd(owner->maps.unwind_rows));
+		if (!err)
+			err = bpf_map__reuse_fd(procs, bpf_map__fd(owner->maps.unwind_procs));
+		if (!err)
+			err = bpf_map__reuse_fd(refresh, bpf_map__fd(owner->maps.unwind_refresh));
+		return err;
+	}
+	err = bpf_map__set_max_entries(rows, on ? opts->unwind_rows : 1);
+	if (!err)
+		err = bpf_map__set_max_entries(procs, on ? opts->unwind_procs : 1);
+	return err;
+}
+
+static int configure(struct cpu_bpf *skel, const struct bpf_session_opts *opts, bool unwind)
 {
 	struct bpf_map *stacks[] = {skel->maps.stacks_0, skel->maps.stacks_1};
+	struct bpf_map *ustacks[] = {skel->maps.ustacks_0, skel->maps.ustacks_1};
 	struct bpf_map *counts[] = {skel->maps.counts_0, skel->maps.counts_1};
 	int err;
 
 	skel->rodata->filter_pids = opts->filter_pids;
 	skel->rodata->include_idle = opts->include_idle;
+	skel->rodata->unwind_tables = unwind;
+	skel->rodata->unwind_depth = opts->unwind_depth;
 	for (int i = 0; i < HP_NR_BUFFERS; i++) {
+		/* Frame-pointer stacks or walked ones: the other map needs no room. */
 		err = bpf_map__set_max_entries(stacks[i], opts->stack_map_entries);
+		if (!err)
+			err = bpf_map__set_max_entries(ustacks[i],
+						       unwind ? opts->stack_map_entries : 1);
 		if (!err)
 			err = bpf_map__set_max_entries(counts[i], opts->counts_map_entries);
 		if (err)
 			return err;
 	}
-	return 0;
+	return configure_unwind(skel->maps.unwind_rows, skel->maps.unwind_procs,
+				skel->maps.unwind_refresh, opts, unwind, NULL);
 }
 
-static int offcpu_configure(struct offcpu_bpf *o, const struct bpf_session_opts *opts, bool btf)
+static int offcpu_configure(struct offcpu_bpf *o, const struct bpf_session_opts *opts, bool btf,
+			    const struct bpf_session *s)
 {
 	struct bpf_map *sized[] = {o->maps.offcpu_stacks_0, o->maps.offcpu_stacks_1,
 				   o->maps.offcpu_counts_0, o->maps.offcpu_counts_1};
@@ -118,6 +167,11 @@ static int offcpu_configure(struct offcpu_bpf *o, const struct bpf_session_opts 
 
 	o->rodata->filter_pids = opts->filter_pids;
 	o->rodata->min_block_ns = opts->offcpu_min_ns;
+	o->rodata->unwind_tables = s->unwinding;
+	o->rodata->unwind_depth = opts->unwind_depth;
+	if (!err)
+		err = configure_unwind(o->maps.unwind_rows, o->maps.unwind_procs,
+				       o->maps.unwind_refresh, opts, s->unwinding, s->skel);
 	for (size_t i = 0; i < sizeof(sized) / sizeof(sized[0]) && !err; i++)
 		err = bpf_map__set_max_entries(sized[i], opts->offcpu_map_entries);
 	/* One pair of entry points: typed tp_btf where the kernel has it, raw_tp otherwise. */
@@ -147,7 +201,7 @@ static int offcpu_open(struct bpf_session *s, const struct bpf_session_opts *opt
 		s->offcpu = offcpu_bpf__open();
 		if (!s->offcpu)
 			return -errno;
-		err = offcpu_configure(s->offcpu, opts, btf);
+		err = offcpu_configure(s->offcpu, opts, btf, s);
 		if (!err)
 			err = offcpu_bpf__load(s->offcpu);
 		if (!err) {
@@ -171,7 +225,7 @@ static int offcpu_open(struct bpf_session *s, const struct bpf_session_opts *opt
 /* The contention programs share the cpu sampler's map sizes: stacks and keys per drain. */
 static int lock_open(struct bpf_session *s, const struct bpf_session_opts *opts)
 {
-	struct bpf_map *sized[4];
+	struct bpf_map *sized[6];
 	int err = 0;
 
 	s->lock_keys = calloc(s->max_keys, sizeof(*s->lock_keys));
@@ -184,11 +238,20 @@ static int lock_open(struct bpf_session *s, const struct bpf_session_opts *opts)
 	sized[1] = s->lock->maps.lock_stacks_1;
 	sized[2] = s->lock->maps.lock_counts_0;
 	sized[3] = s->lock->maps.lock_counts_1;
-	for (int i = 0; i < 4 && !err; i++)
-		err = bpf_map__set_max_entries(sized[i], i < 2 ? opts->stack_map_entries
-							       : opts->counts_map_entries);
+	sized[4] = s->lock->maps.lock_ustacks_0;
+	sized[5] = s->lock->maps.lock_ustacks_1;
+	for (int i = 0; i < 6 && !err; i++)
+		err = bpf_map__set_max_entries(sized[i], i < 2		? opts->stack_map_entries
+							 : i < 4	? opts->counts_map_entries
+							 : s->unwinding ? opts->stack_map_entries
+									: 1);
 	s->lock->rodata->filter_pids = opts->filter_pids;
 	s->lock->rodata->min_wait_ns = opts->lock_min_ns;
+	s->lock->rodata->unwind_tables = s->unwinding;
+	s->lock->rodata->unwind_depth = opts->unwind_depth;
+	if (!err)
+		err = configure_unwind(s->lock->maps.unwind_rows, s->lock->maps.unwind_procs,
+				       s->lock->maps.unwind_refresh, opts, s->unwinding, s->skel);
 	if (!err)
 		err = lock_bpf__load(s->lock);
 	if (err)
@@ -214,10 +277,11 @@ struct bpf_session *bpf_session__new(const struct bpf_session_opts *opts)
 	}
 	s->max_keys = opts->counts_map_entries;
 	s->max_stack_ids = opts->stack_map_entries;
-	s->stack_buf = calloc(2 * HP_MAX_STACK_DEPTH, sizeof(*s->stack_buf));
+	s->stack_buf = calloc(USER_IPS + HP_MAX_STACK_DEPTH, sizeof(*s->stack_buf));
 	s->keys = calloc(s->max_keys, sizeof(*s->keys));
 	s->stack_ids = calloc(s->max_stack_ids, sizeof(*s->stack_ids));
-	if (!s->stack_buf || !s->keys || !s->stack_ids) {
+	s->ustack_keys = calloc(s->max_stack_ids, sizeof(*s->ustack_keys));
+	if (!s->stack_buf || !s->keys || !s->stack_ids || !s->ustack_keys) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -228,7 +292,11 @@ struct bpf_session *bpf_session__new(const struct bpf_session_opts *opts)
 		log_error("BPF object 'cpu': open failed: %s", strerror(-err));
 		goto fail;
 	}
-	err = configure(s->skel, opts);
+	s->unwinding = opts->unwind && kernel_has_bpf_loop();
+	if (opts->unwind && !s->unwinding)
+		log_warn("this kernel has no bpf_loop (Linux 5.17+): user stacks come from frame "
+			 "pointers only, and stop early in code built without them");
+	err = configure(s->skel, opts, s->unwinding);
 	if (err) {
 		log_error("BPF object 'cpu': configure failed: %s", strerror(-err));
 		goto fail;
@@ -276,6 +344,7 @@ void bpf_session__delete(struct bpf_session *s)
 	free(s->stack_buf);
 	free(s->keys);
 	free(s->stack_ids);
+	free(s->ustack_keys);
 	free(s);
 }
 
@@ -517,6 +586,49 @@ static uint32_t read_stack(int map_fd, __s32 id, uint64_t *ips, bool *gone)
 	return n;
 }
 
+/* Copy a walked user stack out of a ustacks map; returns its depth (0 if it is gone). */
+static uint32_t read_walked_stack(struct bpf_session *s, int map_fd, __u64 hash, uint64_t *ips,
+				  bool *gone)
+{
+	uint32_t n;
+
+	*gone = false;
+	if (bpf_map_lookup_elem(map_fd, &hash, &s->ustack_buf)) {
+		*gone = true;
+		return 0;
+	}
+	n = s->ustack_buf.nr < USER_IPS ? s->ustack_buf.nr : USER_IPS;
+	memcpy(ips, s->ustack_buf.pcs, n * sizeof(*ips));
+	return n;
+}
+
+/* The user stack a key names: walked (hash) or from frame pointers (stack id). */
+static uint32_t read_user_stack(struct bpf_session *s, int stacks_fd, int ustacks_fd, __s32 id,
+				__u64 hash, uint64_t *ips, bool *gone)
+{
+	if (hash)
+		return read_walked_stack(s, ustacks_fd, hash, ips, gone);
+	return read_stack(stacks_fd, id, ips, gone);
+}
+
+/* Empty a ustacks map (keys collected first, as in clear_stack_map()). */
+static void clear_ustacks_map(struct bpf_session *s, int fd)
+{
+	__u64 key, next;
+	__u64 *prev = NULL;
+	uint32_t n = 0;
+
+	if (!s->unwinding)
+		return;
+	while (n < s->max_stack_ids && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		s->ustack_keys[n++] = next;
+		key = next;
+		prev = &key;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &s->ustack_keys[i]);
+}
+
 /* Delete every key of a map. Keys are collected first: deleting while walking with
  * get_next_key can restart the walk from the beginning on hash maps. */
 static void clear_stack_map(struct bpf_session *s, int fd)
@@ -630,7 +742,9 @@ static int drain_lock(struct bpf_session *s, uint32_t buf, drain_lock_fn fn, voi
 {
 	struct bpf_map *counts[] = {s->lock->maps.lock_counts_0, s->lock->maps.lock_counts_1};
 	struct bpf_map *stacks[] = {s->lock->maps.lock_stacks_0, s->lock->maps.lock_stacks_1};
+	struct bpf_map *ustacks[] = {s->lock->maps.lock_ustacks_0, s->lock->maps.lock_ustacks_1};
 	int counts_fd = bpf_map__fd(counts[buf]), stacks_fd = bpf_map__fd(stacks[buf]);
+	int ustacks_fd = bpf_map__fd(ustacks[buf]);
 	struct hp_lock_key *prev = NULL;
 	uint32_t n = 0;
 	bool gone;
@@ -646,19 +760,21 @@ static int drain_lock(struct bpf_session *s, uint32_t buf, drain_lock_fn fn, voi
 			.key = &s->lock_keys[i],
 			.value = &value,
 			.user_ips = s->stack_buf,
-			.kern_ips = s->stack_buf + HP_MAX_STACK_DEPTH,
+			.kern_ips = s->stack_buf + USER_IPS,
 		};
 
 		if (bpf_map_lookup_elem(counts_fd, &s->lock_keys[i], &value))
 			continue;
-		e.nr_user = read_stack(stacks_fd, e.key->user_stack_id, s->stack_buf, &gone);
-		e.nr_kern = read_stack(stacks_fd, e.key->kern_stack_id,
-				       s->stack_buf + HP_MAX_STACK_DEPTH, &gone);
+		e.nr_user = read_user_stack(s, stacks_fd, ustacks_fd, e.key->user_stack_id,
+					    e.key->user_stack_hash, s->stack_buf, &gone);
+		e.nr_kern =
+			read_stack(stacks_fd, e.key->kern_stack_id, s->stack_buf + USER_IPS, &gone);
 		ret = fn(&e, ctx);
 	}
 	for (uint32_t i = 0; i < n; i++)
 		bpf_map_delete_elem(counts_fd, &s->lock_keys[i]);
 	clear_stack_map(s, stacks_fd);
+	clear_ustacks_map(s, ustacks_fd);
 	return ret ? ret : (int)n;
 }
 
@@ -666,9 +782,10 @@ int bpf_session__drain(struct bpf_session *s, const struct drain_fns *fns, void 
 {
 	struct bpf_map *stacks_maps[] = {s->skel->maps.stacks_0, s->skel->maps.stacks_1};
 	struct bpf_map *counts_maps[] = {s->skel->maps.counts_0, s->skel->maps.counts_1};
+	struct bpf_map *ustacks_maps[] = {s->skel->maps.ustacks_0, s->skel->maps.ustacks_1};
 	uint32_t old = s->active, n = 0;
 	struct hp_sample_key *prev = NULL;
-	int counts_fd, stacks_fd, ret = 0;
+	int counts_fd, stacks_fd, ustacks_fd, ret = 0;
 
 	s->active = !old;
 	__atomic_store_n(&s->skel->bss->active_buffer, s->active, __ATOMIC_SEQ_CST);
@@ -680,6 +797,7 @@ int bpf_session__drain(struct bpf_session *s, const struct drain_fns *fns, void 
 
 	counts_fd = bpf_map__fd(counts_maps[old]);
 	stacks_fd = bpf_map__fd(stacks_maps[old]);
+	ustacks_fd = bpf_map__fd(ustacks_maps[old]);
 	while (n < s->max_keys && bpf_map_get_next_key(counts_fd, prev, &s->keys[n]) == 0) {
 		prev = &s->keys[n];
 		n++;
@@ -691,21 +809,23 @@ int bpf_session__drain(struct bpf_session *s, const struct drain_fns *fns, void 
 			.key = &s->keys[i],
 			.value = &value,
 			.user_ips = s->stack_buf,
-			.kern_ips = s->stack_buf + HP_MAX_STACK_DEPTH,
+			.kern_ips = s->stack_buf + USER_IPS,
 		};
 
 		if (bpf_map_lookup_elem(counts_fd, &s->keys[i], &value))
 			continue;
-		e.nr_user = read_stack(stacks_fd, s->keys[i].user_stack_id, s->stack_buf,
-				       &e.user_stack_gone);
-		e.nr_kern = read_stack(stacks_fd, s->keys[i].kern_stack_id,
-				       s->stack_buf + HP_MAX_STACK_DEPTH, &e.kern_stack_gone);
+		e.nr_user = read_user_stack(s, stacks_fd, ustacks_fd, s->keys[i].user_stack_id,
+					    s->keys[i].user_stack_hash, s->stack_buf,
+					    &e.user_stack_gone);
+		e.nr_kern = read_stack(stacks_fd, s->keys[i].kern_stack_id, s->stack_buf + USER_IPS,
+				       &e.kern_stack_gone);
 		ret = fns->cpu ? fns->cpu(&e, ctx) : 0;
 	}
 
 	for (uint32_t i = 0; i < n; i++)
 		bpf_map_delete_elem(counts_fd, &s->keys[i]);
 	clear_stack_map(s, stacks_fd);
+	clear_ustacks_map(s, ustacks_fd);
 	if (s->offcpu) {
 		int m = drain_offcpu(s, old, ret ? NULL : fns->offcpu, ctx);
 
@@ -768,6 +888,56 @@ int bpf_session__read_counters(struct bpf_session *s, uint64_t losses[HP_LOSS__C
 			losses[i] += more_losses[i];
 		for (int i = 0; !err && i < HP_STAT__COUNT; i++)
 			stats[i] += more_stats[i];
+	}
+	return err;
+}
+
+bool bpf_session__unwinding(const struct bpf_session *s, int *rows_fd, int *procs_fd)
+{
+	if (!s->unwinding)
+		return false;
+	*rows_fd = bpf_map__fd(s->skel->maps.unwind_rows);
+	*procs_fd = bpf_map__fd(s->skel->maps.unwind_procs);
+	return true;
+}
+
+size_t bpf_session__take_unwind_requests(struct bpf_session *s, pid_t *pids, size_t max)
+{
+	int fd;
+	__u32 key, next, *prev = NULL;
+	size_t n = 0;
+
+	if (!s->unwinding)
+		return 0;
+	fd = bpf_map__fd(s->skel->maps.unwind_refresh);
+	while (n < max && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		pids[n++] = (pid_t)next;
+		key = next;
+		prev = &key;
+	}
+	/* Deleted after the walk (see clear_stack_map()); a request made since is a new key. */
+	for (size_t i = 0; i < n; i++) {
+		key = (__u32)pids[i];
+		bpf_map_delete_elem(fd, &key);
+	}
+	return n;
+}
+
+int bpf_session__read_unwind_stops(struct bpf_session *s, uint64_t stops[HP_UNWIND_STOP__COUNT])
+{
+	struct bpf_map *maps[] = {s->skel->maps.unwind_stops,
+				  s->offcpu ? s->offcpu->maps.unwind_stops : NULL,
+				  s->lock ? s->lock->maps.unwind_stops : NULL};
+	uint64_t more[HP_UNWIND_STOP__COUNT];
+	int err = 0;
+
+	memset(stops, 0, sizeof(uint64_t) * HP_UNWIND_STOP__COUNT);
+	for (size_t m = 0; m < sizeof(maps) / sizeof(maps[0]) && !err; m++) {
+		if (!maps[m])
+			continue;
+		err = sum_percpu(s, maps[m], HP_UNWIND_STOP__COUNT, more);
+		for (int i = 0; !err && i < HP_UNWIND_STOP__COUNT; i++)
+			stops[i] += more[i];
 	}
 	return err;
 }

@@ -26,6 +26,10 @@ struct bpf_session_opts {
 	uint32_t offcpu_map_entries; /* distinct off-CPU stacks; (thread, stack, state) keys */
 	bool lock;		     /* also load the lock contention programs */
 	uint64_t lock_min_ns;	     /* shorter waits are not recorded */
+	bool unwind;		     /* walk user stacks with unwind tables (needs bpf_loop) */
+	uint32_t unwind_rows;	     /* rows of every loaded table together (the rows map) */
+	uint32_t unwind_procs;	     /* processes with tables at once */
+	uint32_t unwind_depth;	     /* user frames at most (<= HP_UNWIND_MAX_DEPTH) */
 };
 
 #define BPF_SESSION_KERNEL_BTF "/sys/kernel/btf/vmlinux"
@@ -108,6 +112,19 @@ int bpf_session__drain(struct bpf_session *s, const struct drain_fns *fns, void 
  * -errno. A no-op without the off-CPU program.
  */
 int bpf_session__drain_pending_offcpu(struct bpf_session *s, drain_offcpu_fn fn, void *ctx);
+
+/*
+ * Whether the user-stack walker is on: opts.unwind was asked and the kernel has bpf_loop. When it
+ * is, *rows_fd and *procs_fd are the maps the unwind loader fills (shared by every object).
+ */
+bool bpf_session__unwinding(const struct bpf_session *s, int *rows_fd, int *procs_fd);
+/*
+ * Take up to max processes whose user-stack walk asked for their unwind tables to be (re)loaded
+ * (see unwind_refresh in bpf/unwind.bpf.h); returns how many were put in pids.
+ */
+size_t bpf_session__take_unwind_requests(struct bpf_session *s, pid_t *pids, size_t max);
+/* Why user-stack walks ended, totals over all CPUs and objects since load. */
+int bpf_session__read_unwind_stops(struct bpf_session *s, uint64_t stops[HP_UNWIND_STOP__COUNT]);
 
 /* Totals over all CPUs since load. */
 int bpf_session__read_counters(struct bpf_session *s, uint64_t losses[HP_LOSS__COUNT],

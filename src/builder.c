@@ -274,7 +274,7 @@ static uint32_t probe_frames(struct builder *b, const uint64_t *kern, uint32_t n
 int builder__add_batch(struct builder *b, const struct sample_batch *batch, enum batch_kind kind,
 		       int64_t period)
 {
-	uint32_t locs[2 * HP_MAX_STACK_DEPTH];
+	uint32_t locs[HP_MAX_STACK_DEPTH + HP_UNWIND_MAX_DEPTH];
 	int64_t running = 0;
 
 	/* In a wall profile, time on the CPU is the "running" state beside the off-CPU ones. */
@@ -293,13 +293,14 @@ int builder__add_batch(struct builder *b, const struct sample_batch *batch, enum
 		 * stack is taken from inside the sched_switch probe: its first frames are the
 		 * probe's own, not the thread's. */
 		for (uint32_t k = kind >= BATCH_OFFCPU ? probe_frames(b, kern, s->nr_kern) : 0;
-		     k < s->nr_kern && n < 2 * HP_MAX_STACK_DEPTH; k++) {
+		     k < s->nr_kern && n < HP_MAX_STACK_DEPTH + HP_UNWIND_MAX_DEPTH; k++) {
 			idx = location_of(b, s->pid, kern[k], true, k > 0);
 			if (idx < 0)
 				return idx;
 			locs[n++] = idx;
 		}
-		for (uint32_t u = 0; u < s->nr_user && n < 2 * HP_MAX_STACK_DEPTH; u++) {
+		for (uint32_t u = 0; u < s->nr_user && n < HP_MAX_STACK_DEPTH + HP_UNWIND_MAX_DEPTH;
+		     u++) {
 			idx = location_of(b, s->pid, user[u], false, u > 0);
 			if (idx < 0)
 				return idx;

@@ -9,8 +9,13 @@
 #include "bpf_session.h"
 #include "builder.h"
 #include "log.h"
+#include "unwind_loader.h"
 
 #define NSEC_PER_SEC 1000000000ULL
+/* A tick spends about this long at most loading the unwind tables that walks asked for. */
+#define UNWIND_LOAD_BUDGET_NS (100 * 1000 * 1000ULL)
+/* Processes that have exited are let go of this often. */
+#define UNWIND_SWEEP_NS (5 * NSEC_PER_SEC)
 
 enum slot { SLOT_CPU, SLOT_WALL, SLOT_OFFCPU, SLOT_CONTENTION, NR_SLOTS };
 
@@ -31,6 +36,8 @@ struct capture {
 	struct sample_batch lock_batch;
 	struct collector_stats stats;
 	int64_t period_ns;
+	struct unwind_loader *unwinder; /* NULL: frame-pointer stacks only */
+	uint64_t swept_ns;		/* when exited processes were last let go */
 };
 
 static bool wants_offcpu(const struct capture *cap)
@@ -89,6 +96,68 @@ static int make_profiles(struct capture *cap)
 	return 0;
 }
 
+static int make_unwinder(struct capture *cap)
+{
+	const struct config *c = cap->cfg;
+	struct unwind_loader_opts opts = {
+		.max_rows = c->unwind_rows,
+		.max_procs = c->unwind_procs,
+		.max_binaries = c->unwind_binaries,
+		.proc_root = c->proc_root,
+		.cache_dir = c->cache_dir,
+	};
+
+	if (!bpf_session__unwinding(cap->session, &opts.rows_fd, &opts.procs_fd))
+		return 0;
+	cap->unwinder = unwind_loader__new(&opts);
+	return cap->unwinder ? 0 : -errno;
+}
+
+/* Load or refresh the unwind tables of one process; a failure leaves it to frame pointers. */
+static void load_tables(struct capture *cap, pid_t pid)
+{
+	int err = unwind_loader__add_process(cap->unwinder, pid);
+
+	if (err && err != -ESRCH)
+		log_debug("unwind tables of PID %d: %s; its stacks use frame pointers", pid,
+			  strerror(-err));
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/*
+ * Load the tables of the processes whose walks asked for them (new processes, exec, dlopen), within
+ * a time budget, so that a host full of new processes does not stall the loop; what is left over
+ * stays asked for, and is taken at the next tick.
+ */
+void capture__tick(struct capture *cap)
+{
+	pid_t pids[64];
+	uint64_t start = monotonic_ns();
+	size_t n;
+
+	if (!cap->unwinder)
+		return;
+	if (start - cap->swept_ns >= UNWIND_SWEEP_NS) {
+		unwind_loader__sweep(cap->unwinder);
+		cap->swept_ns = start;
+	}
+	do {
+		n = bpf_session__take_unwind_requests(cap->session, pids,
+						      sizeof(pids) / sizeof(pids[0]));
+		for (size_t i = 0; i < n; i++)
+			if (unwind_loader__due(cap->unwinder, pids[i], start))
+				load_tables(cap, pids[i]);
+	} while (n == sizeof(pids) / sizeof(pids[0]) &&
+		 monotonic_ns() - start < UNWIND_LOAD_BUDGET_NS);
+}
+
 struct capture *capture__new(const struct config *c)
 {
 	struct bpf_session_opts bopts = {
@@ -101,6 +170,10 @@ struct capture *capture__new(const struct config *c)
 		.offcpu_threads = c->offcpu_threads,
 		.offcpu_map_entries = c->offcpu_map_entries,
 		.lock = c->types & PROFILE_TYPE_CONTENTION,
+		.unwind = c->unwind_tables,
+		.unwind_rows = c->unwind_rows,
+		.unwind_procs = c->unwind_procs,
+		.unwind_depth = c->unwind_depth,
 	};
 	struct symbolizer_opts sopts = {
 		.proc_root = c->proc_root,
@@ -123,6 +196,9 @@ struct capture *capture__new(const struct config *c)
 	cap->sym = symbolizer__new(&sopts);
 	if (!cap->sym)
 		goto fail;
+	err = make_unwinder(cap);
+	if (err)
+		goto fail;
 	err = make_profiles(cap);
 	if (err)
 		goto fail;
@@ -144,6 +220,7 @@ void capture__delete(struct capture *cap)
 	sample_batch__release(&cap->batch);
 	sample_batch__release(&cap->offcpu_batch);
 	sample_batch__release(&cap->lock_batch);
+	unwind_loader__delete(cap->unwinder);
 	symbolizer__delete(cap->sym);
 	bpf_session__delete(cap->session);
 	free(cap);
@@ -160,6 +237,8 @@ int capture__add_pid(struct capture *cap, pid_t pid)
 
 int capture__track(struct capture *cap, pid_t pid)
 {
+	if (cap->unwinder)
+		load_tables(cap, pid);
 	return symbolizer__track(cap->sym, pid);
 }
 
@@ -254,4 +333,14 @@ size_t capture__nr_processes(const struct capture *cap)
 	const struct profile *first[NR_SLOTS];
 
 	return capture__profiles(cap, first) ? profile__nr_processes(first[0]) : 0;
+}
+
+bool capture__unwind_report(struct capture *cap, struct unwind_report *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!cap->unwinder)
+		return false;
+	unwind_loader__stats(cap->unwinder, &out->tables);
+	bpf_session__read_unwind_stops(cap->session, out->stops);
+	return true;
 }

@@ -15,6 +15,7 @@
 #include "config.h"
 #include "profile.h"
 #include "symbolize.h"
+#include "unwind_loader.h"
 
 #define CAPTURE_MAX_TYPES 4
 
@@ -27,10 +28,20 @@ void capture__delete(struct capture *cap);
 
 /* Add a process (all its threads) to the kernel filter. 0 or -errno. */
 int capture__add_pid(struct capture *cap, pid_t pid);
-/* Snapshot a process's maps now, so that its frames resolve even after it exits. */
+/*
+ * Snapshot a process's maps now, so that its frames resolve even after it exits, and load the
+ * unwind tables of its binaries, so that its first samples unwind fully. Call it once the process
+ * runs the program to be profiled (after its exec).
+ */
 int capture__track(struct capture *cap, pid_t pid);
 /* Attach: sampling starts. 0 or -errno. */
 int capture__start(struct capture *cap);
+/*
+ * Between drains, as often as the caller's loop turns (every 50 ms or so): load the unwind tables
+ * that the kernel's walks asked for, so that a new process, an exec or a dlopen costs at most one
+ * tick of truncated stacks.
+ */
+void capture__tick(struct capture *cap);
 /* Move what the kernel aggregated since the last drain into the profiles. 0 or -errno. */
 int capture__drain(struct capture *cap);
 /*
@@ -45,6 +56,13 @@ size_t capture__profiles(const struct capture *cap, const struct profile **out);
 const struct profile *capture__profile(const struct capture *cap, unsigned int type);
 const struct collector_stats *capture__stats(const struct capture *cap);
 void capture__symbolizer_stats(const struct capture *cap, struct symbolizer_stats *out);
+/* How user stacks were walked: why walks ended, and the unwind tables loaded. */
+struct unwind_report {
+	uint64_t stops[HP_UNWIND_STOP__COUNT]; /* enum hp_unwind_stop */
+	struct unwind_loader_stats tables;
+};
+/* false when user stacks come from frame pointers only (--unwind fp, or no bpf_loop). */
+bool capture__unwind_report(struct capture *cap, struct unwind_report *out);
 /* CPUs the sampler is (or was) attached to. */
 int capture__nr_cpus(const struct capture *cap);
 /* Processes recorded so far (in the first profile). */

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -79,6 +80,19 @@ static void print_help(FILE *out)
 		"      --stack-map-entries N   distinct stacks kept per drain (default 16384)\n"
 		"      --counts-map-entries N  distinct (thread, stack) pairs per drain (default\n"
 		"                          16384); raise both when the summary reports losses\n"
+		"\n"
+		"User stacks (most distribution binaries have no frame pointers):\n"
+		"      --unwind dwarf|fp   dwarf (default): walk user stacks in the kernel with\n"
+		"                          tables built from each binary's .eh_frame, so stacks\n"
+		"                          through libc, python3 or -fomit-frame-pointer code\n"
+		"                          reach main; fp: frame pointers only (cheaper, and\n"
+		"                          truncated in code built without them)\n"
+		"      --unwind-depth N    user frames at most (default 128, at most 128)\n"
+		"      --unwind-table-rows N   unwind rows in kernel memory, 16 bytes each\n"
+		"                          (default 1048576 = 16 MiB); binaries that do not fit\n"
+		"                          fall back to frame pointers, and the summary says so\n"
+		"      --cache-dir DIR     keep unwind tables on disk here between runs (default\n"
+		"                          /var/cache/hostprof as root; --cache-dir '' for none)\n"
 		"\n"
 		"Export (files are written either way; receivers are sent the profile at the "
 		"end):\n"
@@ -155,6 +169,10 @@ enum {
 	OPT_PYROSCOPE_HEADER,
 	OPT_EXPORT_DEADLINE,
 	OPT_OFFCPU_MIN_US,
+	OPT_UNWIND,
+	OPT_UNWIND_DEPTH,
+	OPT_UNWIND_ROWS,
+	OPT_CACHE_DIR,
 };
 
 /* "--duration" for 'd': error messages name the flag as the user knows it. */
@@ -216,6 +234,10 @@ static int parse_args(int argc, char **argv, struct config *c)
 		{"export-deadline", required_argument, NULL, OPT_EXPORT_DEADLINE},
 		{"types", required_argument, NULL, 't'},
 		{"offcpu-min-us", required_argument, NULL, OPT_OFFCPU_MIN_US},
+		{"unwind", required_argument, NULL, OPT_UNWIND},
+		{"unwind-depth", required_argument, NULL, OPT_UNWIND_DEPTH},
+		{"unwind-table-rows", required_argument, NULL, OPT_UNWIND_ROWS},
+		{"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
@@ -327,6 +349,27 @@ static int parse_args(int argc, char **argv, struct config *c)
 			c->offcpu_min_ns = (uint64_t)us * 1000;
 			break;
 		}
+		case OPT_UNWIND:
+			rc = config__parse_unwind(c, optarg, err, sizeof(err));
+			break;
+		case OPT_UNWIND_DEPTH:
+		case OPT_UNWIND_ROWS: {
+			size_t n = 0;
+
+			rc = opt == OPT_UNWIND_DEPTH
+				     ? config__parse_count(optarg, 1, HP_UNWIND_MAX_DEPTH, &n, err,
+							   sizeof(err))
+				     : config__parse_count(optarg, 1024, 1U << 26, &n, err,
+							   sizeof(err));
+			if (opt == OPT_UNWIND_DEPTH)
+				c->unwind_depth = n;
+			else
+				c->unwind_rows = n;
+			break;
+		}
+		case OPT_CACHE_DIR:
+			c->cache_dir = optarg[0] ? optarg : NULL;
+			break;
 		case OPT_EXPORT_DEADLINE:
 			rc = config__parse_duration(optarg, &c->export_deadline_s, err,
 						    sizeof(err));
@@ -394,27 +437,38 @@ static uint64_t now_ns(clockid_t clock)
 
 /*
  * Fork the command, held at a pipe until the sampler is attached, so that its very first
- * instructions are profiled. Returns the child's PID, or -errno.
+ * instructions are profiled. *exec_fd reads end-of-file once the child has exec'd (or exited):
+ * the child holds the only write end, close-on-exec. Returns the child's PID, or -errno.
  */
-static pid_t spawn_held(char **command, int *release_fd)
+static pid_t spawn_held(char **command, int *release_fd, int *exec_fd)
 {
-	int pipefd[2];
+	int pipefd[2], execfd[2];
 	pid_t pid;
 
 	if (pipe2(pipefd, O_CLOEXEC))
 		return -errno;
-	pid = fork();
-	if (pid < 0) {
+	if (pipe2(execfd, O_CLOEXEC)) {
 		int err = -errno;
 
 		close(pipefd[0]);
 		close(pipefd[1]);
 		return err;
 	}
+	pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+
+		close(pipefd[0]);
+		close(pipefd[1]);
+		close(execfd[0]);
+		close(execfd[1]);
+		return err;
+	}
 	if (pid == 0) {
 		char go;
 
 		close(pipefd[1]);
+		close(execfd[0]);
 		if (read(pipefd[0], &go, 1) != 1)
 			_exit(126); /* hostprof gave up before starting the command */
 		signal(SIGINT, SIG_DFL);
@@ -424,8 +478,20 @@ static pid_t spawn_held(char **command, int *release_fd)
 		_exit(127);
 	}
 	close(pipefd[0]);
+	close(execfd[1]);
 	*release_fd = pipefd[1];
+	*exec_fd = execfd[0];
 	return pid;
+}
+
+/* Wait (a bounded time) until the released command has exec'd: then its maps are its own. */
+static void wait_for_exec(int exec_fd)
+{
+	struct pollfd p = {.fd = exec_fd, .events = POLLIN};
+	char byte;
+
+	if (poll(&p, 1, 2000) == 1)
+		(void)!read(exec_fd, &byte, 1);
 }
 
 /* One run of `hostprof profile`: the capture, the command it may run, and where results go. */
@@ -437,6 +503,7 @@ struct run {
 	bool otlp_on, pyroscope_on;
 	char host_name[256];
 	pid_t child;
+	int exec_fd; /* the command's exec notice (see spawn_held()); -1 when none */
 	int child_status;
 	bool child_exited;
 };
@@ -512,6 +579,7 @@ static int run_loop(struct run *r)
 			}
 			next_drain = now + interval;
 		}
+		capture__tick(r->cap);
 		show_status(r, st, start, now);
 		nanosleep(&nap, NULL);
 	}
@@ -545,7 +613,40 @@ static size_t count_processes(const struct profile *p)
 	return distinct;
 }
 
-static void print_summary(const struct run *r, double elapsed_s)
+/* How user stacks were walked, and why walks ended: the first thing to read when stacks look
+ * short. */
+static void print_unwinding(struct capture *cap)
+{
+	static const char *const reasons[HP_UNWIND_STOP__COUNT] = {
+		[HP_UNWIND_STOP_END] = "reached the end",
+		[HP_UNWIND_STOP_NO_TABLE] = "no table, no frame pointer",
+		[HP_UNWIND_STOP_DEPTH] = "depth limit",
+		[HP_UNWIND_STOP_BAD_READ] = "bad read",
+		[HP_UNWIND_STOP_UNSUPPORTED] = "unsupported rule",
+		[HP_UNWIND_STOP_NO_PROCESS] = "process not loaded yet",
+	};
+	struct unwind_report u;
+	uint64_t walks = 0;
+
+	if (!capture__unwind_report(cap, &u))
+		return;
+	for (int i = 0; i < HP_UNWIND_STOP__COUNT; i++)
+		walks += u.stops[i];
+	printf("User stacks: %" PRIu64 " walked with unwind tables (%zu binaries, %" PRIu64
+	       " of %" PRIu64 " rows; %.0f ms to load):",
+	       walks, u.tables.binaries, u.tables.rows_used, u.tables.rows_capacity,
+	       u.tables.build_ns / 1e6);
+	for (int i = 0; i < HP_UNWIND_STOP__COUNT; i++)
+		if (u.stops[i])
+			printf(" %s %" PRIu64 ";", reasons[i], u.stops[i]);
+	printf("\n");
+	if (u.tables.no_room)
+		printf("  %" PRIu64 " binaries did not fit the rows map and use frame pointers: "
+		       "raise --unwind-table-rows\n",
+		       u.tables.no_room);
+}
+
+static void print_summary(struct run *r, double elapsed_s)
 {
 	const struct collector_stats *st = capture__stats(r->cap);
 	const struct profile *profiles[CAPTURE_MAX_TYPES];
@@ -577,6 +678,7 @@ static void print_summary(const struct run *r, double elapsed_s)
 		       " from processes that had exited), %" PRIu64 " of %" PRIu64 " kernel\n",
 		       ss.frames_user_unresolved, ss.frames_user, ss.frames_proc_gone,
 		       ss.frames_kernel_unresolved, ss.frames_kernel);
+	print_unwinding(r->cap);
 	if (r->cfg->types & (PROFILE_TYPE_WALL | PROFILE_TYPE_OFFCPU))
 		printf("Off-CPU: %" PRIu64 " waits recorded\n", st->offcpu_events);
 	if (r->cfg->types & PROFILE_TYPE_CONTENTION)
@@ -701,7 +803,7 @@ static int setup(struct run *r, int *release_fd)
 	if (!r->cap)
 		return -errno;
 	if (c->command) {
-		r->child = spawn_held(c->command, release_fd);
+		r->child = spawn_held(c->command, release_fd, &r->exec_fd);
 		if (r->child < 0) {
 			log_error("cannot start '%s': %s", c->command[0], strerror(-r->child));
 			return r->child;
@@ -743,7 +845,7 @@ static void describe_target(const struct config *c)
 int do_profile(int argc, char **argv)
 {
 	struct config cfg;
-	struct run r = {.cfg = &cfg, .child = -1};
+	struct run r = {.cfg = &cfg, .child = -1, .exec_fd = -1};
 	struct sigaction sa = {.sa_handler = on_signal};
 	char why[512];
 	int err, release_fd = -1, rc;
@@ -783,6 +885,8 @@ int do_profile(int argc, char **argv)
 			log_warn("cannot release the command: %s", strerror(errno));
 		close(release_fd);
 		release_fd = -1;
+		wait_for_exec(r.exec_fd);
+		capture__track(r.cap, r.child);
 	}
 	err = run_loop(&r);
 	/* Whatever went wrong during the capture, what was collected is still written. */
@@ -799,6 +903,8 @@ int do_profile(int argc, char **argv)
 out:
 	if (release_fd >= 0)
 		close(release_fd); /* the held child sees EOF and exits without running */
+	if (r.exec_fd >= 0)
+		close(r.exec_fd);
 	if (r.child > 0) {
 		if (!r.child_exited) {
 			if (err)

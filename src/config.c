@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "hostprof_abi.h"
 
 #define MAX_DURATION_S (7 * 24 * 3600.0)
 /* The kernel caps perf sampling (kernel.perf_event_max_sample_rate, 100000 by default); beyond a
@@ -30,6 +33,14 @@ void config__defaults(struct config *c)
 	c->counts_map_entries = 16384;
 	c->max_procs = 4096;
 	c->max_dsos = 1024;
+	c->unwind_tables = true;
+	c->unwind_depth = HP_UNWIND_MAX_DEPTH;
+	c->unwind_rows = 1U << 20; /* 16 MiB: libc takes ~20k rows, python3 ~100k */
+	c->unwind_procs = 4096;
+	c->unwind_binaries = 1024;
+	/* Tables are cached where only root writes: a table read back is trusted by the kernel
+	 * walker's bounds checks, not by its content, but nobody else should plant them. */
+	c->cache_dir = geteuid() == 0 ? "/var/cache/hostprof" : NULL;
 	c->max_cached_locations = 262144;
 	c->export_deadline_s = 10;
 	c->export_queue_bytes = 64 << 20;
@@ -206,4 +217,17 @@ int config__parse_types(struct config *c, const char *text, char *err, size_t le
 	}
 	c->types = types;
 	return 0;
+}
+
+int config__parse_unwind(struct config *c, const char *text, char *err, size_t len)
+{
+	if (!strcmp(text, "dwarf") || !strcmp(text, "fp")) {
+		c->unwind_tables = !strcmp(text, "dwarf");
+		return 0;
+	}
+	snprintf(err, len,
+		 "unknown unwinder '%s': use dwarf (tables from .eh_frame, the default) or fp "
+		 "(frame pointers only)",
+		 text);
+	return -EINVAL;
 }

@@ -67,6 +67,14 @@ struct config {
 	size_t max_dsos;
 	size_t max_cached_locations;
 
+	/* user-stack unwinding with .eh_frame tables (--unwind) */
+	bool unwind_tables;	/* false: frame pointers only */
+	uint32_t unwind_depth;	/* user frames at most */
+	uint32_t unwind_rows;	/* capacity of the BPF rows map (16 bytes each) */
+	uint32_t unwind_procs;	/* processes with tables at once */
+	size_t unwind_binaries; /* binaries with tables at once */
+	const char *cache_dir;	/* unwind tables cached on disk; NULL: none */
+
 	const char *proc_root;
 	const char *kallsyms_path;
 
@@ -103,6 +111,8 @@ int config__parse_count(const char *text, size_t min, size_t max, size_t *out, c
 int config__parse_pids(struct config *c, const char *text, char *err, size_t len);
 /* Pick the format from the file name's extension and append to c->outputs. */
 int config__add_output(struct config *c, const char *path, char *err, size_t len);
+/* "dwarf" or "fp": sets c->unwind_tables. */
+int config__parse_unwind(struct config *c, const char *text, char *err, size_t len);
 /* "cpu,wall,offcpu": sets c->types. */
 int config__parse_types(struct config *c, const char *text, char *err, size_t len);
 

@@ -1351,6 +1351,9 @@ t_jit_node() {
 	fi
 }
 
+# shellcheck source=tests/e2e/unwind.sh
+. "$E2E/unwind.sh"
+
 main() {
 	local t
 	check_preconditions
@@ -1362,7 +1365,9 @@ main() {
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
 		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel html html_browser html_pages terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture command_mode threads \
-		jit_node bad_pid bad_flags help_version not_root; do
+		jit_node nofp_unwind nofp_ratio python_unwind cxx_unwind perf_agree unwind_summary \
+		dlopen_unwind kernel_entry contention_caller \
+		bad_pid bad_flags help_version not_root; do
 		wanted "$t" && "t_$t"
 	done
 	finish

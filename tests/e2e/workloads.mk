@@ -7,7 +7,7 @@ E2E_DIR := $(OUTPUT)/e2e
 E2E_CFLAGS := -O2 -g -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -D_GNU_SOURCE
 
 E2E_BINS := $(addprefix $(E2E_DIR)/,cpu_ratio lib_ratio libhpwork.so syscalls short_lived cpu_threads \
-	sleeper mutex mmap_churn)
+	sleeper mutex mmap_churn nofp libnofp.so nofp_dlopen cxx_throw)
 
 .PHONY: e2e-workloads
 e2e-workloads: $(E2E_BINS)
@@ -53,3 +53,26 @@ $(E2E_DIR)/mutex: tests/e2e/mutex.c tests/e2e/workloads.mk tests/e2e/workload.h 
 $(E2E_DIR)/mmap_churn: tests/e2e/mmap_churn.c tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)
 	$(call msg,WORKLOAD,$@)
 	$(Q)$(CC) $(E2E_CFLAGS) $< -o $@ -lpthread
+
+# Built like most distribution binaries: no frame pointers, in the program and in its library. Only
+# the .eh_frame tables can unwind it. No sibling calls, so that every frame the test expects is
+# really on the stack (a tail call would make perf and hostprof both skip one, rightly).
+NOFP_CFLAGS := $(filter-out -fno-omit-frame-pointer,$(E2E_CFLAGS)) -fomit-frame-pointer \
+	-fno-optimize-sibling-calls
+
+$(E2E_DIR)/libnofp.so: tests/e2e/nofp_lib.c tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CC) $(NOFP_CFLAGS) -fPIC -shared -Wl,-soname,libnofp.so $< -o $@
+
+$(E2E_DIR)/nofp: tests/e2e/nofp.c $(E2E_DIR)/libnofp.so tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CC) $(NOFP_CFLAGS) -fPIE -pie $< -L$(E2E_DIR) -lnofp -Wl,-rpath,'$$ORIGIN' -o $@
+
+# Opens libnofp.so only after a delay: its table must be loaded when the process maps it.
+$(E2E_DIR)/nofp_dlopen: tests/e2e/nofp_dlopen.c $(E2E_DIR)/libnofp.so tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CC) $(NOFP_CFLAGS) -fPIE -pie $< -o $@ -ldl
+
+$(E2E_DIR)/cxx_throw: tests/e2e/cxx_throw.cpp tests/e2e/workloads.mk | $(E2E_DIR)
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CXX) -O2 -g -fomit-frame-pointer -Wall -Wextra $< -o $@ -pthread

@@ -29,7 +29,7 @@ static char fixtures[2 * PATH_MAX];
 static char root[PATH_MAX];
 
 /* The ELF address of a function, from `readelf -sW` (X.funcs: "value size name"). */
-static uint64_t func_addr(const char *binary, const char *name)
+static inline uint64_t func_addr(const char *binary, const char *name)
 {
 	char path[3 * PATH_MAX], fn[256];
 	unsigned long long value;

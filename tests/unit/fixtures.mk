@@ -192,3 +192,103 @@ $(UNIT_FX_DBG).dbglines: $(UNIT_FX_DIR)/debuginfo.stamp
 			echo "$$f $$a $$pos"; \
 		done; \
 	done > $@.tmp; mv $@.tmp $@
+
+# Unwind tables (tests/unit/test_unwind_table.c). What the table must say comes from binutils,
+# never from our CFI reader; no-follow-links keeps readelf to the file's own CFI (it would read a
+# separate debug file found by build-id instead, and exit 1):
+#   X.cfi       `readelf --debug-dump=frames-interp -W`: every CIE's initial row and every FDE's
+#               rows (LOC, CFA, one column per register) as readelf executes the CFA programs
+#   X.cfiops    from the raw dump, what the interpreted one does not show: "OFF cfa_expression
+#               OPERATIONS" for every DW_CFA_def_cfa_expression (it prints "exp"), to tell the PLT's
+#               expression apart, and "OFF undefined rN" for every DW_CFA_undefined (it prints "u"
+#               for that and for a register without a rule), OFF being the CIE's or FDE's offset
+#   X.sections  `readelf -SW`: where .eh_frame and .debug_frame are, for the corrupt copies
+# The fixtures:
+#   fx_unwind_pie            -O2 without frame pointers: SP-based CFAs of several sizes, an
+#                            FP-based one (the VLA), the lazy PLT's expression, _start's RA undefined
+#   libfx_unwind.so          the same source as an -O2 shared library
+#   fx_unwind_o0             -O0: FP-based CFAs everywhere, FDEs that follow each other directly
+#   libfx_unwind_dbgframe.so .debug_frame only. Even with -fno-asynchronous-unwind-tables the link
+#                            adds crtend's .eh_frame terminator, which objcopy removes: the copy
+#                            with it is kept as libfx_unwind_dbgframe_eh.so (CFI in .debug_frame
+#                            only, next to an .eh_frame without FDEs)
+#   libfx_unwind_nocfi.so    neither section: an empty table, not an error
+#   libfx_unwind_arm64.so    aarch64 (clang and lld), with pointer authentication
+#                            (DW_CFA_AARCH64_negate_ra_state); an empty file, and the test skips it,
+#                            when this toolchain cannot build it
+#   libc-copy.so.6           the C library the compiler links with: hand-written CFI (a signal
+#                            trampoline, CFAs in other registers); empty when there is none
+# -z lazy keeps the lazy-binding PLT, whose CFI is the expression; -fcf-protection=none keeps the
+# classic PLT layout that the expression describes (IBT PLTs differ).
+UNIT_FX_UW_CFLAGS := -fcf-protection=none -Wl,-z,lazy
+UNIT_FX_UW_BINS := $(UNIT_FX_DIR)/fx_unwind_pie $(UNIT_FX_DIR)/libfx_unwind.so \
+	$(UNIT_FX_DIR)/fx_unwind_o0 $(UNIT_FX_DIR)/libfx_unwind_dbgframe.so \
+	$(UNIT_FX_DIR)/libfx_unwind_dbgframe_eh.so $(UNIT_FX_DIR)/libfx_unwind_arm64.so \
+	$(UNIT_FX_DIR)/libc-copy.so.6
+UNIT_FX_UW_META := $(foreach b,$(UNIT_FX_UW_BINS),$(b).cfi $(b).cfiops $(b).sections)
+UNIT_FX_CLANG ?= $(CLANG)
+
+unit-fixtures: $(UNIT_FX_UW_BINS) $(UNIT_FX_UW_META) $(UNIT_FX_DIR)/libfx_unwind_nocfi.so
+
+$(UNIT_FX_DIR)/fx_unwind_pie: $(UNIT_FX_SRC)/fx_unwind.c | $(UNIT_FX_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) -O2 -fomit-frame-pointer $(UNIT_FX_UW_CFLAGS) -fPIE -pie $< -o $@
+
+$(UNIT_FX_DIR)/libfx_unwind.so: $(UNIT_FX_SRC)/fx_unwind.c | $(UNIT_FX_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) -O2 $(UNIT_FX_UW_CFLAGS) -shared -fPIC $< -o $@
+
+$(UNIT_FX_DIR)/fx_unwind_o0: $(UNIT_FX_SRC)/fx_unwind.c | $(UNIT_FX_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) -O0 $(UNIT_FX_UW_CFLAGS) -fPIE -pie $< -o $@
+
+$(UNIT_FX_DIR)/libfx_unwind_dbgframe_eh.so: $(UNIT_FX_SRC)/fx_unwind.c | $(UNIT_FX_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) -O2 -g -fno-asynchronous-unwind-tables -fno-unwind-tables $(UNIT_FX_UW_CFLAGS) \
+		-shared -fPIC $< -o $@
+
+$(UNIT_FX_DIR)/libfx_unwind_dbgframe.so: $(UNIT_FX_DIR)/libfx_unwind_dbgframe_eh.so
+	$(call msg,FIXTURE,$@)
+	$(Q)$(UNIT_FX_OBJCOPY) --remove-section=.eh_frame --remove-section=.eh_frame_hdr $< $@.tmp
+	$(Q)if $(UNIT_FX_READELF) -SW $@.tmp | grep -q ' \.eh_frame' || \
+		! $(UNIT_FX_READELF) -SW $@.tmp | grep -q ' \.debug_frame '; then \
+		echo "$@: expected .debug_frame and no .eh_frame" >&2; rm -f $@.tmp; exit 1; \
+	fi
+	$(Q)mv $@.tmp $@
+
+$(UNIT_FX_DIR)/libfx_unwind_nocfi.so: $(UNIT_FX_DIR)/libfx_unwind_dbgframe_eh.so
+	$(call msg,FIXTURE,$@)
+	$(Q)$(UNIT_FX_OBJCOPY) --remove-section=.eh_frame --remove-section=.eh_frame_hdr \
+		--remove-section=.debug_frame $< $@
+
+$(UNIT_FX_DIR)/libfx_unwind_arm64.so: $(UNIT_FX_SRC)/fx_unwind.c | $(UNIT_FX_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)if ! $(UNIT_FX_CLANG) --target=aarch64-linux-gnu -fuse-ld=lld -nostdlib -shared -fPIC \
+		-O2 -fomit-frame-pointer -mbranch-protection=pac-ret $< -o $@ 2>/dev/null; then \
+		echo "$@: clang/lld cannot build for aarch64: the test skips arm64" >&2; : > $@; fi
+
+$(UNIT_FX_DIR)/libc-copy.so.6: | $(UNIT_FX_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)libc=$$($(CC) -print-file-name=libc.so.6); \
+	if [ -f "$$libc" ]; then cp -L "$$libc" $@; else : > $@; fi
+
+# An empty file (no arm64 toolchain, no libc.so.6) gets empty listings.
+$(UNIT_FX_DIR)/%.cfi: $(UNIT_FX_DIR)/%
+	$(Q)if [ -s $< ]; then \
+		$(UNIT_FX_READELF) --debug-dump=no-follow-links --debug-dump=frames-interp -W $< \
+			> $@.tmp; \
+	else : > $@.tmp; fi && mv $@.tmp $@
+
+$(UNIT_FX_DIR)/%.cfiops: $(UNIT_FX_DIR)/%
+	$(Q)if [ -s $< ]; then \
+		$(UNIT_FX_READELF) --debug-dump=no-follow-links --debug-dump=frames -W $< | \
+			awk '$$4 == "CIE" || $$4 == "FDE" { off = $$1 } \
+			$$1 == "DW_CFA_undefined:" { print off, "undefined", $$2 } \
+			/DW_CFA_def_cfa_expression \(/ { \
+				sub(/^.*DW_CFA_def_cfa_expression \(/, ""); sub(/\)$$/, ""); \
+				print off, "cfa_expression", $$0 }' > $@.tmp; \
+	else : > $@.tmp; fi && mv $@.tmp $@
+
+$(UNIT_FX_DIR)/%.sections: $(UNIT_FX_DIR)/%
+	$(Q)if [ -s $< ]; then $(UNIT_FX_READELF) -SW $< > $@.tmp; else : > $@.tmp; fi && \
+		mv $@.tmp $@

@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The user-stack walker: unwinds binaries built without frame pointers with the compact tables
+ * that userspace derives from .eh_frame (see include/hostprof_abi.h and src/unwind_table.h).
+ *
+ * Per frame: find the mapping of the PC in the process's table (binary search), find the row of
+ * its file address (binary search in the shared rows map), compute the CFA, read the return
+ * address and the saved frame pointer, and go on from the caller. Code without a row (JIT code,
+ * a binary whose table is not loaded yet) takes a frame-pointer step instead, which is what the
+ * kernel's own unwinder would have done.
+ *
+ * The walk runs under bpf_loop() (Linux 5.17+), one callback per frame, so its cost and its
+ * verification do not grow with the depth. Without bpf_loop the programs keep the kernel's
+ * frame-pointer stacks (bpf_get_stackid): the CO-RE check below removes the walker at load time.
+ *
+ * Every object that includes this header has its own copy of these maps; userspace creates the
+ * rows and procs maps once and hands the same file descriptors to every object before load.
+ */
+#ifndef HOSTPROF_UNWIND_BPF_H
+#define HOSTPROF_UNWIND_BPF_H
+
+#include "common.bpf.h"
+
+/* Set by userspace between open and load. */
+const volatile bool unwind_tables = false; /* walk with the tables (else bpf_get_stackid) */
+const volatile __u32 unwind_depth = HP_UNWIND_MAX_DEPTH;
+
+/* max_entries is set by userspace (the --unwind-table-rows cap). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct hp_unwind_row);
+} unwind_rows SEC(".maps");
+
+/* Per process (tgid): its executable mappings. Written by userspace only. Not preallocated: an
+ * entry is 8 KiB and most hosts need a few hundred of them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct hp_unwind_proc);
+} unwind_procs SEC(".maps");
+
+/*
+ * Processes whose walk met a PC outside the mappings loaded for them, or that have no entry yet
+ * (exec, ld.so mapping libraries, dlopen, a process new to the host). Userspace (re)loads their
+ * tables within one tick of its main loop and deletes the key; BPF_NOEXIST keeps one request per
+ * process however many samples ask. Shared by every object, like the rows and procs maps.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} unwind_refresh SEC(".maps");
+
+/* The stack being walked on this CPU: too large for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct hp_user_stack);
+} unwind_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, HP_UNWIND_STOP__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} unwind_stops SEC(".maps");
+
+/* Unwound user stacks of one buffer set, keyed by a hash of their PCs. */
+#define HP_USTACKS_MAP(name)                                                                       \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                                              \
+		__uint(max_entries, 16384);                                                        \
+		__type(key, __u64);                                                                \
+		__type(value, struct hp_user_stack);                                               \
+	} name SEC(".maps")
+
+/* The registers a walk needs; lr only on arm64 (the link register of the interrupted frame). */
+struct hp_uregs {
+	__u64 pc;
+	__u64 sp;
+	__u64 fp;
+	__u64 lr;
+};
+
+struct hp_walk {
+	struct hp_uregs r;
+	struct hp_unwind_proc *proc; /* NULL: no table for this process, frame pointers only */
+	__u64 *pcs;		     /* HP_UNWIND_MAX_DEPTH entries */
+	__u64 hash;		     /* of the PCs so far */
+	__u32 tgid;
+	__u32 nr;
+	__u32 stop;    /* enum hp_unwind_stop */
+	bool exact_pc; /* r.pc is where the frame was interrupted, not a return address */
+	bool done;
+	bool asked; /* a refresh of this process was requested during this walk */
+};
+
+/* Read the registers of the interrupted user context from a struct pt_regs in kernel memory. */
+static __always_inline void hp_uregs_from_kernel(struct pt_regs *regs, struct hp_uregs *r)
+{
+	r->pc = PT_REGS_IP_CORE(regs);
+	r->sp = PT_REGS_SP_CORE(regs);
+	r->fp = PT_REGS_FP_CORE(regs);
+#if defined(__TARGET_ARCH_arm64)
+	r->lr = PT_REGS_RET_CORE(regs);
+#else
+	r->lr = 0;
+#endif
+}
+
+/*
+ * The two binary searches run as bpf_loop() callbacks too: as plain bounded loops inside the
+ * frame callback, the verifier would explore every path through them and give up.
+ */
+struct hp_map_search {
+	struct hp_unwind_proc *proc;
+	__u64 pc;
+	__u32 lo;
+	__u32 hi;
+	__s32 found; /* index into proc->maps, or -1 */
+};
+
+static long hp_map_search_step(__u64 index, void *ctx)
+{
+	struct hp_map_search *q = ctx;
+	struct hp_unwind_mapping *m;
+	__u32 mid;
+
+	if (q->lo >= q->hi || !q->proc)
+		return 1;
+	mid = (q->lo + q->hi) / 2;
+	m = &q->proc->maps[mid & (HP_UNWIND_MAX_MAPPINGS - 1)];
+	if (q->pc < m->start) {
+		q->hi = mid;
+	} else if (q->pc >= m->end) {
+		q->lo = mid + 1;
+	} else {
+		q->found = mid & (HP_UNWIND_MAX_MAPPINGS - 1);
+		return 1;
+	}
+	return 0;
+}
+
+static __always_inline struct hp_unwind_mapping *hp_find_mapping(struct hp_unwind_proc *proc,
+								 __u64 pc)
+{
+	struct hp_map_search q = {.proc = proc, .pc = pc, .hi = proc->nr, .found = -1};
+
+	if (q.hi > HP_UNWIND_MAX_MAPPINGS)
+		q.hi = HP_UNWIND_MAX_MAPPINGS;
+	/* log2(HP_UNWIND_MAX_MAPPINGS) + 1 halvings find any mapping. */
+	bpf_loop(9, hp_map_search_step, &q, 0);
+	if (q.found < 0)
+		return NULL;
+	return &proc->maps[q.found & (HP_UNWIND_MAX_MAPPINGS - 1)];
+}
+
+struct hp_row_search {
+	__u32 base;
+	__u32 addr;
+	__u32 lo;
+	__u32 hi;
+};
+
+static long hp_row_search_step(__u64 index, void *ctx)
+{
+	struct hp_row_search *q = ctx;
+	struct hp_unwind_row *row;
+	__u32 mid, idx;
+
+	if (q->lo >= q->hi)
+		return 1;
+	mid = (q->lo + q->hi) / 2;
+	idx = q->base + mid;
+	row = bpf_map_lookup_elem(&unwind_rows, &idx);
+	if (!row) { /* beyond the map: the table is not what the mapping says */
+		q->lo = 0;
+		return 1;
+	}
+	if (row->pc <= q->addr)
+		q->lo = mid + 1;
+	else
+		q->hi = mid;
+	return 0;
+}
+
+/* The last row at or below addr among count rows from base; NULL below the first row. */
+static __always_inline struct hp_unwind_row *hp_find_row(__u32 base, __u32 count, __u32 addr)
+{
+	struct hp_row_search q = {.base = base, .addr = addr, .hi = count};
+	__u32 idx;
+
+	/* 24 halvings cover 16M rows, more than the rows map may hold. */
+	bpf_loop(24, hp_row_search_step, &q, 0);
+	if (q.lo == 0 || q.lo > count)
+		return NULL;
+	idx = base + q.lo - 1;
+	return bpf_map_lookup_elem(&unwind_rows, &idx);
+}
+
+/*
+ * A return address as the caller's PC: on arm64, saved return addresses may carry a pointer
+ * authentication code in their upper bits (48-bit user addresses, the kernel's default), which
+ * the walker strips; the PC is unchanged elsewhere.
+ */
+static __always_inline __u64 hp_return_pc(__u64 ra)
+{
+#if defined(__TARGET_ARCH_arm64)
+	return ra & ((1ULL << 48) - 1);
+#else
+	return ra;
+#endif
+}
+
+/* Could this be a user-space code address? User space ends below 2^56 even with 5-level paging
+ * (x86_64 LA57) or 52-bit VAs (arm64); a "return address" above it is a bad read, not a frame. */
+static __always_inline bool hp_user_pc(__u64 pc)
+{
+	return pc >= 4096 && pc < (1ULL << 56);
+}
+
+static __always_inline bool hp_read_u64(__u64 addr, __u64 *out)
+{
+	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr) == 0;
+}
+
+/*
+ * A signal trampoline's frame holds the interrupted registers in the ucontext on the stack
+ * (x86_64: rt_sigframe after the return address has been popped, so SP points at the ucontext;
+ * uc_mcontext is at 40, and rbp, rsp and rip are its 11th, 16th and 17th slots. arm64: the
+ * siginfo (128 bytes) comes first, uc_mcontext is at 176 in the ucontext, and regs[] start 8
+ * bytes into it).
+ */
+static __always_inline bool hp_signal_step(struct hp_walk *w)
+{
+#if defined(__TARGET_ARCH_arm64)
+	__u64 mc = w->r.sp + 128 + 176 + 8;
+
+	return hp_read_u64(mc + 29 * 8, &w->r.fp) && hp_read_u64(mc + 30 * 8, &w->r.lr) &&
+	       hp_read_u64(mc + 32 * 8, &w->r.pc) && hp_read_u64(mc + 31 * 8, &w->r.sp);
+#else
+	__u64 mc = w->r.sp + 40;
+
+	return hp_read_u64(mc + 10 * 8, &w->r.fp) && hp_read_u64(mc + 16 * 8, &w->r.pc) &&
+	       hp_read_u64(mc + 15 * 8, &w->r.sp);
+#endif
+}
+
+/* A frame-pointer step: [fp] is the caller's fp and [fp + 8] the return address. */
+static __always_inline bool hp_fp_step(struct hp_walk *w)
+{
+	__u64 fp = w->r.fp;
+
+	if (!fp || fp < w->r.sp)
+		return false;
+	if (!hp_read_u64(fp + 8, &w->r.pc) || !hp_read_u64(fp, &w->r.fp))
+		return false;
+	w->r.pc = hp_return_pc(w->r.pc);
+	w->r.sp = fp + 16;
+	w->r.lr = 0;
+	return true;
+}
+
+/* Without tables for the process every step was a frame-pointer guess: however it ended, the
+ * reason is that the process was not loaded yet. */
+static __always_inline void hp_stop(struct hp_walk *w, __u32 reason)
+{
+	w->stop = w->proc || reason == HP_UNWIND_STOP_DEPTH ? reason : HP_UNWIND_STOP_NO_PROCESS;
+	w->done = true;
+}
+
+/* One frame: record the PC, then step to the caller. Returns 1 to end the loop. */
+static long hp_unwind_step(__u64 index, void *ctx)
+{
+	struct hp_walk *w = ctx;
+	struct hp_unwind_mapping *m = NULL;
+	struct hp_unwind_row *row = NULL;
+	__u64 cfa, ra = 0, addr, prev_sp = w->r.sp;
+	__u32 rule = HP_CFA_NONE;
+
+	if (w->nr >= unwind_depth || w->nr >= HP_UNWIND_MAX_DEPTH) {
+		hp_stop(w, HP_UNWIND_STOP_DEPTH);
+		return 1;
+	}
+	w->pcs[w->nr & (HP_UNWIND_MAX_DEPTH - 1)] = w->r.pc;
+	w->hash = (w->hash ^ w->r.pc) * 0x100000001b3ULL;
+	w->nr++;
+
+	if (w->proc)
+		m = hp_find_mapping(w->proc, w->r.pc);
+	if (!m && !w->asked) {
+		__u8 one = 1;
+
+		w->asked = true;
+		bpf_map_update_elem(&unwind_refresh, &w->tgid, &one, BPF_NOEXIST);
+	}
+	if (m && m->row_count) {
+		/* A return address points after its call, perhaps into the next function: look up
+		 * the call instruction's row instead. */
+		addr = w->r.pc - m->bias - (w->exact_pc ? 0 : 1);
+		if (addr >> 32 == 0)
+			row = hp_find_row(m->row_base, m->row_count, (__u32)addr);
+	}
+	if (row)
+		rule = row->cfa_rule;
+
+	w->exact_pc = false;
+	switch (rule) {
+	case HP_CFA_NONE:
+		if (!hp_fp_step(w)) {
+			hp_stop(w, w->r.fp ? HP_UNWIND_STOP_BAD_READ : HP_UNWIND_STOP_NO_TABLE);
+			return 1;
+		}
+		break;
+	case HP_CFA_END:
+		hp_stop(w, HP_UNWIND_STOP_END);
+		return 1;
+	case HP_CFA_SIGNAL:
+		if (!hp_signal_step(w)) {
+			hp_stop(w, HP_UNWIND_STOP_BAD_READ);
+			return 1;
+		}
+		w->exact_pc = true;
+		return 0;
+	case HP_CFA_SP:
+	case HP_CFA_FP:
+	case HP_CFA_PLT:
+		if (!row) /* cannot happen; keeps the verifier sure of row below */
+			return 1;
+		cfa = (rule == HP_CFA_FP ? w->r.fp : w->r.sp) + (__s64)row->cfa_offset;
+		if (rule == HP_CFA_PLT && (w->r.pc & 15) >= 11)
+			cfa += 8;
+		if (row->ra_rule == HP_REG_OFFSET) {
+			if (!hp_read_u64(cfa + (__s64)row->ra_offset, &ra)) {
+				hp_stop(w, HP_UNWIND_STOP_BAD_READ);
+				return 1;
+			}
+		} else if (row->ra_rule == HP_REG_SAME) {
+			ra = w->r.lr; /* arm64 leaf: still in the link register */
+		}
+		if (row->fp_rule == HP_REG_OFFSET) {
+			if (!hp_read_u64(cfa + (__s64)row->fp_offset, &w->r.fp)) {
+				hp_stop(w, HP_UNWIND_STOP_BAD_READ);
+				return 1;
+			}
+		} else if (row->fp_rule == HP_REG_UNDEFINED) {
+			w->r.fp = 0;
+		}
+		w->r.pc = hp_return_pc(ra);
+		w->r.sp = cfa;
+		w->r.lr = 0;
+		break;
+	default:
+		hp_stop(w, HP_UNWIND_STOP_UNSUPPORTED);
+		return 1;
+	}
+	/* The caller's frame lies above ours, and its PC is a user address: anything else is a
+	 * corrupt stack, a loop, or a frame-pointer step through code that has none. */
+	if (!hp_user_pc(w->r.pc) || w->r.sp <= prev_sp) {
+		hp_stop(w, w->r.pc ? HP_UNWIND_STOP_BAD_READ : HP_UNWIND_STOP_END);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Walk the user stack of the current process (tgid) from r into pcs (HP_UNWIND_MAX_DEPTH
+ * entries, leaf first). Returns the number of frames. Counts why the walk ended.
+ */
+static __always_inline __u32 hp_unwind_user(__u32 tgid, const struct hp_uregs *r, __u64 *pcs,
+					    __u64 *hash)
+{
+	struct hp_walk w = {
+		.r = *r, .pcs = pcs, .tgid = tgid, .exact_pc = true, .hash = 0xcbf29ce484222325ULL};
+
+	*hash = 0;
+	if (!r->pc)
+		return 0;
+	w.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop))
+		bpf_loop(HP_UNWIND_MAX_DEPTH + 1, hp_unwind_step, &w, 0);
+	if (!w.done)
+		w.stop = HP_UNWIND_STOP_DEPTH;
+	bump(&unwind_stops, w.stop);
+	w.hash ^= (w.hash >> 29) ^ w.nr;
+	*hash = w.hash ? w.hash : 1;
+	return w.nr;
+}
+
+/*
+ * Walk into this CPU's scratch stack. Returns it with its hash in *hash, or NULL when there was no
+ * stack (counted as HP_LOSS_USER_STACK_MISSING). The caller stores it with hp_store_user_stack():
+ * the walk comes before the choice of buffer, so that it is verified once.
+ */
+static __always_inline struct hp_user_stack *hp_walk_user(__u32 tgid, const struct hp_uregs *r,
+							  __u64 *hash)
+{
+	struct hp_user_stack *s;
+	__u32 zero = 0;
+
+	*hash = 0;
+	s = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!s)
+		return NULL;
+	s->nr = hp_unwind_user(tgid, r, s->pcs, hash);
+	if (!s->nr) {
+		bump(&losses, HP_LOSS_USER_STACK_MISSING);
+		return NULL;
+	}
+	return s;
+}
+
+/* Keep a walked stack in ustacks under its hash; false (counted as loss_full) when full. */
+static __always_inline bool hp_store_user_stack(void *ustacks, __u64 hash,
+						const struct hp_user_stack *s, __u32 loss_full)
+{
+	long err = bpf_map_update_elem(ustacks, &hash, s, BPF_NOEXIST);
+
+	if (err && err != -EEXIST) {
+		bump(&losses, loss_full);
+		return false;
+	}
+	return true;
+}
+
+#endif /* HOSTPROF_UNWIND_BPF_H */

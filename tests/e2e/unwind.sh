@@ -1,0 +1,259 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# shellcheck shell=bash disable=SC2317
+#
+# The unwinding tests of tests/e2e/run.sh (sourced by it: hp, folded, kv, fcheck, pct, pass and
+# fail come from there). Stacks of code built without frame pointers are walked in the kernel with
+# tables built from .eh_frame; each test also runs the frame-pointer unwinder on the same workload,
+# to show that the workload really needs the tables (else the test would prove nothing).
+#
+#   nofp_unwind    nofp (-O2 -fomit-frame-pointer, through libnofp.so): >= 99% of the samples reach
+#                  main; with --unwind fp, fewer than half do
+#   nofp_ratio     the leaves of nofp split 1:2:3 within 5 points
+#   python_unwind  Debian's /usr/bin/python3 running a recursive function: >= 95% of the samples
+#                  reach __libc_start_call_main through Py_BytesMain and _PyEval_EvalFrameDefault
+#   cxx_unwind     cxx_throw: samples in libstdc++ and libgcc_s (exceptions being thrown) reach
+#                  worker_loop and the thread's start in libstdc++ and libc
+#   perf_agree     nofp under hostprof and under `perf record --call-graph dwarf` at the same time:
+#                  the top stacks from main down agree within 5 points
+#   unwind_summary the summary says how the walks ended and how many tables were loaded
+#   dlopen_unwind  nofp_dlopen opens libnofp.so after its tables were loaded: the walker asks for a
+#                  re-read of its mappings, which gives it the library's table within a tick of the
+#                  main loop (>= 90% of the library's samples reach main)
+#   kernel_entry   python3 reading /dev/zero: samples taken in the kernel start the user walk
+#                  from the registers saved at syscall entry, and >= 95% reach Py_BytesMain
+#   contention_caller  a mutex wait is charged to the function that called pthread_mutex_lock:
+#                  >= 95% of contend_lock's wait time has glibc's pthread_mutex_lock right below
+#                  it (frame pointers skip it, glibc has none)
+
+stacks() {
+	python3 "$E2E/stacks.py" "$@"
+}
+
+# unwind_capture NAME WORKLOAD_ARGS... -- HOSTPROF_ARGS...: profile a workload for 4 s.
+unwind_capture() {
+	local name=$1 pid
+	shift
+	local wl=()
+	while [ "$1" != "--" ]; do
+		wl+=("$1")
+		shift
+	done
+	shift
+	start_bg "${wl[@]}"
+	pid=$WPID
+	sleep 0.5
+	hp "$name" profile --pid "$pid" --duration 4 --frequency "$FREQ" -o "$WORK/$name.folded" "$@"
+	stop_workload "$pid"
+}
+
+t_nofp_unwind() {
+	local out fr hit total fp_fr
+	unwind_capture nofp "$WL/nofp" 60 --
+	if [ "$HP_RC" -ne 0 ]; then
+		fail nofp_unwind "capture of nofp failed: $(hp_failure nofp)"
+		return
+	fi
+	out=$(stacks reach "$WORK/nofp.folded" --comm nofp main level_one level_two level_three)
+	fr=$(kv fraction <<<"$out")
+	hit=$(kv hit <<<"$out")
+	total=$(kv samples <<<"$out")
+	unwind_capture nofp_fp "$WL/nofp" 60 -- --unwind fp
+	fp_fr=$(stacks reach "$WORK/nofp_fp.folded" --comm nofp main | kv fraction)
+	if [ "$total" -lt 100 ]; then
+		fail nofp_unwind "only $total samples of nofp"
+	elif ! fcheck "$fr >= 0.99"; then
+		fail nofp_unwind "$hit of $total samples ($(pct "$fr")) reach main through level_one..three, need >= 99%; top stacks: $(top_stacks "$WORK/nofp.folded" 3)"
+	elif ! fcheck "${fp_fr:-1} < 0.5"; then
+		fail nofp_unwind "frame pointers alone reach main in $(pct "${fp_fr:-1}") of the samples: the workload does not test the tables"
+	else
+		pass nofp_unwind "$hit of $total samples ($(pct "$fr")) reach main with the tables; $(pct "$fp_fr") with frame pointers only"
+	fi
+}
+
+t_nofp_ratio() {
+	if [ ! -s "$WORK/nofp.folded" ]; then
+		unwind_capture nofp "$WL/nofp" 60 --
+	fi
+	check_shares nofp_ratio "$WORK/nofp.folded" nofp nofp_leaf_a=16.7 nofp_leaf_b=33.3 \
+		nofp_leaf_c=50.0
+}
+
+t_python_unwind() {
+	local py=/usr/bin/python3 out fr total fp_fr
+	local prog='
+def down(n):
+    if n == 0:
+        s = 0
+        for i in range(20000):
+            s += i
+        return s
+    return down(n - 1) + 1
+while True:
+    down(40)
+'
+	if [ ! -x "$py" ]; then
+		fail python_unwind "$py is missing: install the Debian package python3"
+		return
+	fi
+	unwind_capture python "$py" -c "$prog" --
+	if [ "$HP_RC" -ne 0 ]; then
+		fail python_unwind "capture of python3 failed: $(hp_failure python)"
+		return
+	fi
+	out=$(stacks reach "$WORK/python.folded" --comm python3 __libc_start_call_main Py_BytesMain \
+		_PyEval_EvalFrameDefault)
+	fr=$(kv fraction <<<"$out")
+	total=$(kv samples <<<"$out")
+	unwind_capture python_fp "$py" -c "$prog" -- --unwind fp
+	fp_fr=$(stacks reach "$WORK/python_fp.folded" --comm python3 Py_BytesMain | kv fraction)
+	if [ "$total" -lt 100 ]; then
+		fail python_unwind "only $total samples of python3"
+	elif ! fcheck "$fr >= 0.95"; then
+		fail python_unwind "$(pct "$fr") of $total samples reach __libc_start_call_main > Py_BytesMain > _PyEval_EvalFrameDefault, need >= 95%; top stacks: $(top_stacks "$WORK/python.folded" 2)"
+	else
+		pass python_unwind "$(pct "$fr") of $total python3 samples reach main through _PyEval_EvalFrameDefault; $(pct "${fp_fr:-0}") reach Py_BytesMain with frame pointers only"
+	fi
+}
+
+t_cxx_unwind() {
+	local out fr total thrown
+	unwind_capture cxx "$WL/cxx_throw" 60 --
+	if [ "$HP_RC" -ne 0 ]; then
+		fail cxx_unwind "capture of cxx_throw failed: $(hp_failure cxx)"
+		return
+	fi
+	# Samples taken while an exception is thrown: their stacks pass through libstdc++ and
+	# libgcc_s, and must go on to worker_loop and the thread's start.
+	out=$(stacks reach "$WORK/cxx.folded" --comm cxx_throw __cxa_throw)
+	thrown=$(kv hit <<<"$out")
+	out=$(stacks reach "$WORK/cxx.folded" --comm cxx_throw start_thread "worker_loop(double)" __cxa_throw)
+	fr=$(awk -v h="$(kv hit <<<"$out")" -v t="${thrown:-0}" 'BEGIN { printf "%.4f", t ? h / t : 0 }')
+	total=$(stacks reach "$WORK/cxx.folded" --comm cxx_throw | kv samples)
+	if [ "${thrown:-0}" -lt 20 ]; then
+		fail cxx_unwind "only ${thrown:-0} of $total samples in __cxa_throw; top stacks: $(top_stacks "$WORK/cxx.folded" 3)"
+	elif ! fcheck "$fr >= 0.95"; then
+		fail cxx_unwind "$(pct "$fr") of the $thrown samples in __cxa_throw reach start_thread > worker_loop, need >= 95%; top stacks: $(grep -F __cxa_throw "$WORK/cxx.folded" | sort -t' ' -k2 -rn | head -3 | tr '\n' '|')"
+	else
+		pass cxx_unwind "$(pct "$fr") of $thrown samples inside __cxa_throw (libstdc++, libgcc_s) reach worker_loop and start_thread"
+	fi
+}
+
+t_perf_agree() {
+	local pid out perf_pid
+	if ! command -v perf >/dev/null; then
+		fail perf_agree "perf is not installed: install the Debian package linux-perf"
+		return
+	fi
+	start_bg "$WL/nofp" 60
+	pid=$WPID
+	sleep 0.5
+	perf record -q -e cpu-clock -F "$FREQ" --call-graph dwarf -p "$pid" -o "$WORK/perf.data" \
+		-- sleep 4 >"$WORK/perf.record.log" 2>&1 &
+	perf_pid=$!
+	hp perfagree profile --pid "$pid" --duration 4 --frequency "$FREQ" -o "$WORK/perfagree.folded"
+	wait "$perf_pid"
+	stop_workload "$pid"
+	if [ "$HP_RC" -ne 0 ]; then
+		fail perf_agree "capture of nofp failed: $(hp_failure perfagree)"
+		return
+	fi
+	if ! perf script -i "$WORK/perf.data" -F comm,ip,sym --no-inline >"$WORK/perf.script" \
+		2>"$WORK/perf.script.err"; then
+		fail perf_agree "perf script failed: $(head -c 300 "$WORK/perf.script.err")"
+		return
+	fi
+	stacks perf-folded "$WORK/perf.script" >"$WORK/perf.folded"
+	if out=$(stacks compare "$WORK/perfagree.folded" "$WORK/perf.folded" --comm nofp --from main); then
+		pass perf_agree "the top stacks below main agree with perf --call-graph dwarf within 5 points ($(kv ours <<<"$out") vs $(kv theirs <<<"$out") samples, $(kv stacks <<<"$out") stacks)"
+	else
+		fail perf_agree "$(grep problem <<<"$out" | head -4 | tr '\n' ' ')"
+	fi
+}
+
+t_unwind_summary() {
+	local line
+	unwind_capture unwsum "$WL/nofp" 60 -- -o "$WORK/unwsum.pb.gz"
+	line=$(grep -F 'User stacks:' "$WORK/unwsum.out")
+	if [ "$HP_RC" -ne 0 ]; then
+		fail unwind_summary "capture failed: $(hp_failure unwsum)"
+	elif ! grep -Eq 'walked with unwind tables \([1-9][0-9]* binaries' <<<"$line" ||
+		! grep -Eq 'reached the end [1-9]' <<<"$line"; then
+		fail unwind_summary "the summary does not report the walks and tables: '${line:-no User stacks line}'"
+	else
+		pass unwind_summary "$line"
+	fi
+}
+
+t_dlopen_unwind() {
+	local out fr total
+	hp dlopen profile --duration 6 --frequency "$FREQ" -o "$WORK/dlopen.folded" \
+		-- "$WL/nofp_dlopen" 1 6
+	if [ "$HP_RC" -ne 0 ]; then
+		fail dlopen_unwind "capture of nofp_dlopen failed: $(hp_failure dlopen)"
+		return
+	fi
+	out=$(stacks reach "$WORK/dlopen.folded" --comm nofp_dlopen nofp_leaf_c)
+	total=$(kv hit <<<"$out")
+	out=$(stacks reach "$WORK/dlopen.folded" --comm nofp_dlopen main after_dlopen call_loaded \
+		nofp_leaf_c)
+	fr=$(awk -v h="$(kv hit <<<"$out")" -v t="${total:-0}" 'BEGIN { printf "%.4f", t ? h / t : 0 }')
+	if [ "${total:-0}" -lt 100 ]; then
+		fail dlopen_unwind "only ${total:-0} samples in the dlopen'ed nofp_leaf_c; top stacks: $(top_stacks "$WORK/dlopen.folded" 3)"
+	elif ! fcheck "$fr >= 0.90"; then
+		fail dlopen_unwind "$(pct "$fr") of $total samples in the dlopen'ed library reach main, need >= 90%; top stacks: $(top_stacks "$WORK/dlopen.folded" 3)"
+	else
+		pass dlopen_unwind "$(pct "$fr") of $total samples in libnofp.so, opened after the capture began, reach main > after_dlopen > call_loaded"
+	fi
+}
+
+t_kernel_entry() {
+	local py=/usr/bin/python3 out fr total
+	local prog='
+import os
+fd = os.open("/dev/zero", os.O_RDONLY)
+def reader(n):
+    while True:
+        os.read(fd, 1 << 20)
+reader(0)
+'
+	unwind_capture kentry "$py" -c "$prog" --
+	if [ "$HP_RC" -ne 0 ]; then
+		fail kernel_entry "capture of python3 failed: $(hp_failure kentry)"
+		return
+	fi
+	out=$(stacks reach "$WORK/kentry.folded" --comm python3 --kernel Py_BytesMain \
+		_PyEval_EvalFrameDefault)
+	fr=$(kv fraction <<<"$out")
+	total=$(kv samples <<<"$out")
+	if [ "${total:-0}" -lt 100 ]; then
+		fail kernel_entry "only ${total:-0} python3 samples taken in the kernel; top stacks: $(top_stacks "$WORK/kentry.folded" 2)"
+	elif ! fcheck "$fr >= 0.95"; then
+		fail kernel_entry "$(pct "$fr") of $total samples taken in the kernel have a user stack reaching Py_BytesMain > _PyEval_EvalFrameDefault, need >= 95%; top stacks: $(top_stacks "$WORK/kentry.folded" 2)"
+	else
+		pass kernel_entry "$(pct "$fr") of $total python3 samples taken inside read(2) unwind their user stack to Py_BytesMain"
+	fi
+}
+
+t_contention_caller() {
+	local out fr fp_fr total
+	hp lockcaller profile --types contention -o "$WORK/lockcaller.folded" \
+		-- "$WL/mutex" 2 "$WORK/lockcaller.measured"
+	if [ "$HP_RC" -ne 0 ]; then
+		fail contention_caller "capture of the mutex workload failed: $(hp_failure lockcaller)"
+		return
+	fi
+	out=$(stacks adjacent "$WORK/lockcaller.folded" --comm mutex contend_lock pthread_mutex_lock)
+	fr=$(kv fraction <<<"$out")
+	total=$(kv samples <<<"$out")
+	hp lockcaller_fp profile --types contention --unwind fp -o "$WORK/lockcaller_fp.folded" \
+		-- "$WL/mutex" 2 "$WORK/lockcaller_fp.measured"
+	fp_fr=$(stacks adjacent "$WORK/lockcaller_fp.folded" --comm mutex contend_lock \
+		pthread_mutex_lock | kv fraction)
+	if [ "${total:-0}" -le 0 ]; then
+		fail contention_caller "no contention under contend_lock; top stacks: $(top_stacks "$WORK/lockcaller.folded" 2)"
+	elif ! fcheck "$fr >= 0.95"; then
+		fail contention_caller "$(pct "$fr") of contend_lock's wait time has pthread_mutex_lock right below it, need >= 95%; top stacks: $(top_stacks "$WORK/lockcaller.folded" 2)"
+	else
+		pass contention_caller "$(pct "$fr") of contend_lock's wait time is under its own pthread_mutex_lock call; $(pct "${fp_fr:-0}") with frame pointers only"
+	fi
+}
