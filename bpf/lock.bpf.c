@@ -16,26 +16,8 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "common.bpf.h"
+#include "futex.bpf.h"
 #include "unwind.bpf.h"
-
-/* Syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl, include/uapi/asm-generic/unistd.h). */
-#if defined(__TARGET_ARCH_x86)
-#define NR_FUTEX 202
-#elif defined(__TARGET_ARCH_arm64)
-#define NR_FUTEX 98
-#else
-#error "unknown architecture"
-#endif
-#define NR_FUTEX_WAITV 449 /* the same number on every architecture since 5.16 */
-#define NR_FUTEX_WAIT 455  /* futex2 futex_wait, 6.7+ */
-
-/* include/uapi/linux/futex.h */
-#define FUTEX_WAIT 0
-#define FUTEX_LOCK_PI 6
-#define FUTEX_WAIT_BITSET 9
-#define FUTEX_WAIT_REQUEUE_PI 11
-#define FUTEX_LOCK_PI2 13
-#define FUTEX_CMD_MASK 0x7f /* without FUTEX_PRIVATE_FLAG (128) and FUTEX_CLOCK_REALTIME */
 
 /* include/trace/events/lock.h */
 #define LCB_F_SPIN (1U << 0)
@@ -174,22 +156,6 @@ static __always_inline void end(void *ctx, bool waited, bool kernel, __u64 lock)
 		       delta, walked, hash);
 }
 
-static __always_inline __u32 futex_kind(int op)
-{
-	switch (op & FUTEX_CMD_MASK) {
-	case FUTEX_WAIT:
-		return HP_WAIT_FUTEX;
-	case FUTEX_WAIT_BITSET:
-		return HP_WAIT_FUTEX_BITSET;
-	case FUTEX_LOCK_PI:
-	case FUTEX_LOCK_PI2:
-		return HP_WAIT_FUTEX_LOCK_PI;
-	case FUTEX_WAIT_REQUEUE_PI:
-		return HP_WAIT_FUTEX_REQUEUE_PI;
-	}
-	return HP_WAIT__COUNT; /* a wake, requeue, ...: not a wait */
-}
-
 SEC("tp_btf/sys_enter")
 int BPF_PROG(hp_lock_sys_enter, struct pt_regs *regs, long id)
 {
@@ -198,7 +164,7 @@ int BPF_PROG(hp_lock_sys_enter, struct pt_regs *regs, long id)
 	if (!interesting(&tgid, &tid))
 		return 0;
 	if (id == NR_FUTEX) {
-		kind = futex_kind((int)PT_REGS_PARM2_CORE_SYSCALL(regs));
+		kind = hp_futex_kind((int)PT_REGS_PARM2_CORE_SYSCALL(regs));
 		if (kind < HP_WAIT__COUNT)
 			begin(tid, kind, PT_REGS_PARM1_CORE_SYSCALL(regs));
 	} else if (id == NR_FUTEX_WAITV) {

@@ -17,6 +17,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "common.bpf.h"
+#include "futex.bpf.h"
 #include "unwind.bpf.h"
 
 #define TASK_RUNNING 0x0
@@ -85,7 +86,8 @@ static __always_inline __u32 classify(struct task_struct *prev, bool preempt)
 	if (preempt || state == TASK_RUNNING)
 		return HP_STATE_PREEMPTED;
 	if (state & TASK_INTERRUPTIBLE)
-		return HP_STATE_SLEEPING;
+		return BPF_CORE_READ(prev, mm) && hp_in_lock_wait(prev) ? HP_STATE_LOCK
+									: HP_STATE_SLEEPING;
 	if (state & TASK_UNINTERRUPTIBLE)
 		return BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait) ? HP_STATE_IO
 								      : HP_STATE_BLOCKED;

@@ -79,6 +79,8 @@ enum hp_thread_state {
 	HP_STATE_IO,		/* TASK_UNINTERRUPTIBLE in iowait: disk and similar I/O */
 	HP_STATE_BLOCKED,	/* TASK_UNINTERRUPTIBLE otherwise: kernel locks, page faults */
 	HP_STATE_OTHER,		/* stopped, traced, dead, ... */
+	HP_STATE_LOCK, /* sleeping in a mutex-style futex wait (bpf/futex.bpf.h): a user-space lock
+			*/
 	HP_STATE__COUNT,
 };
 

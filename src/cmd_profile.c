@@ -632,13 +632,14 @@ static void print_unwinding(struct capture *cap)
 		return;
 	for (int i = 0; i < HP_UNWIND_STOP__COUNT; i++)
 		walks += u.stops[i];
-	printf("User stacks: %" PRIu64 " walked with unwind tables (%zu binaries, %" PRIu64
-	       " of %" PRIu64 " rows; %.0f ms to load):",
-	       walks, u.tables.binaries, u.tables.rows_used, u.tables.rows_capacity,
-	       u.tables.build_ns / 1e6);
-	for (int i = 0; i < HP_UNWIND_STOP__COUNT; i++)
+	printf("User stacks: %" PRIu64 " walked with unwind tables (%zu binaries: %" PRIu64
+	       " built, %" PRIu64 " from the disk cache; %" PRIu64 " of %" PRIu64
+	       " rows; %.0f ms to load):",
+	       walks, u.tables.binaries, u.tables.tables_built, u.tables.tables_cached,
+	       u.tables.rows_used, u.tables.rows_capacity, u.tables.build_ns / 1e6);
+	for (int i = 0, n = 0; i < HP_UNWIND_STOP__COUNT; i++)
 		if (u.stops[i])
-			printf(" %s %" PRIu64 ";", reasons[i], u.stops[i]);
+			printf("%s %s %" PRIu64, n++ ? "," : "", reasons[i], u.stops[i]);
 	printf("\n");
 	if (u.tables.no_room)
 		printf("  %" PRIu64 " binaries did not fit the rows map and use frame pointers: "

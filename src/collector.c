@@ -21,8 +21,12 @@ static const char *const loss_names[HP_LOSS__COUNT] = {
 };
 
 static const char *const state_names[HP_STATE__COUNT] = {
-	[HP_STATE_PREEMPTED] = "preempted", [HP_STATE_SLEEPING] = "sleeping", [HP_STATE_IO] = "io",
-	[HP_STATE_BLOCKED] = "blocked",	    [HP_STATE_OTHER] = "other",
+	[HP_STATE_PREEMPTED] = "preempted",
+	[HP_STATE_SLEEPING] = "sleeping",
+	[HP_STATE_IO] = "io",
+	[HP_STATE_BLOCKED] = "blocked",
+	[HP_STATE_OTHER] = "other",
+	[HP_STATE_LOCK] = "lock",
 };
 
 static const char *const wait_kind_names[HP_WAIT__COUNT] = {

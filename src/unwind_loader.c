@@ -500,6 +500,16 @@ static int build_entry(struct unwind_loader *l, pid_t pid, const struct proc *p,
 	}
 	rec->pid = pid;
 	rec->nr = e->nr;
+	/* Kept for the process's lifetime: only what it maps (a few dozen, not 256). */
+	if (e->nr) {
+		void *bins = realloc(rec->bins, e->nr * sizeof(*rec->bins));
+		void *ranges = realloc(rec->ranges, e->nr * sizeof(*rec->ranges));
+
+		if (bins)
+			rec->bins = bins;
+		if (ranges)
+			rec->ranges = ranges;
+	}
 	return 0;
 }
 

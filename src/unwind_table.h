@@ -8,9 +8,11 @@
  * bytes, sorted by pc, each valid up to the next row's pc).
  *
  * Where the CFI comes from: .eh_frame (what every binary built with unwind tables has, and what
- * the C++ runtime itself uses), else .debug_frame (binaries built with
- * -fno-asynchronous-unwind-tables -g). Both are DWARF CFI (DWARF 5 §6.4, LSB "Exception Frames");
- * .eh_frame adds pointer encodings and augmentation strings ("zR", "zPLR", "S", ...).
+ * the C++ runtime itself uses) and .debug_frame (binaries built with
+ * -fno-asynchronous-unwind-tables -g, whose .eh_frame may cover only crt1's _start). Both are read;
+ * where both describe an address, .eh_frame's rule wins. Both are DWARF CFI (DWARF 5 §6.4, LSB
+ * "Exception Frames"); .eh_frame adds pointer encodings and augmentation strings ("zR", "zPLR",
+ * "S", ...).
  *
  * How a CFI row maps to a compact row, and why each rule exists:
  *   CFA = SP + n            HP_CFA_SP, cfa_offset n: the common case without a frame pointer.
@@ -43,9 +45,10 @@
  *                           the saved value is signed, not where it is: the walker strips the
  *                           PAC bits, so the row needs nothing.
  *
- * The table is then compacted: rows of the same FDE with identical rules are merged, FDEs are
- * sorted by address, where two rows start at the same pc the later FDE wins (deterministically),
- * and an HP_CFA_NONE row closes every FDE that is not directly followed by another. Addresses
+ * The table is then compacted: FDEs are sorted by address, where two rows start at the same pc
+ * the later FDE wins (deterministically), an HP_CFA_NONE row closes every FDE that is not directly
+ * followed by another, and neighbouring rows with identical rules are merged, across FDEs too (the
+ * walker cannot tell them apart, so a row's pc is where its rule starts, not its FDE). Addresses
  * must fit in 32 bits (the row's pc), which every ELF executable and shared library does;
  * a binary that does not gets an error.
  */
@@ -117,8 +120,8 @@ const struct unwind_table_stats *unwind_table__stats(const struct unwind_table *
 
 /*
  * The row in force at file address pc: the last row whose pc <= pc, as the BPF walker finds it.
- * NULL below the first row (no CFI there: frame pointers). pc at or past the end of the last FDE
- * finds its closing HP_CFA_NONE row.
+ * NULL below the first row and above 32 bits (no CFI there: frame pointers). pc at or past the end
+ * of the last FDE finds its closing HP_CFA_NONE row.
  */
 const struct hp_unwind_row *unwind_table__find(const struct unwind_table *table, uint64_t pc);
 

@@ -1055,14 +1055,50 @@ t_wall() {
 }
 
 # Sum the second sample value of a pprof per lock_kind label: "kind total_ns" lines.
-pprof_lock_kinds() {
-	HOME=${HOME:-/tmp} go tool pprof -raw "$1" 2>/dev/null | awk '
+# pprof_label_sums FILE LABEL: "value total" per value of a string label, over the first sample
+# value (go tool pprof -raw decodes the file).
+pprof_label_sums() {
+	HOME=${HOME:-/tmp} go tool pprof -raw "$1" 2>/dev/null | awk -v label="$2" '
 		/^Samples:/ { on = 1; next }
 		/^Locations/ { on = 0 }
 		on && /^ *[0-9]+ +[0-9]+:/ { v = $2; sub(":", "", v); pending = v; next }
-		on && pending != "" && match($0, /lock_kind:\[[^]]*\]/) {
-			k = substr($0, RSTART + 11, RLENGTH - 12); sum[k] += pending; pending = "" }
+		on && pending != "" && match($0, label ":\\[[^]]*\\]") {
+			k = substr($0, RSTART + length(label) + 2, RLENGTH - length(label) - 3)
+			sum[k] += pending; pending = "" }
 		END { for (k in sum) printf "%s %.0f\n", k, sum[k] }'
+}
+
+pprof_lock_kinds() {
+	pprof_label_sums "$1" lock_kind
+}
+
+# Off-CPU time in a mutex wait is thread_state "lock", and agrees with the time the workload
+# measured in pthread_mutex_lock; a condition variable's waits stay "sleeping".
+t_offcpu_lock_state() {
+	local states lock theirs cond_states cond_lock cond_sleep
+	hp lockstate profile --types offcpu -o "$WORK/lockstate.pb.gz" \
+		-- "$WL/mutex" 2 "$WORK/lockstate.measured"
+	if [ "$HP_RC" -ne 0 ] || [ ! -s "$WORK/lockstate.measured" ]; then
+		fail offcpu_lock_state "capture of the mutex workload failed: $(hp_failure lockstate)"
+		return
+	fi
+	states=$(pprof_label_sums "$WORK/lockstate.pb.gz" thread_state)
+	lock=$(awk '$1 == "lock" { print $2 }' <<<"$states")
+	theirs=$(cat "$WORK/lockstate.measured")
+	hp condstate profile --types offcpu -o "$WORK/condstate.pb.gz" \
+		-- "$WL/mutex" 2 "$WORK/condstate.measured" condvar
+	cond_states=$(pprof_label_sums "$WORK/condstate.pb.gz" thread_state)
+	cond_lock=$(awk '$1 == "lock" { print $2 }' <<<"$cond_states")
+	cond_sleep=$(awk '$1 == "sleeping" { print $2 }' <<<"$cond_states")
+	if [ -z "$lock" ]; then
+		fail offcpu_lock_state "no off-CPU time in state lock; states: $(tr '\n' ' ' <<<"$states")"
+	elif awk -v a="$lock" -v b="$theirs" 'BEGIN { r = a / b; exit !(r < 0.7 || r > 1.2) }'; then
+		fail offcpu_lock_state "lock state total $lock ns, the workload measured $theirs ns in pthread_mutex_lock (need 70%..120%)"
+	elif awk -v l="${cond_lock:-0}" -v s="${cond_sleep:-0}" 'BEGIN { exit !(s == 0 || l > s / 10) }'; then
+		fail offcpu_lock_state "condvar waits are tagged lock: $(tr '\n' ' ' <<<"$cond_states")"
+	else
+		pass offcpu_lock_state "off-CPU in a mutex wait: lock $lock ns vs $theirs ns measured; condvar: sleeping ${cond_sleep:-0} ns, lock ${cond_lock:-0} ns"
+	fi
 }
 
 # Contention on one pthread mutex (4 threads, 2 ms holds): the futex_wait time hostprof records
@@ -1364,7 +1400,7 @@ main() {
 		capture_ratio
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
-		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel html html_browser html_pages terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture command_mode threads \
+		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture command_mode threads \
 		jit_node nofp_unwind nofp_ratio python_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind kernel_entry contention_caller \
 		bad_pid bad_flags help_version not_root; do

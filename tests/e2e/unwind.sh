@@ -15,7 +15,8 @@
 #                  worker_loop and the thread's start in libstdc++ and libc
 #   perf_agree     nofp under hostprof and under `perf record --call-graph dwarf` at the same time:
 #                  the top stacks from main down agree within 5 points
-#   unwind_summary the summary says how the walks ended and how many tables were loaded
+#   unwind_summary the summary says how the walks ended and how many tables were loaded; a second
+#                  run with the same --cache-dir builds none and its stacks still reach main
 #   dlopen_unwind  nofp_dlopen opens libnofp.so after its tables were loaded: the walker asks for a
 #                  re-read of its mappings, which gives it the library's table within a tick of the
 #                  main loop (>= 90% of the library's samples reach main)
@@ -171,16 +172,25 @@ t_perf_agree() {
 }
 
 t_unwind_summary() {
-	local line
-	unwind_capture unwsum "$WL/nofp" 60 -- -o "$WORK/unwsum.pb.gz"
+	local line again cache=$WORK/unwind-cache
+	unwind_capture unwsum "$WL/nofp" 60 -- -o "$WORK/unwsum.pb.gz" --cache-dir "$cache"
 	line=$(grep -F 'User stacks:' "$WORK/unwsum.out")
+	# The second run finds every table in the disk cache, and its stacks are as complete.
+	unwind_capture unwsum2 "$WL/nofp" 60 -- --cache-dir "$cache"
+	again=$(grep -F 'User stacks:' "$WORK/unwsum2.out")
 	if [ "$HP_RC" -ne 0 ]; then
-		fail unwind_summary "capture failed: $(hp_failure unwsum)"
-	elif ! grep -Eq 'walked with unwind tables \([1-9][0-9]* binaries' <<<"$line" ||
+		fail unwind_summary "capture failed: $(hp_failure unwsum2)"
+	elif ! grep -Eq 'walked with unwind tables \([1-9][0-9]* binaries: [1-9][0-9]* built, 0 from the disk cache' <<<"$line" ||
 		! grep -Eq 'reached the end [1-9]' <<<"$line"; then
 		fail unwind_summary "the summary does not report the walks and tables: '${line:-no User stacks line}'"
+	elif ! grep -Eq 'binaries: 0 built, [1-9][0-9]* from the disk cache' <<<"$again"; then
+		fail unwind_summary "a second run with the same --cache-dir rebuilt its tables: '${again:-no User stacks line}'"
+	elif [ -n "$(find "$cache" -type d -perm /077)" ]; then
+		fail unwind_summary "cache directories open to others: $(find "$cache" -type d -perm /077 | head -3)"
+	elif ! fcheck "$(stacks reach "$WORK/unwsum2.folded" --comm nofp main | kv fraction) >= 0.99"; then
+		fail unwind_summary "stacks from cached tables do not reach main: $(top_stacks "$WORK/unwsum2.folded" 2)"
 	else
-		pass unwind_summary "$line"
+		pass unwind_summary "$line; then from the cache: $(grep -Eo '[0-9]+ built, [0-9]+ from the disk cache' <<<"$again")"
 	fi
 }
 

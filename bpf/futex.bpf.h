@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Futex waits as the lock programs and the off-CPU programs see them: the syscall numbers and the
+ * operations that wait, classified into enum hp_wait_kind (the README explains the heuristic).
+ */
+#ifndef HOSTPROF_FUTEX_BPF_H
+#define HOSTPROF_FUTEX_BPF_H
+
+/* Syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl, include/uapi/asm-generic/unistd.h). */
+#if defined(__TARGET_ARCH_x86)
+#define NR_FUTEX 202
+#elif defined(__TARGET_ARCH_arm64)
+#define NR_FUTEX 98
+#else
+#error "unknown architecture"
+#endif
+#define NR_FUTEX_WAITV 449 /* the same number on every architecture since 5.16 */
+#define NR_FUTEX_WAIT 455  /* futex2 futex_wait, 6.7+ */
+
+/* include/uapi/linux/futex.h */
+#define FUTEX_WAIT 0
+#define FUTEX_LOCK_PI 6
+#define FUTEX_WAIT_BITSET 9
+#define FUTEX_WAIT_REQUEUE_PI 11
+#define FUTEX_LOCK_PI2 13
+#define FUTEX_CMD_MASK 0x7f /* without FUTEX_PRIVATE_FLAG (128) and FUTEX_CLOCK_REALTIME */
+
+/* The kind of wait a futex(2) op is; HP_WAIT__COUNT for ops that do not wait (wake, requeue). */
+static __always_inline __u32 hp_futex_kind(int op)
+{
+	switch (op & FUTEX_CMD_MASK) {
+	case FUTEX_WAIT:
+		return HP_WAIT_FUTEX;
+	case FUTEX_WAIT_BITSET:
+		return HP_WAIT_FUTEX_BITSET;
+	case FUTEX_LOCK_PI:
+	case FUTEX_LOCK_PI2:
+		return HP_WAIT_FUTEX_LOCK_PI;
+	case FUTEX_WAIT_REQUEUE_PI:
+		return HP_WAIT_FUTEX_REQUEUE_PI;
+	}
+	return HP_WAIT__COUNT;
+}
+
+/*
+ * Is a task that sleeps in the kernel waiting for a user-space lock? Its saved user registers say
+ * which syscall it is in (x86_64 orig_ax, arm64 syscallno; -1 outside a syscall) and with which
+ * op. Only the ops glibc's mutexes wait with count (FUTEX_WAIT, FUTEX_LOCK_PI): a condition
+ * variable (FUTEX_WAIT_BITSET) is waiting for work, not for a lock.
+ */
+static __always_inline bool hp_in_lock_wait(struct task_struct *task)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u32 kind;
+	long nr;
+
+#if defined(__TARGET_ARCH_x86)
+	nr = BPF_CORE_READ(regs, orig_ax);
+#else
+	nr = BPF_CORE_READ(regs, syscallno);
+#endif
+	if (nr != NR_FUTEX)
+		return false;
+	kind = hp_futex_kind((int)PT_REGS_PARM2_CORE_SYSCALL(regs));
+	return kind == HP_WAIT_FUTEX || kind == HP_WAIT_FUTEX_LOCK_PI;
+}
+
+#endif /* HOSTPROF_FUTEX_BPF_H */
