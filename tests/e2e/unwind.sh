@@ -25,6 +25,8 @@
 #   contention_caller  a mutex wait is charged to the function that called pthread_mutex_lock:
 #                  >= 95% of contend_lock's wait time has glibc's pthread_mutex_lock right below
 #                  it (frame pointers skip it, glibc has none)
+#   unwind_rows_full  --unwind-table-rows too small for libc: output written, the summary names the
+#                  flag to raise
 
 stacks() {
 	python3 "$E2E/stacks.py" "$@"
@@ -265,5 +267,23 @@ t_contention_caller() {
 		fail contention_caller "$(pct "$fr") of contend_lock's wait time has pthread_mutex_lock right below it, need >= 95%; top stacks: $(top_stacks "$WORK/lockcaller.folded" 2)"
 	else
 		pass contention_caller "$(pct "$fr") of contend_lock's wait time is under its own pthread_mutex_lock call; $(pct "${fp_fr:-0}") with frame pointers only"
+	fi
+}
+
+# A rows map too small for libc: the capture still writes its output, the binaries that did not
+# fit walk with frame pointers, and the summary names the flag to raise.
+t_unwind_rows_full() {
+	local line
+	hp rowsfull profile --duration 2 --unwind-table-rows 1024 -o "$WORK/rowsfull.folded" \
+		-- "$WL/nofp" 2
+	line=$(grep -F 'did not fit the rows map' "$WORK/rowsfull.out")
+	if [ "$HP_RC" -ne 0 ]; then
+		fail unwind_rows_full "capture failed: $(hp_failure rowsfull)"
+	elif [ ! -s "$WORK/rowsfull.folded" ]; then
+		fail unwind_rows_full "no output written"
+	elif ! grep -q -- '--unwind-table-rows' <<<"$line"; then
+		fail unwind_rows_full "the summary does not say that binaries did not fit: $(grep -F 'User stacks' "$WORK/rowsfull.out")"
+	else
+		pass unwind_rows_full "$(sed 's/^ *//' <<<"$line"); output written"
 	fi
 }
