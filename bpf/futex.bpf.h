@@ -43,14 +43,14 @@ static __always_inline __u32 hp_futex_kind(int op)
 }
 
 /*
- * Is a task that sleeps in the kernel waiting for a user-space lock? Its saved user registers say
+ * Is the current task, about to sleep, waiting for a user-space lock? Its saved user registers say
  * which syscall it is in (x86_64 orig_ax, arm64 syscallno; -1 outside a syscall) and with which
  * op. Only the ops glibc's mutexes wait with count (FUTEX_WAIT, FUTEX_LOCK_PI): a condition
  * variable (FUTEX_WAIT_BITSET) is waiting for work, not for a lock.
  */
-static __always_inline bool hp_in_lock_wait(struct task_struct *task)
+static __always_inline bool hp_in_lock_wait(void)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	__u32 kind;
 	long nr;
 

@@ -86,8 +86,8 @@ static __always_inline __u32 classify(struct task_struct *prev, bool preempt)
 	if (preempt || state == TASK_RUNNING)
 		return HP_STATE_PREEMPTED;
 	if (state & TASK_INTERRUPTIBLE)
-		return BPF_CORE_READ(prev, mm) && hp_in_lock_wait(prev) ? HP_STATE_LOCK
-									: HP_STATE_SLEEPING;
+		return BPF_CORE_READ(prev, mm) && hp_in_lock_wait() ? HP_STATE_LOCK
+								    : HP_STATE_SLEEPING;
 	if (state & TASK_UNINTERRUPTIBLE)
 		return BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait) ? HP_STATE_IO
 								      : HP_STATE_BLOCKED;
@@ -127,7 +127,10 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	if (BPF_CORE_READ(prev, mm) && unwind_tables) {
 		struct hp_uregs r;
 
-		hp_uregs_from_kernel((struct pt_regs *)bpf_task_pt_regs(prev), &r);
+		/* prev is still current here; and unlike prev in the raw_tp variant, current is
+		 * a pointer the verifier trusts. */
+		hp_uregs_from_kernel((struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()),
+				     &r);
 		__u64 hash;
 
 		n = hp_unwind_user(tgid, &r, start->stack.user, &hash) * sizeof(__u64);

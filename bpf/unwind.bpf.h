@@ -284,6 +284,7 @@ static long hp_unwind_step(__u64 index, void *ctx)
 	struct hp_unwind_row *row = NULL;
 	__u64 cfa, ra = 0, addr, prev_sp = w->r.sp;
 	__u32 rule = HP_CFA_NONE;
+	bool ra_in_lr = false;
 
 	if (w->nr >= unwind_depth || w->nr >= HP_UNWIND_MAX_DEPTH) {
 		hp_stop(w, HP_UNWIND_STOP_DEPTH);
@@ -344,6 +345,7 @@ static long hp_unwind_step(__u64 index, void *ctx)
 			}
 		} else if (row->ra_rule == HP_REG_SAME) {
 			ra = w->r.lr; /* arm64 leaf: still in the link register */
+			ra_in_lr = true;
 		}
 		if (row->fp_rule == HP_REG_OFFSET) {
 			if (!hp_read_u64(cfa + (__s64)row->fp_offset, &w->r.fp)) {
@@ -361,9 +363,11 @@ static long hp_unwind_step(__u64 index, void *ctx)
 		hp_stop(w, HP_UNWIND_STOP_UNSUPPORTED);
 		return 1;
 	}
-	/* The caller's frame lies above ours, and its PC is a user address: anything else is a
-	 * corrupt stack, a loop, or a frame-pointer step through code that has none. */
-	if (!hp_user_pc(w->r.pc) || w->r.sp <= prev_sp) {
+	/* The caller's frame lies above ours (or at it, for an arm64 leaf that has not touched
+	 * the stack and returns through the link register), and its PC is a user address:
+	 * anything else is a corrupt stack, a loop, or a frame-pointer step through code that
+	 * has none. */
+	if (!hp_user_pc(w->r.pc) || w->r.sp < prev_sp || (w->r.sp == prev_sp && !ra_in_lr)) {
 		hp_stop(w, w->r.pc ? HP_UNWIND_STOP_BAD_READ : HP_UNWIND_STOP_END);
 		return 1;
 	}

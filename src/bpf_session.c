@@ -132,6 +132,66 @@ static int configure_unwind(struct bpf_map *rows, struct bpf_map *procs, struct 
 	return err;
 }
 
+/*
+ * Can a perf_event program use a hash map allocated at run time (BPF_F_NO_PREALLOC)? Only from
+ * Linux 6.1 on; before, the verifier rejects any perf_event program that references one, used or
+ * not. Probed by loading a program that only loads such a map's address.
+ */
+static bool perf_event_takes_runtime_maps(void)
+{
+	struct bpf_map_create_opts mopts = {.sz = sizeof(mopts), .map_flags = BPF_F_NO_PREALLOC};
+	int map_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "hp_probe", 4, 4, 1, &mopts), prog_fd;
+
+	if (map_fd < 0)
+		return false;
+	struct bpf_insn insns[] = {
+		{.code = BPF_LD | BPF_DW | BPF_IMM,
+		 .dst_reg = BPF_REG_1,
+		 .src_reg = BPF_PSEUDO_MAP_FD,
+		 .imm = map_fd},
+		{0}, /* the second half of the 64-bit immediate */
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	prog_fd = bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, "hp_probe", "GPL", insns,
+				sizeof(insns) / sizeof(insns[0]), NULL);
+	if (prog_fd >= 0)
+		close(prog_fd);
+	close(map_fd);
+	return prog_fd >= 0;
+}
+
+/* Caps of the cpu object's walker maps when they must be preallocated (see above). */
+#define PREALLOC_UNWIND_PROCS 1024 /* 8 MiB */
+#define PREALLOC_USTACKS 4096	   /* 4 MiB per buffer */
+
+/*
+ * The cpu object's run-time allocated maps, preallocated where the kernel demands it, and always
+ * when the walker is off (they then hold one entry: the verifier still sees them).
+ */
+static int cpu_prealloc(struct cpu_bpf *skel, bool unwind)
+{
+	struct bpf_map *maps[] = {skel->maps.unwind_procs, skel->maps.ustacks_0,
+				  skel->maps.ustacks_1};
+	int err = 0;
+
+	if (unwind && perf_event_takes_runtime_maps())
+		return 0;
+	if (unwind)
+		log_info("this kernel's perf_event programs need preallocated maps (before Linux "
+			 "6.1): unwinding keeps tables for at most %d processes",
+			 PREALLOC_UNWIND_PROCS);
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]) && !err; i++) {
+		uint32_t cap = i == 0 ? PREALLOC_UNWIND_PROCS : PREALLOC_USTACKS;
+
+		err = bpf_map__set_map_flags(maps[i],
+					     bpf_map__map_flags(maps[i]) & ~BPF_F_NO_PREALLOC);
+		if (!err && bpf_map__max_entries(maps[i]) > cap)
+			err = bpf_map__set_max_entries(maps[i], cap);
+	}
+	return err;
+}
+
 static int configure(struct cpu_bpf *skel, const struct bpf_session_opts *opts, bool unwind)
 {
 	struct bpf_map *stacks[] = {skel->maps.stacks_0, skel->maps.stacks_1};
@@ -154,8 +214,9 @@ static int configure(struct cpu_bpf *skel, const struct bpf_session_opts *opts, 
 		if (err)
 			return err;
 	}
-	return configure_unwind(skel->maps.unwind_rows, skel->maps.unwind_procs,
-				skel->maps.unwind_refresh, opts, unwind, NULL);
+	err = configure_unwind(skel->maps.unwind_rows, skel->maps.unwind_procs,
+			       skel->maps.unwind_refresh, opts, unwind, NULL);
+	return err ? err : cpu_prealloc(skel, unwind);
 }
 
 static int offcpu_configure(struct offcpu_bpf *o, const struct bpf_session_opts *opts, bool btf,

@@ -30,6 +30,7 @@ struct load_segment {
 	uint64_t offset;
 	uint64_t vaddr;
 	uint64_t filesz;
+	bool exec; /* PF_X */
 };
 
 struct binary {
@@ -85,16 +86,19 @@ static int bpf_write_rows(void *ctx, uint32_t base, const struct hp_unwind_row *
 	for (uint32_t done = 0; done < n;) {
 		__u32 count = n - done < WRITE_BATCH ? n - done : WRITE_BATCH;
 
-		for (__u32 i = 0; i < count; i++)
+		const __u32 want = count;
+
+		for (__u32 i = 0; i < want; i++)
 			keys[i] = base + done + i;
 		if (bpf_map_update_batch(o->rows_fd, keys, rows + done, &count, NULL)) {
-			/* Kernels before 5.6 have no batch operations: one at a time. */
-			for (__u32 i = 0; i < count; i++)
+			/* Kernels before 5.6 have no batch operations, and a failed batch says how
+			 * many it wrote (perhaps none): the rest one at a time. */
+			for (__u32 i = count; i < want; i++)
 				if (bpf_map_update_elem(o->rows_fd, &keys[i], &rows[done + i],
 							BPF_ANY))
 					return -errno;
 		}
-		done += count;
+		done += want;
 	}
 	return 0;
 }
@@ -240,8 +244,10 @@ static int read_loads(const char *path, struct binary *b)
 
 		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		b->loads[b->nr_loads++] = (struct load_segment){
-			.offset = ph.p_offset, .vaddr = ph.p_vaddr, .filesz = ph.p_filesz};
+		b->loads[b->nr_loads++] = (struct load_segment){.offset = ph.p_offset,
+								.vaddr = ph.p_vaddr,
+								.filesz = ph.p_filesz,
+								.exec = ph.p_flags & PF_X};
 	}
 	err = b->nr_loads ? 0 : -ENOEXEC;
 out:
@@ -251,16 +257,23 @@ out:
 }
 
 /*
- * The bias of a mapping (runtime address - file address), from the PT_LOAD segment whose file
- * range it maps: the kernel maps a segment from its offset rounded down to a page.
+ * The bias of an executable mapping (runtime address - file address), from the executable PT_LOAD
+ * segment whose file range it maps: the kernel maps a segment from its offset rounded down to a
+ * page. Only executable segments count, since lld puts the read-only segment and the code in the
+ * same file page (R at offset 0, R E at 0x630 with address 0x1630): matching the first would be a
+ * page off.
  */
 static bool mapping_bias(const struct binary *b, const struct mapping *m, uint64_t *bias)
 {
+	static uint64_t page_mask;
+
+	if (!page_mask)
+		page_mask = ~((uint64_t)sysconf(_SC_PAGESIZE) - 1);
 	for (uint32_t i = 0; i < b->nr_loads; i++) {
 		const struct load_segment *s = &b->loads[i];
-		uint64_t page_start = s->offset & ~(uint64_t)0xfff;
 
-		if (m->pgoff >= page_start && m->pgoff < s->offset + s->filesz) {
+		if (s->exec && m->pgoff >= (s->offset & page_mask) &&
+		    m->pgoff < s->offset + s->filesz) {
 			*bias = m->start - m->pgoff + s->offset - s->vaddr;
 			return true;
 		}
@@ -482,9 +495,11 @@ static int build_entry(struct unwind_loader *l, pid_t pid, const struct proc *p,
 		struct binary *b;
 		uint64_t bias;
 
-		if (!m->executable || m->kind != MAPPING_FILE)
+		if (!m->executable || (m->kind != MAPPING_FILE && m->kind != MAPPING_VDSO))
 			continue;
-		b = get_binary(l, m, pid);
+		/* The vdso has no file to read a table from: listed without one (frame-pointer
+		 * steps), so that walks through clock_gettime() do not ask for re-reads. */
+		b = m->kind == MAPPING_FILE ? get_binary(l, m, pid) : NULL;
 		*out = (struct hp_unwind_mapping){.start = m->start, .end = m->end};
 		if (b && b->row_count && mapping_bias(b, m, &bias)) {
 			out->bias = bias;
