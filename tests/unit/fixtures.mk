@@ -230,6 +230,14 @@ UNIT_FX_CLANG ?= $(CLANG)
 
 unit-fixtures: $(UNIT_FX_UW_BINS) $(UNIT_FX_UW_META) $(UNIT_FX_DIR)/libfx_unwind_nocfi.so
 
+# Linked by lld, whose default layout puts the read-only segment and the code in one file page (R
+# at offset 0, R E at 0x700 with address 0x1700): the loader's bias must come from the R E one.
+unit-fixtures: $(UNIT_FX_DIR)/fx_lld $(UNIT_FX_DIR)/fx_lld.phdrs
+
+$(UNIT_FX_DIR)/fx_lld: $(UNIT_FX_SRC)/fx_prog.c | $(UNIT_FX_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(UNIT_FX_CLANG) -fuse-ld=lld -O2 -fPIE -pie -Wl,--build-id=sha1 $< -o $@
+
 $(UNIT_FX_DIR)/fx_unwind_pie: $(UNIT_FX_SRC)/fx_unwind.c | $(UNIT_FX_DIR)
 	$(call msg,FIXTURE,$@)
 	$(Q)$(CC) -O2 -fomit-frame-pointer $(UNIT_FX_UW_CFLAGS) -fPIE -pie $< -o $@

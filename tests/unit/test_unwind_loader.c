@@ -95,6 +95,51 @@ static void copy_process(pid_t from, pid_t to)
 	CHECK(system(cmd) == 0, "%s", cmd);
 }
 
+/*
+ * An lld-linked PIE: its code segment shares a file page with the read-only one, so the r-xp
+ * mapping's file offset (0) lies in both; the bias must come from the executable segment.
+ */
+static void test_lld_bias(void)
+{
+	struct mem_sink m = {.rows = calloc(SINK_ROWS, sizeof(struct hp_unwind_row))};
+	struct unwind_sink sink = {&m, mem_write_rows, mem_write_proc, mem_delete_proc};
+	struct unwind_loader_opts o = {.sink = &sink,
+				       .max_rows = SINK_ROWS,
+				       .max_procs = 8,
+				       .max_binaries = 16,
+				       .proc_root = root};
+	const uint64_t base = 0x7f0000000000ULL;
+	struct unwind_loader *l = unwind_loader__new(&o);
+	const struct hp_unwind_mapping *code = NULL;
+	char path[PATH_MAX + 64];
+	FILE *f;
+
+	CHECK(l != NULL, "unwind_loader__new: %s", strerror(errno));
+	copy_process(FAKE_PID, SECOND_PID);
+	snprintf(path, sizeof(path), "%s/%d/maps", root, SECOND_PID);
+	f = fopen(path, "w");
+	CHECK(f != NULL, "%s: %s", path, strerror(errno));
+	if (!l || !f || !m.rows) {
+		if (f)
+			fclose(f);
+		unwind_loader__delete(l);
+		free(m.rows);
+		return;
+	}
+	write_segments(f, "fx_lld", base);
+	fclose(f);
+	CHECK(unwind_loader__add_process(l, SECOND_PID) == 0, "add_process (lld)");
+	for (uint32_t i = 0; i < m.procs[1].nr; i++)
+		if (m.procs[1].maps[i].row_count)
+			code = &m.procs[1].maps[i];
+	CHECK(code != NULL, "the lld binary's code mapping has rows");
+	CHECK(code && code->bias == base, "lld bias %#llx, want %#llx",
+	      code ? (unsigned long long)code->bias : 0ULL, (unsigned long long)base);
+	check_rows(&m, code, "fx_lld");
+	unwind_loader__delete(l);
+	free(m.rows);
+}
+
 static void test_load_and_share(void)
 {
 	struct mem_sink m = {.rows = calloc(SINK_ROWS, sizeof(struct hp_unwind_row))};
@@ -219,6 +264,7 @@ int main(void)
 {
 	fake_proc__create();
 	test_load_and_share();
+	test_lld_bias();
 	test_no_room();
 	fake_proc__remove();
 	return check_summary("test_unwind_loader");
