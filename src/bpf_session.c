@@ -17,6 +17,7 @@
 #include "bpf/cpu.skel.h"
 #include "bpf/lock.skel.h"
 #include "bpf/offcpu.skel.h"
+#include "clock.h"
 #include "log.h"
 
 #define NSEC_PER_SEC 1000000000ULL
@@ -750,7 +751,6 @@ static int drain_offcpu(struct bpf_session *s, uint32_t buf, drain_offcpu_fn fn,
 int bpf_session__drain_pending_offcpu(struct bpf_session *s, drain_offcpu_fn fn, void *ctx)
 {
 	struct hp_offcpu_start start;
-	struct timespec now_ts;
 	uint64_t now;
 	__u32 tid, *prev = NULL;
 	int fd, n = 0, ret = 0;
@@ -758,8 +758,7 @@ int bpf_session__drain_pending_offcpu(struct bpf_session *s, drain_offcpu_fn fn,
 	if (!s->offcpu)
 		return 0;
 	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC. */
-	clock_gettime(CLOCK_MONOTONIC, &now_ts);
-	now = (uint64_t)now_ts.tv_sec * 1000000000ULL + now_ts.tv_nsec;
+	now = clock__ns(CLOCK_MONOTONIC);
 	fd = bpf_map__fd(s->offcpu->maps.offcpu_start);
 	while (!ret && bpf_map_get_next_key(fd, prev, &tid) == 0) {
 		struct hp_offcpu_key key = {.tid = tid};

@@ -8,6 +8,7 @@
 
 #include "bpf_session.h"
 #include "builder.h"
+#include "clock.h"
 #include "log.h"
 #include "unwind_loader.h"
 
@@ -123,14 +124,6 @@ static void load_tables(struct capture *cap, pid_t pid)
 			  strerror(-err));
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
 /*
  * Load the tables of the processes whose walks asked for them (new processes, exec, dlopen), within
  * a time budget, so that a host full of new processes does not stall the loop; what is left over
@@ -139,7 +132,7 @@ static uint64_t monotonic_ns(void)
 void capture__tick(struct capture *cap)
 {
 	pid_t pids[64];
-	uint64_t start = monotonic_ns();
+	uint64_t start = clock__ns(CLOCK_MONOTONIC);
 	size_t n;
 
 	if (!cap->unwinder)
@@ -155,7 +148,7 @@ void capture__tick(struct capture *cap)
 			if (unwind_loader__due(cap->unwinder, pids[i], start))
 				load_tables(cap, pids[i]);
 	} while (n == sizeof(pids) / sizeof(pids[0]) &&
-		 monotonic_ns() - start < UNWIND_LOAD_BUDGET_NS);
+		 clock__ns(CLOCK_MONOTONIC) - start < UNWIND_LOAD_BUDGET_NS);
 }
 
 struct capture *capture__new(const struct config *c)

@@ -22,6 +22,7 @@
 
 #include "bpf_session.h"
 #include "capture.h"
+#include "clock.h"
 #include "cmds.h"
 #include "collector.h"
 #include "config.h"
@@ -427,14 +428,6 @@ static bool process_exists(pid_t pid)
 	return kill(pid, 0) == 0 || errno == EPERM;
 }
 
-static uint64_t now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
 /*
  * Fork the command, held at a pipe until the sampler is attached, so that its very first
  * instructions are profiled. *exec_fd reads end-of-file once the child has exec'd (or exited):
@@ -547,7 +540,7 @@ static void show_status(struct run *r, struct status *st, uint64_t start, uint64
 static int run_loop(struct run *r)
 {
 	const struct config *c = r->cfg;
-	uint64_t start = now_ns(CLOCK_MONOTONIC);
+	uint64_t start = clock__ns(CLOCK_MONOTONIC);
 	uint64_t deadline =
 		c->duration_s > 0 ? start + (uint64_t)(c->duration_s * NSEC_PER_SEC) : 0;
 	uint64_t interval = (uint64_t)(c->drain_interval_s * NSEC_PER_SEC);
@@ -558,7 +551,7 @@ static int run_loop(struct run *r)
 	int err;
 
 	for (;;) {
-		uint64_t now = now_ns(CLOCK_MONOTONIC);
+		uint64_t now = clock__ns(CLOCK_MONOTONIC);
 		struct timespec nap = {.tv_nsec = 50 * 1000 * 1000};
 
 		if (deadline && now >= deadline) {
@@ -586,7 +579,7 @@ static int run_loop(struct run *r)
 	status__delete(st); /* erases it: what follows starts on a clean line */
 	if (!c->quiet)
 		log_info("capture ended: %s", why);
-	return capture__finish(r->cap, now_ns(CLOCK_MONOTONIC) - start);
+	return capture__finish(r->cap, clock__ns(CLOCK_MONOTONIC) - start);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -880,7 +873,7 @@ int do_profile(int argc, char **argv)
 		goto out;
 	if (!cfg.quiet)
 		describe_target(&cfg);
-	started = now_ns(CLOCK_MONOTONIC);
+	started = clock__ns(CLOCK_MONOTONIC);
 	if (release_fd >= 0) {
 		if (write(release_fd, "g", 1) != 1)
 			log_warn("cannot release the command: %s", strerror(errno));
@@ -892,7 +885,7 @@ int do_profile(int argc, char **argv)
 	err = run_loop(&r);
 	/* Whatever went wrong during the capture, what was collected is still written. */
 	{
-		const double elapsed = (now_ns(CLOCK_MONOTONIC) - started) / 1e9;
+		const double elapsed = (clock__ns(CLOCK_MONOTONIC) - started) / 1e9;
 		int werr;
 
 		if (!cfg.quiet)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "hostprof_abi.h"
+#include "clock.h"
 #include "log.h"
 #include "proc.h"
 #include "unwind_cache.h"
@@ -69,14 +70,6 @@ struct unwind_loader {
 	struct hp_unwind_proc *entry; /* scratch: one procs map value (8 KiB) */
 	bool cache_store_logged; /* a failed store is logged once: the next ones would repeat it */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static int bpf_write_rows(void *ctx, uint32_t base, const struct hp_unwind_row *rows, uint32_t n)
 {
@@ -531,7 +524,7 @@ static int build_entry(struct unwind_loader *l, pid_t pid, const struct proc *p,
 int unwind_loader__add_process(struct unwind_loader *l, pid_t pid)
 {
 	struct loaded_proc rec = {0}, *old = find_proc(l, pid);
-	uint64_t start = now_ns();
+	uint64_t start = clock__ns(CLOCK_MONOTONIC);
 	const struct proc *p;
 	int err;
 
@@ -570,7 +563,7 @@ int unwind_loader__add_process(struct unwind_loader *l, pid_t pid)
 	} else {
 		l->procs[l->nr_procs++] = rec;
 	}
-	l->stats.build_ns += now_ns() - start;
+	l->stats.build_ns += clock__ns(CLOCK_MONOTONIC) - start;
 	return 0;
 }
 

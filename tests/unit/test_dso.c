@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fixture_paths.h"
 #include "dso.h"
 #include "proc.h"
 
@@ -32,29 +33,6 @@
 #endif
 
 #define PAGE_MASK_4K (~(uint64_t)0xfff)
-
-static const char *outdir;
-static char tmpdir[] = "/tmp/test_dso.XXXXXX";
-
-static const char *fx(const char *name)
-{
-	static char paths[8][PATH_MAX];
-	static int next;
-	char *p = paths[next++ % 8];
-
-	snprintf(p, PATH_MAX, "%s/fixtures/%s", outdir, name);
-	return p;
-}
-
-static const char *tmp(const char *name)
-{
-	static char paths[4][PATH_MAX];
-	static int next;
-	char *p = paths[next++ % 4];
-
-	snprintf(p, PATH_MAX, "%s/%s", tmpdir, name);
-	return p;
-}
 
 /* --- expected values, as binutils computed them --- */
 
@@ -1016,10 +994,7 @@ int main(void)
 {
 	struct dso_cache *c;
 
-	outdir = getenv("OUTPUT");
-	if (!outdir || !*outdir)
-		outdir = "build";
-	if (!mkdtemp(tmpdir)) {
+	if (fixture_paths__init("test_dso") != 0) {
 		CHECK(0, "mkdtemp: %s", strerror(errno));
 		return check_summary("test_dso");
 	}

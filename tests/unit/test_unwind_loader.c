@@ -95,6 +95,19 @@ static void copy_process(pid_t from, pid_t to)
 	CHECK(system(cmd) == 0, "%s", cmd);
 }
 
+/* A loader that writes into m (the sink is copied by unwind_loader__new()). */
+static struct unwind_loader *mem_loader(struct mem_sink *m, uint32_t max_rows)
+{
+	struct unwind_sink sink = {m, mem_write_rows, mem_write_proc, mem_delete_proc};
+	struct unwind_loader_opts o = {.sink = &sink,
+				       .max_rows = max_rows,
+				       .max_procs = 8,
+				       .max_binaries = 16,
+				       .proc_root = root};
+
+	return unwind_loader__new(&o);
+}
+
 /*
  * An lld-linked PIE: its code segment shares a file page with the read-only one, so the r-xp
  * mapping's file offset (0) lies in both; the bias must come from the executable segment.
@@ -102,14 +115,8 @@ static void copy_process(pid_t from, pid_t to)
 static void test_lld_bias(void)
 {
 	struct mem_sink m = {.rows = calloc(SINK_ROWS, sizeof(struct hp_unwind_row))};
-	struct unwind_sink sink = {&m, mem_write_rows, mem_write_proc, mem_delete_proc};
-	struct unwind_loader_opts o = {.sink = &sink,
-				       .max_rows = SINK_ROWS,
-				       .max_procs = 8,
-				       .max_binaries = 16,
-				       .proc_root = root};
 	const uint64_t base = 0x7f0000000000ULL;
-	struct unwind_loader *l = unwind_loader__new(&o);
+	struct unwind_loader *l = mem_loader(&m, SINK_ROWS);
 	const struct hp_unwind_mapping *code = NULL;
 	char path[PATH_MAX + 64];
 	FILE *f;
@@ -143,13 +150,7 @@ static void test_lld_bias(void)
 static void test_load_and_share(void)
 {
 	struct mem_sink m = {.rows = calloc(SINK_ROWS, sizeof(struct hp_unwind_row))};
-	struct unwind_sink sink = {&m, mem_write_rows, mem_write_proc, mem_delete_proc};
-	struct unwind_loader_opts o = {.sink = &sink,
-				       .max_rows = SINK_ROWS,
-				       .max_procs = 8,
-				       .max_binaries = 16,
-				       .proc_root = root};
-	struct unwind_loader *l = unwind_loader__new(&o);
+	struct unwind_loader *l = mem_loader(&m, SINK_ROWS);
 	const struct hp_unwind_mapping *pie, *nopie, *lib, *gone;
 	struct unwind_loader_stats st;
 	uint32_t written;

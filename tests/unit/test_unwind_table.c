@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 
 #include "check.h"
+#include "fixture_paths.h"
 #include "hostprof_abi.h"
 #include "unwind_table.h"
 
@@ -43,29 +44,6 @@
 #ifndef FUZZ_SEED
 #define FUZZ_SEED 0x6877756e77696e64ull /* "hwunwind" */
 #endif
-
-static const char *outdir;
-static char tmpdir[] = "/tmp/test_unwind_table.XXXXXX";
-
-static const char *fx(const char *name)
-{
-	static char paths[8][PATH_MAX];
-	static int next;
-	char *p = paths[next++ % 8];
-
-	snprintf(p, PATH_MAX, "%s/fixtures/%s", outdir, name);
-	return p;
-}
-
-static const char *tmp(const char *name)
-{
-	static char paths[4][PATH_MAX];
-	static int next;
-	char *p = paths[next++ % 4];
-
-	snprintf(p, PATH_MAX, "%s/%s", tmpdir, name);
-	return p;
-}
 
 static const char *rule_name(unsigned int rule)
 {
@@ -1257,10 +1235,7 @@ int main(int argc, char **argv)
 		check_binary(argv[1], argv[1], UNWIND_ARCH_NONE, UNWIND_SRC_NONE, 0);
 		return check_summary("test_unwind_table");
 	}
-	outdir = getenv("OUTPUT");
-	if (!outdir || !*outdir)
-		outdir = "build";
-	if (!mkdtemp(tmpdir)) {
+	if (fixture_paths__init("test_unwind_table") != 0) {
 		CHECK(0, "mkdtemp: %s", strerror(errno));
 		return check_summary("test_unwind_table");
 	}
