@@ -165,4 +165,22 @@ int hp_cpu_sample(struct bpf_perf_event_data *ctx)
 	return record(ctx, &smp, &stacks_1, &ustacks_1, &counts_1);
 }
 
+/* Exec and exit: see hp_unwind_forget(). Loaded only with the walker. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(hp_unwind_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	hp_unwind_forget(BPF_CORE_READ(p, tgid), HP_UNWIND_REQ_EXEC);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(hp_unwind_exit, struct task_struct *p)
+{
+	/* Once per thread: the leader's exit is the process's (exit_group). Should its other
+	 * threads live on after a pthread_exit() in main, their next walk asks for a reload. */
+	if (BPF_CORE_READ(p, pid) == BPF_CORE_READ(p, tgid))
+		hp_unwind_forget(BPF_CORE_READ(p, tgid), HP_UNWIND_REQ_EXIT);
+	return 0;
+}
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -56,6 +56,19 @@ struct {
 	__type(value, __u8);
 } unwind_refresh SEC(".maps");
 
+/*
+ * An exec or the exit of a whole process makes its entry wrong at once (new code at perhaps the
+ * same addresses, or a PID that may come back as another process): drop it, so that walks take
+ * frame-pointer steps, and tell userspace (enum hp_unwind_request), which reloads or forgets it.
+ */
+static __always_inline void hp_unwind_forget(__u32 tgid, __u8 request)
+{
+	if (!unwind_tables || !hp_wanted(tgid))
+		return;
+	bpf_map_delete_elem(&unwind_procs, &tgid);
+	bpf_map_update_elem(&unwind_refresh, &tgid, &request, BPF_ANY);
+}
+
 /* The stack being walked on this CPU: too large for the BPF stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -297,10 +310,11 @@ static long hp_unwind_step(__u64 index, void *ctx)
 	if (w->proc)
 		m = hp_find_mapping(w->proc, w->r.pc);
 	if (!m && !w->asked) {
-		__u8 one = 1;
+		__u8 load = HP_UNWIND_REQ_LOAD;
 
 		w->asked = true;
-		bpf_map_update_elem(&unwind_refresh, &w->tgid, &one, BPF_NOEXIST);
+		/* NOEXIST: never overwrites an exec or exit request not taken yet. */
+		bpf_map_update_elem(&unwind_refresh, &w->tgid, &load, BPF_NOEXIST);
 	}
 	if (m && m->row_count) {
 		/* A return address points after its call, perhaps into the next function: look up

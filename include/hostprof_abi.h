@@ -226,6 +226,13 @@ enum hp_unwind_stop {
 	HP_UNWIND_STOP__COUNT,
 };
 
+/* Values of the unwind_refresh map: what userspace should do for a process. */
+enum hp_unwind_request {
+	HP_UNWIND_REQ_LOAD = 1, /* a walk met code outside the loaded mappings (or no entry) */
+	HP_UNWIND_REQ_EXEC,	/* it exec'd: its entry is gone, load it afresh */
+	HP_UNWIND_REQ_EXIT,	/* it exited: forget it (its PID may come back as another) */
+};
+
 /* A user stack the walker produced, kept in the ustacks maps under a hash of its PCs. */
 struct hp_user_stack {
 	__u32 nr;

@@ -37,6 +37,7 @@ struct bpf_session {
 	struct bpf_link *lock_links[4];
 	struct hp_lock_key *lock_keys; /* drain scratch: counts_map_entries keys */
 	struct bpf_link *offcpu_links[2];
+	struct bpf_link *unwind_links[2];  /* exec and exit, with the walker */
 	struct hp_offcpu_key *offcpu_keys; /* drain scratch: offcpu_map_entries keys */
 	uint64_t *offcpu_hashes;	   /* drain scratch: offcpu_map_entries stack hashes */
 	uint32_t max_offcpu;
@@ -204,6 +205,8 @@ static int configure(struct cpu_bpf *skel, const struct bpf_session_opts *opts, 
 	skel->rodata->include_idle = opts->include_idle;
 	skel->rodata->unwind_tables = unwind;
 	skel->rodata->unwind_depth = opts->unwind_depth;
+	bpf_program__set_autoload(skel->progs.hp_unwind_exec, unwind);
+	bpf_program__set_autoload(skel->progs.hp_unwind_exit, unwind);
 	for (int i = 0; i < HP_NR_BUFFERS; i++) {
 		/* Frame-pointer stacks or walked ones: the other map needs no room. */
 		err = bpf_map__set_max_entries(stacks[i], opts->stack_map_entries);
@@ -532,6 +535,25 @@ static int lock_attach(struct bpf_session *s)
 	return 0;
 }
 
+/* The walker's exec and exit programs (see hp_unwind_forget() in bpf/unwind.bpf.h). */
+static int unwind_attach(struct bpf_session *s)
+{
+	struct bpf_program *progs[] = {s->skel->progs.hp_unwind_exec,
+				       s->skel->progs.hp_unwind_exit};
+
+	for (int i = 0; i < 2; i++) {
+		s->unwind_links[i] = bpf_program__attach(progs[i]);
+		if (!s->unwind_links[i]) {
+			int err = -errno;
+
+			log_error("BPF program '%s': attach failed: %s",
+				  bpf_program__name(progs[i]), strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
 int bpf_session__attach(struct bpf_session *s, uint32_t frequency_hz)
 {
 	bool *online;
@@ -583,6 +605,8 @@ int bpf_session__attach(struct bpf_session *s, uint32_t frequency_hz)
 	err = s->nr_links ? 0 : -ENODEV;
 	if (err)
 		log_error("no online CPU accepted a cpu-clock perf event");
+	if (!err && s->unwinding)
+		err = unwind_attach(s);
 	if (!err && s->offcpu)
 		err = offcpu_attach(s);
 	if (!err && s->lock)
@@ -603,6 +627,8 @@ void bpf_session__detach(struct bpf_session *s)
 	for (int i = 0; i < 2; i++) {
 		bpf_link__destroy(s->offcpu_links[i]);
 		s->offcpu_links[i] = NULL;
+		bpf_link__destroy(s->unwind_links[i]);
+		s->unwind_links[i] = NULL;
 	}
 	for (int i = 0; i < 4; i++) {
 		bpf_link__destroy(s->lock_links[i]);
@@ -961,7 +987,8 @@ bool bpf_session__unwinding(const struct bpf_session *s, int *rows_fd, int *proc
 	return true;
 }
 
-size_t bpf_session__take_unwind_requests(struct bpf_session *s, pid_t *pids, size_t max)
+size_t bpf_session__take_unwind_requests(struct bpf_session *s, struct unwind_request *out,
+					 size_t max)
 {
 	int fd;
 	__u32 key, next, *prev = NULL;
@@ -971,14 +998,19 @@ size_t bpf_session__take_unwind_requests(struct bpf_session *s, pid_t *pids, siz
 		return 0;
 	fd = bpf_map__fd(s->skel->maps.unwind_refresh);
 	while (n < max && bpf_map_get_next_key(fd, prev, &next) == 0) {
-		pids[n++] = (pid_t)next;
+		out[n++].pid = (pid_t)next;
 		key = next;
 		prev = &key;
 	}
-	/* Deleted after the walk (see clear_stack_map()); a request made since is a new key. */
+	/* Read and deleted after the walk (see clear_stack_map()). An exec or exit that lands
+	 * between the two is lost; the next walk of that process asks again. */
 	for (size_t i = 0; i < n; i++) {
-		key = (__u32)pids[i];
+		__u8 kind = HP_UNWIND_REQ_LOAD;
+
+		key = (__u32)out[i].pid;
+		bpf_map_lookup_elem(fd, &key, &kind);
 		bpf_map_delete_elem(fd, &key);
+		out[i].kind = kind;
 	}
 	return n;
 }

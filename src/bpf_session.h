@@ -119,10 +119,16 @@ int bpf_session__drain_pending_offcpu(struct bpf_session *s, drain_offcpu_fn fn,
  */
 bool bpf_session__unwinding(const struct bpf_session *s, int *rows_fd, int *procs_fd);
 /*
- * Take up to max processes whose user-stack walk asked for their unwind tables to be (re)loaded
- * (see unwind_refresh in bpf/unwind.bpf.h); returns how many were put in pids.
+ * Take up to max requests about processes' unwind tables (see unwind_refresh in
+ * bpf/unwind.bpf.h): a walk asked for a (re)load, or the process exec'd or exited. Returns how
+ * many were put in out.
  */
-size_t bpf_session__take_unwind_requests(struct bpf_session *s, pid_t *pids, size_t max);
+struct unwind_request {
+	pid_t pid;
+	uint8_t kind; /* enum hp_unwind_request */
+};
+size_t bpf_session__take_unwind_requests(struct bpf_session *s, struct unwind_request *out,
+					 size_t max);
 /* Why user-stack walks ended, totals over all CPUs and objects since load. */
 int bpf_session__read_unwind_stops(struct bpf_session *s, uint64_t stops[HP_UNWIND_STOP__COUNT]);
 

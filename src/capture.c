@@ -131,7 +131,7 @@ static void load_tables(struct capture *cap, pid_t pid)
  */
 void capture__tick(struct capture *cap)
 {
-	pid_t pids[64];
+	struct unwind_request req[64];
 	uint64_t start = clock__ns(CLOCK_MONOTONIC);
 	size_t n;
 
@@ -142,12 +142,17 @@ void capture__tick(struct capture *cap)
 		cap->swept_ns = start;
 	}
 	do {
-		n = bpf_session__take_unwind_requests(cap->session, pids,
-						      sizeof(pids) / sizeof(pids[0]));
-		for (size_t i = 0; i < n; i++)
-			if (unwind_loader__due(cap->unwinder, pids[i], start))
-				load_tables(cap, pids[i]);
-	} while (n == sizeof(pids) / sizeof(pids[0]) &&
+		n = bpf_session__take_unwind_requests(cap->session, req,
+						      sizeof(req) / sizeof(req[0]));
+		for (size_t i = 0; i < n; i++) {
+			/* After an exec the process is new: no backoff from its old image. */
+			if (req[i].kind != HP_UNWIND_REQ_LOAD)
+				unwind_loader__remove_process(cap->unwinder, req[i].pid);
+			if (req[i].kind != HP_UNWIND_REQ_EXIT &&
+			    unwind_loader__due(cap->unwinder, req[i].pid, start))
+				load_tables(cap, req[i].pid);
+		}
+	} while (n == sizeof(req) / sizeof(req[0]) &&
 		 clock__ns(CLOCK_MONOTONIC) - start < UNWIND_LOAD_BUDGET_NS);
 }
 

@@ -5,16 +5,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <signal.h>
+#include <limits.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "hostprof_abi.h"
 #include "clock.h"
+#include "hostprof_abi.h"
 #include "log.h"
 #include "proc.h"
 #include "unwind_cache.h"
@@ -68,6 +69,12 @@ struct unwind_loader {
 	uint64_t rows_used;
 	struct unwind_loader_stats stats;
 	struct hp_unwind_proc *entry; /* scratch: one procs map value (8 KiB) */
+	/* Processes whose load failed (no room, unreadable): not retried before their time. */
+	struct {
+		pid_t pid;
+		uint64_t until_ns;
+	} failed[UNWIND_FAILED_SLOTS];
+	unsigned int next_failed;
 	bool cache_store_logged; /* a failed store is logged once: the next ones would repeat it */
 };
 
@@ -205,11 +212,26 @@ bool unwind_loader__covers(const struct unwind_loader *l, pid_t pid, uint64_t ad
 	return p && proc_covers(p, addr);
 }
 
+/* Remember a failed load for UNWIND_RETRY_FAILED_NS (the oldest memory makes room); returns err. */
+static int remember_failure(struct unwind_loader *l, pid_t pid, uint64_t now_ns, int err)
+{
+	unsigned int slot = l->next_failed++ % UNWIND_FAILED_SLOTS;
+
+	l->failed[slot].pid = pid;
+	l->failed[slot].until_ns = now_ns + UNWIND_RETRY_FAILED_NS;
+	return err;
+}
+
 bool unwind_loader__due(const struct unwind_loader *l, pid_t pid, uint64_t now_ns)
 {
 	const struct loaded_proc *p = find_proc(l, pid);
 
-	return !p || now_ns >= p->next_check_ns;
+	if (p)
+		return now_ns >= p->next_check_ns;
+	for (unsigned int i = 0; i < UNWIND_FAILED_SLOTS; i++)
+		if (l->failed[i].pid == pid && now_ns < l->failed[i].until_ns)
+			return false;
+	return true;
 }
 
 static bool same_ranges(const struct loaded_proc *a, const struct loaded_proc *b)
@@ -528,20 +550,21 @@ int unwind_loader__add_process(struct unwind_loader *l, pid_t pid)
 	const struct proc *p;
 	int err;
 
+	/* Before any /proc read: a full table stays full until processes exit. */
+	if (!old && l->nr_procs == l->opts.max_procs)
+		return remember_failure(l, pid, start, -ENOSPC);
 	err = proc_table__refresh(l->procs_snap, pid);
 	if (err && err != -ESRCH)
-		return err;
+		return remember_failure(l, pid, start, err);
 	p = proc_table__get(l->procs_snap, pid);
 	if (!p || p->exited)
 		return -ESRCH;
-	if (!old && l->nr_procs == l->opts.max_procs)
-		return -ENOSPC;
 	err = build_entry(l, pid, p, &rec);
 	if (!err)
 		err = l->sink.write_proc(l->sink.ctx, pid, l->entry);
 	if (err) {
 		release_proc(&rec);
-		return err;
+		return remember_failure(l, pid, start, err);
 	}
 	/* A re-read that found nothing new was for code outside any mapping (JIT): wait longer
 	 * before the next one. */
@@ -582,9 +605,14 @@ size_t unwind_loader__sweep(struct unwind_loader *l)
 {
 	size_t gone = 0;
 
-	/* Backwards: removing swaps the last entry into the hole. */
+	/* Backwards: removing swaps the last entry into the hole. The PIDs are those of the
+	 * /proc we read (perhaps the host's, from a container), so ask it, not kill(). */
 	for (size_t i = l->nr_procs; i-- > 0;) {
-		if (kill(l->procs[i].pid, 0) == 0 || errno != ESRCH)
+		char path[PATH_MAX];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/%d", l->opts.proc_root, l->procs[i].pid);
+		if (stat(path, &st) == 0 || errno != ENOENT)
 			continue;
 		unwind_loader__remove_process(l, l->procs[i].pid);
 		gone++;

@@ -66,20 +66,28 @@ void unwind_loader__delete(struct unwind_loader *l);
 int unwind_loader__add_process(struct unwind_loader *l, pid_t pid);
 /* Forget a process (it exited): its entry goes, and its binaries may be unloaded later. */
 void unwind_loader__remove_process(struct unwind_loader *l, pid_t pid);
-/* Forget the processes that have exited since; returns how many. */
+/*
+ * Forget the processes that have exited since (no proc_root/PID any more); returns how many. A
+ * backstop: the kernel's exit events (HP_UNWIND_REQ_EXIT) usually come first.
+ */
 size_t unwind_loader__sweep(struct unwind_loader *l);
 /* Has this process an entry? */
 bool unwind_loader__has_process(const struct unwind_loader *l, pid_t pid);
 /* Does addr lie in one of the mappings loaded for pid? (false for unknown processes) */
 bool unwind_loader__covers(const struct unwind_loader *l, pid_t pid, uint64_t addr);
 /*
- * Is a (re)load of this process due? Always for a process not loaded yet. A loaded one is re-read
+ * Is a (re)load of this process due? For a process not loaded yet, unless its last load failed
+ * less than UNWIND_RETRY_FAILED_NS ago. A loaded one is re-read
  * when its walks meet code outside its mappings (exec, dlopen, ld.so still mapping libraries),
  * but JIT code never lies in a mapping, so each process backs off: a re-read that finds the same
  * mappings doubles its wait (from UNWIND_RECHECK_MIN_NS up to UNWIND_RECHECK_MAX_NS); one that
  * finds new ones waits UNWIND_RECHECK_MIN_NS / 8, as more are likely to follow.
  */
 #define UNWIND_RECHECK_MIN_NS 1000000000ULL
+/* A process whose load failed (the procs map full, its maps unreadable) waits this long, and the
+ * loader remembers the last UNWIND_FAILED_SLOTS such processes. */
+#define UNWIND_RETRY_FAILED_NS 10000000000ULL
+#define UNWIND_FAILED_SLOTS 64
 #define UNWIND_RECHECK_MAX_NS 64000000000ULL
 bool unwind_loader__due(const struct unwind_loader *l, pid_t pid, uint64_t now_ns);
 

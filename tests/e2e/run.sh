@@ -1402,7 +1402,7 @@ main() {
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
 		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture command_mode threads \
 		jit_node nofp_unwind nofp_ratio python_unwind cxx_unwind perf_agree unwind_summary \
-		dlopen_unwind kernel_entry contention_caller unwind_rows_full \
+		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		bad_pid bad_flags help_version not_root; do
 		wanted "$t" && "t_$t"
 	done

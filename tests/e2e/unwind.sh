@@ -20,6 +20,8 @@
 #   dlopen_unwind  nofp_dlopen opens libnofp.so after its tables were loaded: the walker asks for a
 #                  re-read of its mappings, which gives it the library's table within a tick of the
 #                  main loop (>= 90% of the library's samples reach main)
+#   exec_unwind    nofp_exec_a execs nofp_exec_b, whose code lies at the same addresses: the exec
+#                  event makes the profiler load the new image's tables (>= 90% reach main)
 #   kernel_entry   python3 reading /dev/zero: samples taken in the kernel start the user walk
 #                  from the registers saved at syscall entry, and >= 95% reach Py_BytesMain
 #   contention_caller  a mutex wait is charged to the function that called pthread_mutex_lock:
@@ -285,5 +287,27 @@ t_unwind_rows_full() {
 		fail unwind_rows_full "the summary does not say that binaries did not fit: $(grep -F 'User stacks' "$WORK/rowsfull.out")"
 	else
 		pass unwind_rows_full "$(sed 's/^ *//' <<<"$line"); output written"
+	fi
+}
+
+# An exec into other code at the same addresses (two non-PIE images): the kernel's exec event
+# drops the old entry and the new image's tables are loaded; its stacks reach main.
+t_exec_unwind() {
+	local out fr total
+	hp execunw profile --duration 5 --frequency "$FREQ" -o "$WORK/execunw.folded" \
+		-- "$WL/nofp_exec_a" 1 5
+	if [ "$HP_RC" -ne 0 ]; then
+		fail exec_unwind "capture of nofp_exec_a failed: $(hp_failure execunw)"
+		return
+	fi
+	total=$(stacks reach "$WORK/execunw.folded" --comm nofp_exec_b b_leaf | kv hit)
+	out=$(stacks reach "$WORK/execunw.folded" --comm nofp_exec_b main b_middle b_leaf)
+	fr=$(awk -v h="$(kv hit <<<"$out")" -v t="${total:-0}" 'BEGIN { printf "%.4f", t ? h / t : 0 }')
+	if [ "${total:-0}" -lt 100 ]; then
+		fail exec_unwind "only ${total:-0} samples in the exec'd image's b_leaf; top stacks: $(top_stacks "$WORK/execunw.folded" 3)"
+	elif ! fcheck "$fr >= 0.90"; then
+		fail exec_unwind "$(pct "$fr") of $total samples of the exec'd image reach main > b_middle > b_leaf, need >= 90%; top stacks: $(top_stacks "$WORK/execunw.folded" 3)"
+	else
+		pass exec_unwind "$(pct "$fr") of $total samples of an image exec'd over the same addresses reach main"
 	fi
 }

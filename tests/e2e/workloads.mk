@@ -7,7 +7,7 @@ E2E_DIR := $(OUTPUT)/e2e
 E2E_CFLAGS := -O2 -g -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -D_GNU_SOURCE
 
 E2E_BINS := $(addprefix $(E2E_DIR)/,cpu_ratio lib_ratio libhpwork.so syscalls short_lived cpu_threads \
-	sleeper mutex mmap_churn nofp libnofp.so nofp_dlopen cxx_throw)
+	sleeper mutex mmap_churn nofp libnofp.so nofp_dlopen nofp_exec_a nofp_exec_b cxx_throw)
 
 .PHONY: e2e-workloads
 e2e-workloads: $(E2E_BINS)
@@ -72,6 +72,15 @@ $(E2E_DIR)/nofp: tests/e2e/nofp.c $(E2E_DIR)/libnofp.so tests/e2e/workloads.mk t
 $(E2E_DIR)/nofp_dlopen: tests/e2e/nofp_dlopen.c $(E2E_DIR)/libnofp.so tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)
 	$(call msg,WORKLOAD,$@)
 	$(Q)$(CC) $(NOFP_CFLAGS) -fPIE -pie $< -o $@ -ldl
+
+# Two non-PIE images whose code starts at the same address: the exec test.
+$(E2E_DIR)/nofp_exec_a: tests/e2e/nofp_exec.c tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CC) $(NOFP_CFLAGS) -fno-pie -no-pie $< -o $@
+
+$(E2E_DIR)/nofp_exec_b: tests/e2e/nofp_exec.c tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CC) $(NOFP_CFLAGS) -DSECOND -fno-pie -no-pie $< -o $@
 
 $(E2E_DIR)/cxx_throw: tests/e2e/cxx_throw.cpp tests/e2e/workloads.mk | $(E2E_DIR)
 	$(call msg,WORKLOAD,$@)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fake_proc.h"
+#include "clock.h"
 #include "hostprof_abi.h"
 #include "unwind_loader.h"
 #include "unwind_table.h"
@@ -96,12 +97,12 @@ static void copy_process(pid_t from, pid_t to)
 }
 
 /* A loader that writes into m (the sink is copied by unwind_loader__new()). */
-static struct unwind_loader *mem_loader(struct mem_sink *m, uint32_t max_rows)
+static struct unwind_loader *mem_loader(struct mem_sink *m, uint32_t max_rows, uint32_t max_procs)
 {
 	struct unwind_sink sink = {m, mem_write_rows, mem_write_proc, mem_delete_proc};
 	struct unwind_loader_opts o = {.sink = &sink,
 				       .max_rows = max_rows,
-				       .max_procs = 8,
+				       .max_procs = max_procs,
 				       .max_binaries = 16,
 				       .proc_root = root};
 
@@ -116,7 +117,7 @@ static void test_lld_bias(void)
 {
 	struct mem_sink m = {.rows = calloc(SINK_ROWS, sizeof(struct hp_unwind_row))};
 	const uint64_t base = 0x7f0000000000ULL;
-	struct unwind_loader *l = mem_loader(&m, SINK_ROWS);
+	struct unwind_loader *l = mem_loader(&m, SINK_ROWS, 8);
 	const struct hp_unwind_mapping *code = NULL;
 	char path[PATH_MAX + 64];
 	FILE *f;
@@ -150,7 +151,7 @@ static void test_lld_bias(void)
 static void test_load_and_share(void)
 {
 	struct mem_sink m = {.rows = calloc(SINK_ROWS, sizeof(struct hp_unwind_row))};
-	struct unwind_loader *l = mem_loader(&m, SINK_ROWS);
+	struct unwind_loader *l = mem_loader(&m, SINK_ROWS, 8);
 	const struct hp_unwind_mapping *pie, *nopie, *lib, *gone;
 	struct unwind_loader_stats st;
 	uint32_t written;
@@ -261,11 +262,50 @@ static void test_no_room(void)
 	free(m.rows);
 }
 
+/*
+ * A full procs table: the load fails with ENOSPC, and the process is not due again before
+ * UNWIND_RETRY_FAILED_NS. A process whose /proc directory is gone is swept.
+ */
+static void test_full_and_sweep(void)
+{
+	struct mem_sink m = {.rows = calloc(SINK_ROWS, sizeof(struct hp_unwind_row))};
+	struct unwind_loader *l = mem_loader(&m, SINK_ROWS, 1);
+	const uint64_t now = clock__ns(CLOCK_MONOTONIC);
+	char cmd[3 * PATH_MAX];
+
+	CHECK(l != NULL, "unwind_loader__new: %s", strerror(errno));
+	if (!l || !m.rows) {
+		unwind_loader__delete(l);
+		free(m.rows);
+		return;
+	}
+	copy_process(FAKE_PID, SECOND_PID);
+	CHECK(unwind_loader__due(l, FAKE_PID, now), "a new process is due");
+	CHECK(unwind_loader__add_process(l, FAKE_PID) == 0, "first process");
+	CHECK(unwind_loader__add_process(l, SECOND_PID) == -ENOSPC, "no room for a second one");
+	CHECK(!unwind_loader__due(l, SECOND_PID, clock__ns(CLOCK_MONOTONIC)),
+	      "a failed load is not retried at once");
+	CHECK(unwind_loader__due(l, SECOND_PID,
+				 clock__ns(CLOCK_MONOTONIC) + UNWIND_RETRY_FAILED_NS + 1),
+	      "a failed load is retried later");
+	CHECK(unwind_loader__sweep(l) == 0, "nothing to sweep while FAKE_PID exists");
+	snprintf(cmd, sizeof(cmd), "mv %s/%d %s/gone", root, FAKE_PID, root);
+	CHECK(system(cmd) == 0, "%s", cmd);
+	CHECK(unwind_loader__sweep(l) == 1, "the process whose /proc entry went is swept");
+	CHECK(!unwind_loader__has_process(l, FAKE_PID) && m.deletes == 1,
+	      "swept: forgotten, and its map entry deleted (%d deletes)", m.deletes);
+	snprintf(cmd, sizeof(cmd), "mv %s/gone %s/%d", root, root, FAKE_PID);
+	CHECK(system(cmd) == 0, "%s", cmd);
+	unwind_loader__delete(l);
+	free(m.rows);
+}
+
 int main(void)
 {
 	fake_proc__create();
 	test_load_and_share();
 	test_lld_bias();
+	test_full_and_sweep();
 	test_no_room();
 	fake_proc__remove();
 	return check_summary("test_unwind_loader");
