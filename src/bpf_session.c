@@ -5,7 +5,6 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <linux/capability.h>
-#include <linux/membarrier.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 #include "bpf/cpu.skel.h"
 #include "bpf/lock.skel.h"
 #include "bpf/offcpu.skel.h"
+#include "bpf_sync.h"
 #include "clock.h"
 #include "log.h"
 
@@ -641,21 +641,6 @@ int bpf_session__nr_cpus(const struct bpf_session *s)
 	return s->nr_links ? s->nr_links : s->nr_cpus_sampled;
 }
 
-/*
- * Wait until no BPF program can still be running with the old value of active_buffer. The sampler
- * runs from a perf interrupt, inside an RCU read-side section, so one RCU grace period is enough,
- * and membarrier(MEMBARRIER_CMD_GLOBAL) is exactly synchronize_rcu(). It returns -EINVAL on
- * nohz_full kernels; there a sleep far longer than any program run (microseconds) does the job.
- */
-static void wait_for_inflight_programs(void)
-{
-	if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) != 0) {
-		struct timespec ts = {.tv_nsec = 20 * 1000 * 1000};
-
-		nanosleep(&ts, NULL);
-	}
-}
-
 /* Copy a stack trace out of a stack map; returns its depth (0 if the id is gone). */
 static uint32_t read_stack(int map_fd, __s32 id, uint64_t *ips, bool *gone)
 {
@@ -879,7 +864,7 @@ int bpf_session__drain(struct bpf_session *s, const struct drain_fns *fns, void 
 		__atomic_store_n(&s->offcpu->bss->active_buffer, s->active, __ATOMIC_SEQ_CST);
 	if (s->lock)
 		__atomic_store_n(&s->lock->bss->active_buffer, s->active, __ATOMIC_SEQ_CST);
-	wait_for_inflight_programs();
+	bpf_sync__wait_for_programs();
 
 	counts_fd = bpf_map__fd(counts_maps[old]);
 	stacks_fd = bpf_map__fd(stacks_maps[old]);

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bpf_sync.h"
 #include "clock.h"
 #include "hostprof_abi.h"
 #include "log.h"
@@ -413,6 +414,7 @@ static void load_binary(struct unwind_loader *l, struct binary *b, const char *p
 	char err[256] = "";
 	uint32_t base;
 	size_t nr = 0;
+	bool evicted = false;
 
 	if (read_loads(path, b) != 0 || !(t = get_table(l, path, err, sizeof(err)))) {
 		l->stats.tables_failed++;
@@ -426,9 +428,15 @@ static void load_binary(struct unwind_loader *l, struct binary *b, const char *p
 		unwind_table__delete(t);
 		return;
 	}
-	while ((base = find_room(l, (uint32_t)nr)) == UINT32_MAX)
+	while ((base = find_room(l, (uint32_t)nr)) == UINT32_MAX) {
 		if (!evict_one(l))
 			break;
+		evicted = true;
+	}
+	/* A walk that read an entry naming the evicted rows before it went may still be reading
+	 * them: let it finish before they are overwritten. */
+	if (evicted && base != UINT32_MAX && !l->opts.sink)
+		bpf_sync__wait_for_programs();
 	if (base == UINT32_MAX) {
 		l->stats.no_room++;
 		b->wanted = (uint32_t)nr;
