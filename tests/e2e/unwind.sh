@@ -34,6 +34,11 @@ stacks() {
 	python3 "$E2E/stacks.py" "$@"
 }
 
+# ratio HIT TOTAL: HIT / TOTAL with four decimals (0 when TOTAL is 0).
+ratio() {
+	awk -v h="${1:-0}" -v t="${2:-0}" 'BEGIN { printf "%.4f", t ? h / t : 0 }'
+}
+
 # unwind_capture NAME WORKLOAD_ARGS... -- HOSTPROF_ARGS...: profile a workload for 4 s.
 unwind_capture() {
 	local name=$1 pid
@@ -132,7 +137,7 @@ t_cxx_unwind() {
 	out=$(stacks reach "$WORK/cxx.folded" --comm cxx_throw __cxa_throw)
 	thrown=$(kv hit <<<"$out")
 	out=$(stacks reach "$WORK/cxx.folded" --comm cxx_throw start_thread "worker_loop(double)" __cxa_throw)
-	fr=$(awk -v h="$(kv hit <<<"$out")" -v t="${thrown:-0}" 'BEGIN { printf "%.4f", t ? h / t : 0 }')
+	fr=$(ratio "$(kv hit <<<"$out")" "${thrown:-0}")
 	total=$(stacks reach "$WORK/cxx.folded" --comm cxx_throw | kv samples)
 	if [ "${thrown:-0}" -lt 20 ]; then
 		fail cxx_unwind "only ${thrown:-0} of $total samples in __cxa_throw; top stacks: $(top_stacks "$WORK/cxx.folded" 3)"
@@ -210,7 +215,7 @@ t_dlopen_unwind() {
 	total=$(kv hit <<<"$out")
 	out=$(stacks reach "$WORK/dlopen.folded" --comm nofp_dlopen main after_dlopen call_loaded \
 		nofp_leaf_c)
-	fr=$(awk -v h="$(kv hit <<<"$out")" -v t="${total:-0}" 'BEGIN { printf "%.4f", t ? h / t : 0 }')
+	fr=$(ratio "$(kv hit <<<"$out")" "${total:-0}")
 	if [ "${total:-0}" -lt 100 ]; then
 		fail dlopen_unwind "only ${total:-0} samples in the dlopen'ed nofp_leaf_c; top stacks: $(top_stacks "$WORK/dlopen.folded" 3)"
 	elif ! fcheck "$fr >= 0.90"; then
@@ -302,7 +307,7 @@ t_exec_unwind() {
 	fi
 	total=$(stacks reach "$WORK/execunw.folded" --comm nofp_exec_b b_leaf | kv hit)
 	out=$(stacks reach "$WORK/execunw.folded" --comm nofp_exec_b main b_middle b_leaf)
-	fr=$(awk -v h="$(kv hit <<<"$out")" -v t="${total:-0}" 'BEGIN { printf "%.4f", t ? h / t : 0 }')
+	fr=$(ratio "$(kv hit <<<"$out")" "${total:-0}")
 	if [ "${total:-0}" -lt 100 ]; then
 		fail exec_unwind "only ${total:-0} samples in the exec'd image's b_leaf; top stacks: $(top_stacks "$WORK/execunw.folded" 3)"
 	elif ! fcheck "$fr >= 0.90"; then
