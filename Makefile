@@ -32,7 +32,10 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 $(WARNINGS) -MMD -MP -D_GNU_SOURCE \
 	-DHOSTPROF_VERSION='"$(VERSION)"' -DHOSTPROF_GIT_REV='"$(GIT_REV)"' \
 	-Iinclude -Isrc -I$(OUTPUT) -I$(OUTPUT)/proto
-LDLIBS += -lbpf -ldw -lelf -lz -lprotobuf-c -lcurl -lcrypto -lpthread -liberty
+# libyaml: the agent's config file; json-c: the kubelet's /pods and Docker's container configs;
+# libmicrohttpd: /metrics, /healthz, /readyz; libsystemd: sd_notify for Type=notify.
+LDLIBS += -lbpf -ldw -lelf -lz -lprotobuf-c -lcurl -lcrypto -lpthread -liberty \
+	-lyaml -ljson-c -lmicrohttpd -lsystemd
 EXTRA_CFLAGS ?=
 EXTRA_LDFLAGS ?=
 
@@ -126,6 +129,7 @@ include tests/e2e/workloads.mk
 include tests/grpc/grpc.mk
 include tests/browser/browser.mk
 -include bench/bench.mk
+include deploy.mk
 
 $(OUTPUT)/tests/test_%: tests/unit/test_%.c tests/unit/check.h $(OUTPUT)/libhostprof.a | $(OUTPUT)/tests
 	$(call msg,CC,$@)
@@ -140,6 +144,7 @@ e2e: $(OUTPUT)/hostprof e2e-workloads browser-deps
 test: deps-test
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory deploy-check
 	$(Q)$(MAKE) --no-print-directory e2e
 
 run: deps-build

@@ -7,9 +7,9 @@
 BENCH_SRCS := $(wildcard bench/bench_*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
 
-.PHONY: bench bench-otlp bench-sched bench-html bench-unwind
+.PHONY: bench bench-otlp bench-sched bench-html bench-unwind bench-soak
 
-bench: bench-otlp bench-sched bench-html bench-unwind
+bench: bench-otlp bench-sched bench-html bench-unwind bench-soak
 
 $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
@@ -59,3 +59,10 @@ bench-unwind: $(OUTPUT)/hostprof $(OUTPUT)/bench/deep_fp $(OUTPUT)/bench/deep_no
 		$(OUTPUT)/bench/deep_nofp $(OUTPUT)/bench/bench_tables > $(OUTPUT)/bench/unwind.md.tmp && \
 		mv $(OUTPUT)/bench/unwind.md.tmp $(OUTPUT)/bench/unwind.md
 	$(Q)cat $(OUTPUT)/bench/unwind.md
+
+# The agent's RSS over 10 minutes at 99 Hz under process churn, sampled every 10 s, with the
+# slope after the warm-up (root). `make test` runs a 2-minute form that checks it.
+bench-soak: $(OUTPUT)/hostprof e2e-workloads | $(OUTPUT)/bench
+	$(Q)bench/soak.sh $(OUTPUT)/hostprof $(OUTPUT)/e2e/short_lived > $(OUTPUT)/bench/soak.txt.tmp && \
+		mv $(OUTPUT)/bench/soak.txt.tmp $(OUTPUT)/bench/soak.txt
+	$(Q)cat $(OUTPUT)/bench/soak.txt

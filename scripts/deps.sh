@@ -4,7 +4,8 @@
 set -euo pipefail
 
 build_pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
-	protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev libssl-dev pkg-config libiberty-dev)
+	protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev libssl-dev pkg-config libiberty-dev
+	libyaml-dev libjson-c-dev libmicrohttpd-dev libsystemd-dev)
 # go tool pprof decodes our pprof output independently; protoc decodes protobuf by schema.
 # openssl makes the gRPC test receiver's TLS certificate.
 test_pkgs=(golang-go protobuf-compiler python3 clang-format cppcheck binutils openssl g++ chromium tmux)
@@ -14,6 +15,9 @@ test_pkgs+=(libc6-dbg linux-perf)
 # lld links the arm64 unwind-table fixture (clang --target=aarch64-linux-gnu -fuse-ld=lld): the
 # aarch64 CFI is checked on any host. Without it the test skips arm64.
 test_pkgs+=(lld)
+# The agent's deployment artifacts: yamllint lints the chart and the example config, and
+# systemd-analyze (package systemd) verifies the unit.
+test_pkgs+=(yamllint systemd)
 # Node.js and npm run the gRPC test receiver (@grpc/grpc-js from npm). A machine may already have
 # a Node.js that bundles npm (nodesource's), which Debian's npm package would conflict with.
 if ! command -v npm >/dev/null 2>&1; then

@@ -9,6 +9,7 @@
 #include "demangle.h"
 #include "hash.h"
 #include "hostprof_abi.h"
+#include "identity.h"
 
 /* Kernel addresses are shared by every process: they are cached under this pseudo-PID. */
 #define KERNEL_PID UINT32_MAX
@@ -24,8 +25,16 @@ struct builder {
 	struct profile *profile;
 	struct symbolizer *sym;
 	struct loc_slot *slots;
-	size_t nr_slots; /* a power of two */
+	size_t nr_slots;  /* a power of two */
+	size_t max_slots; /* the cap's table size: the table doubles up to it */
 	size_t used;
+	struct identity *identity; /* NULL: the plain service name rules, nothing dropped */
+	struct process_identity *scratch;
+	/* PIDs whose samples a rule leaves out: an open-addressed set (0 = empty), grown as
+	 * needed; it lives as long as the profile window. */
+	uint32_t *dropped;
+	size_t nr_dropped_slots, nr_dropped;
+	uint64_t samples_dropped;
 };
 
 static size_t round_pow2(size_t n)
@@ -45,8 +54,11 @@ struct builder *builder__new(struct profile *p, struct symbolizer *sym, size_t m
 		return NULL;
 	b->profile = p;
 	b->sym = sym;
-	/* Open addressing stays fast below ~70% load: size the table for the cap at that load. */
-	b->nr_slots = round_pow2(max_cached_locations + max_cached_locations / 2);
+	/* Open addressing stays fast below ~70% load: the cap's table is sized for it at that
+	 * load. A window of the agent sees far fewer addresses than the cap, and the memory is
+	 * paid per window: start small and double as addresses come. */
+	b->max_slots = round_pow2(max_cached_locations + max_cached_locations / 2);
+	b->nr_slots = b->max_slots < 4096 ? b->max_slots : 4096;
 	b->slots = calloc(b->nr_slots, sizeof(*b->slots));
 	if (!b->slots) {
 		free(b);
@@ -56,11 +68,65 @@ struct builder *builder__new(struct profile *p, struct symbolizer *sym, size_t m
 	return b;
 }
 
+void builder__set_identity(struct builder *b, struct identity *id)
+{
+	b->identity = id;
+}
+
+uint64_t builder__samples_dropped(const struct builder *b)
+{
+	return b->samples_dropped;
+}
+
+static bool is_dropped(const struct builder *b, uint32_t pid)
+{
+	if (!b->nr_dropped)
+		return false;
+	for (size_t i = pid & (b->nr_dropped_slots - 1);; i = (i + 1) & (b->nr_dropped_slots - 1)) {
+		if (b->dropped[i] == pid)
+			return true;
+		if (!b->dropped[i])
+			return false;
+	}
+}
+
+static int mark_dropped(struct builder *b, uint32_t pid)
+{
+	if ((b->nr_dropped + 1) * 2 > b->nr_dropped_slots) {
+		size_t n = b->nr_dropped_slots ? b->nr_dropped_slots * 2 : 64;
+		uint32_t *v = calloc(n, sizeof(*v)), *old = b->dropped;
+
+		if (!v)
+			return -ENOMEM;
+		for (size_t i = 0; i < b->nr_dropped_slots; i++) {
+			size_t j = old[i] & (n - 1);
+
+			if (!old[i])
+				continue;
+			while (v[j])
+				j = (j + 1) & (n - 1);
+			v[j] = old[i];
+		}
+		free(old);
+		b->dropped = v;
+		b->nr_dropped_slots = n;
+	}
+	for (size_t i = pid & (b->nr_dropped_slots - 1);; i = (i + 1) & (b->nr_dropped_slots - 1)) {
+		if (!b->dropped[i]) {
+			b->dropped[i] = pid;
+			b->nr_dropped++;
+			return 0;
+		}
+	}
+}
+
 void builder__delete(struct builder *b)
 {
 	if (!b)
 		return;
 	free(b->slots);
+	free(b->dropped);
+	free(b->scratch);
 	free(b);
 }
 
@@ -73,6 +139,25 @@ static struct loc_slot *cache_slot(struct builder *b, uint32_t pid, uint64_t add
 				    b->slots[i].is_return_address == ret))
 		i = (i + 1) & mask;
 	return &b->slots[i];
+}
+
+/* Double the location cache, rehashing what it holds. 0, or -ENOMEM (the old one stays). */
+static int grow_cache(struct builder *b)
+{
+	struct loc_slot *old = b->slots;
+	size_t old_n = b->nr_slots;
+
+	b->slots = calloc(old_n * 2, sizeof(*b->slots));
+	if (!b->slots) {
+		b->slots = old;
+		return -ENOMEM;
+	}
+	b->nr_slots = old_n * 2;
+	for (size_t i = 0; i < old_n; i++)
+		if (old[i].loc)
+			*cache_slot(b, old[i].pid, old[i].addr, old[i].is_return_address) = old[i];
+	free(old);
+	return 0;
 }
 
 /*
@@ -182,11 +267,13 @@ static int64_t location_of(struct builder *b, uint32_t pid, uint64_t addr, bool 
 	if (idx <= 0)
 		return idx < 0 ? idx : -EINVAL;
 
-	/* Full: forget everything rather than grow; the profile keeps the locations, only the
-	 * shortcut to them is lost. */
+	/* Full: grow up to the cap, then forget everything rather than grow further; the profile
+	 * keeps the locations, only the shortcut to them is lost. */
 	if (b->used + 1 > b->nr_slots - b->nr_slots / 4) {
-		memset(b->slots, 0, b->nr_slots * sizeof(*b->slots));
-		b->used = 0;
+		if (b->nr_slots >= b->max_slots || grow_cache(b)) {
+			memset(b->slots, 0, b->nr_slots * sizeof(*b->slots));
+			b->used = 0;
+		}
 		slot = cache_slot(b, cache_pid, addr, is_return_address);
 	}
 	*slot = (struct loc_slot){
@@ -200,9 +287,76 @@ static int64_t intern_or_empty(struct profile *p, const char *s)
 	return profile__string(p, s ? s : "");
 }
 
+/* The attributes that have fields of their own in struct profile_process. */
+static bool fixed_attr(const char *key)
+{
+	static const char *const fixed[] = {"service.name",
+					    "process.pid",
+					    "process.executable.name",
+					    "process.executable.path",
+					    "process.command_line",
+					    "container.id"};
+
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		if (!strcmp(key, fixed[i]))
+			return true;
+	return false;
+}
+
+/* The process entry from the identity rules: 1 when a rule leaves the process out. */
+static int record_identity(struct builder *b, const struct raw_sample *s,
+			   const struct process_info *info, struct profile_process *proc)
+{
+	struct process_identity *pi = b->scratch;
+	struct identity_input in = {
+		.pid = s->pid,
+		.comm = info->comm && info->comm[0] ? info->comm : s->process_name,
+		.exe_path = info->exe_path,
+		.cmdline = info->cmdline,
+		.env_service = info->service_name,
+		.container_id = info->container_id,
+		.systemd_unit = info->systemd_unit,
+	};
+	int64_t idx[5];
+	static const char *const keys[5] = {"service.name", "process.executable.name",
+					    "process.executable.path", "process.command_line",
+					    "container.id"};
+
+	if (!pi) {
+		pi = b->scratch = malloc(sizeof(*pi));
+		if (!pi)
+			return -ENOMEM;
+	}
+	if (!identity__resolve(b->identity, &in, pi))
+		return mark_dropped(b, s->pid) ?: 1;
+	for (int i = 0; i < 5; i++) {
+		idx[i] = intern_or_empty(b->profile, process_identity__get(pi, keys[i]));
+		if (idx[i] < 0)
+			return (int)idx[i];
+	}
+	proc->service_name = idx[0];
+	proc->exe_name = idx[1];
+	proc->exe_path = idx[2];
+	proc->command_line = idx[3];
+	proc->container_id = idx[4];
+	for (size_t i = 0; i < pi->nr && proc->nr_attrs < PROFILE_MAX_PROCESS_ATTRS; i++) {
+		int64_t k, v;
+
+		if (!pi->attrs[i].exported || fixed_attr(pi->attrs[i].key))
+			continue;
+		k = profile__string(b->profile, pi->attrs[i].key);
+		v = profile__string(b->profile, pi->attrs[i].value);
+		if (k < 0 || v < 0)
+			return -ENOMEM;
+		proc->attrs[proc->nr_attrs++] = (struct profile_attr){(uint32_t)k, (uint32_t)v};
+	}
+	return 0;
+}
+
 /*
  * Record who a process is the first time one of its samples arrives, while it most likely still
  * runs. The service name falls back to the executable's name, then to the process name.
+ * Returns 1 when the identity rules leave the process out: its samples are skipped.
  */
 static int record_process(struct builder *b, const struct raw_sample *s)
 {
@@ -210,10 +364,17 @@ static int record_process(struct builder *b, const struct raw_sample *s)
 	struct process_info info;
 	const char *exe_name, *service;
 	int64_t idx[5];
+	int rc;
 
+	if (is_dropped(b, s->pid))
+		return 1;
 	if (profile__find_process(b->profile, s->pid))
 		return 0;
 	symbolizer__process_info(b->sym, s->pid, &info);
+	if (b->identity) {
+		rc = record_identity(b, s, &info, &proc);
+		return rc ? rc : profile__set_process(b->profile, &proc);
+	}
 	exe_name = info.exe_path ? strrchr(info.exe_path, '/') : NULL;
 	exe_name = exe_name ? exe_name + 1 : info.exe_path;
 	service = info.service_name ? info.service_name : exe_name ? exe_name : s->process_name;
@@ -288,6 +449,15 @@ int builder__add_batch(struct builder *b, const struct sample_batch *batch, enum
 		struct profile_labels labels = {0};
 		size_t n = 0;
 		int64_t idx;
+		int rc = record_process(b, s);
+
+		if (rc < 0)
+			return rc;
+		if (rc > 0) {
+			/* Left out by a rule: not symbolized at all. */
+			b->samples_dropped += s->count;
+			continue;
+		}
 
 		/* Leaf first: the kernel part of the stack sits above the user part. An off-CPU
 		 * stack is taken from inside the sched_switch probe: its first frames are the
@@ -309,7 +479,7 @@ int builder__add_batch(struct builder *b, const struct sample_batch *batch, enum
 		idx = profile__stack(b->profile, locs, n);
 		if (idx < 0)
 			return idx;
-		if (intern_labels(b, s, &labels) < 0 || record_process(b, s) < 0)
+		if (intern_labels(b, s, &labels) < 0)
 			return -ENOMEM;
 		labels.thread_state = (uint32_t)running;
 		if (kind == BATCH_OFFCPU) {

@@ -29,6 +29,16 @@ enum batch_kind {
 			    * wait's kind and the lock's address */
 };
 
+struct identity;
+/*
+ * Name processes by the agent's identity rules (Kubernetes, systemd, relabeling), which may
+ * also leave processes out; without it the service is the declared one or the executable's
+ * name. The identity is borrowed; it must outlive the builder.
+ */
+void builder__set_identity(struct builder *b, struct identity *id);
+/* Samples (raw counts) that identity rules left out. */
+uint64_t builder__samples_dropped(const struct builder *b);
+
 /* Add every sample of the batch. 0 or -ENOMEM. */
 int builder__add_batch(struct builder *b, const struct sample_batch *batch, enum batch_kind kind,
 		       int64_t period);

@@ -9,6 +9,7 @@
 #include "bpf_session.h"
 #include "builder.h"
 #include "clock.h"
+#include "identity.h"
 #include "log.h"
 #include "unwind_loader.h"
 
@@ -39,6 +40,9 @@ struct capture {
 	int64_t period_ns;
 	struct unwind_loader *unwinder; /* NULL: frame-pointer stacks only */
 	uint64_t swept_ns;		/* when exited processes were last let go */
+	struct identity *identity;	/* borrowed; NULL: the plain service name rules */
+	uint64_t window_start_mono;	/* CLOCK_MONOTONIC at the start of the window */
+	uint64_t samples_left_out;	/* by identity rules, in windows already handed out */
 };
 
 static bool wants_offcpu(const struct capture *cap)
@@ -80,6 +84,7 @@ static int make_profiles(struct capture *cap)
 	struct timespec now;
 
 	clock_gettime(CLOCK_REALTIME, &now);
+	cap->window_start_mono = clock__ns(CLOCK_MONOTONIC);
 	for (int slot = 0; slot < NR_SLOTS; slot++) {
 		struct profile_desc desc = descs[slot];
 
@@ -93,8 +98,55 @@ static int make_profiles(struct capture *cap)
 			builder__new(cap->profiles[slot], cap->sym, c->max_cached_locations);
 		if (!cap->builders[slot])
 			return -ENOMEM;
+		builder__set_identity(cap->builders[slot], cap->identity);
 	}
 	return 0;
+}
+
+void capture__set_identity(struct capture *cap, struct identity *id)
+{
+	cap->identity = id;
+	for (int slot = 0; slot < NR_SLOTS; slot++)
+		if (cap->builders[slot])
+			builder__set_identity(cap->builders[slot], id);
+}
+
+uint64_t capture__samples_left_out(const struct capture *cap)
+{
+	uint64_t n = cap->samples_left_out;
+
+	/* cpu samples reach both the cpu and the wall builders: count one of them. */
+	if (cap->builders[SLOT_CPU])
+		n += builder__samples_dropped(cap->builders[SLOT_CPU]);
+	else if (cap->builders[SLOT_WALL])
+		n += builder__samples_dropped(cap->builders[SLOT_WALL]);
+	return n;
+}
+
+int capture__rotate(struct capture *cap, struct profile **out, size_t *n)
+{
+	uint64_t duration = clock__ns(CLOCK_MONOTONIC) - cap->window_start_mono;
+	int err = capture__drain(cap);
+
+	*n = 0;
+	cap->samples_left_out = capture__samples_left_out(cap);
+	/* Threads still off the CPU are not counted here: their whole wait lands in the window
+	 * in which it ends, so that no wait is counted twice. */
+	for (int slot = 0; slot < NR_SLOTS; slot++) {
+		if (!cap->profiles[slot])
+			continue;
+		profile__set_window(cap->profiles[slot],
+				    profile__desc(cap->profiles[slot])->time_nanos, duration);
+		out[(*n)++] = cap->profiles[slot];
+		builder__delete(cap->builders[slot]);
+		cap->profiles[slot] = NULL;
+		cap->builders[slot] = NULL;
+	}
+	/* After the drain: what the retired processes left is in the profiles handed out. */
+	symbolizer__retire_exited(cap->sym);
+	if (err)
+		return err;
+	return make_profiles(cap);
 }
 
 static int make_unwinder(struct capture *cap)
@@ -178,6 +230,7 @@ struct capture *capture__new(const struct config *c)
 		.kallsyms_path = c->kallsyms_path,
 		.max_procs = c->max_procs,
 		.max_dsos = c->max_dsos,
+		.max_dwarf_bytes = c->max_dwarf_bytes,
 	};
 	struct capture *cap = calloc(1, sizeof(*cap));
 	int err = -ENOMEM;

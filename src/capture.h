@@ -50,6 +50,19 @@ int capture__drain(struct capture *cap);
  */
 int capture__finish(struct capture *cap, uint64_t duration_ns);
 
+struct identity;
+/* Name processes with the agent's identity rules from now on (borrowed; see builder.h). */
+void capture__set_identity(struct capture *cap, struct identity *id);
+/*
+ * End the window (the agent's upload interval): drain, stamp the profiles with the window's
+ * start and length, hand them to the caller (*n of them, in type order; the caller frees them
+ * with profile__delete()), and start empty profiles for the next window. 0 or -errno; the
+ * profiles handed out hold what was collected either way.
+ */
+int capture__rotate(struct capture *cap, struct profile **out, size_t *n);
+/* Samples that identity rules left out, since the start. */
+uint64_t capture__samples_left_out(const struct capture *cap);
+
 /* The profiles made, in type order (cpu, wall, off_cpu, contention); returns how many. */
 size_t capture__profiles(const struct capture *cap, const struct profile **out);
 /* The profile of one type (PROFILE_TYPE_* bit), or NULL when it is not being made. */

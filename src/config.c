@@ -33,6 +33,7 @@ void config__defaults(struct config *c)
 	c->counts_map_entries = 16384;
 	c->max_procs = 4096;
 	c->max_dsos = 1024;
+	c->max_dwarf_bytes = 32 << 20;
 	c->unwind_tables = true;
 	c->unwind_depth = HP_UNWIND_MAX_DEPTH;
 	c->unwind_rows = 1U << 20; /* 16 MiB: libc takes ~20k rows, python3 ~100k */
@@ -46,6 +47,80 @@ void config__defaults(struct config *c)
 	c->export_queue_bytes = 64 << 20;
 	c->proc_root = "/proc";
 	c->kallsyms_path = "/proc/kallsyms";
+	c->upload_interval_s = 15;
+	c->keep_files = 20;
+	c->log_level = 2; /* LOG_INFO */
+	c->kube_token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+	c->kube_ca_file = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt";
+	c->kube_refresh_s = 30;
+	c->docker_root = "/var/lib/docker";
+}
+
+void config__release(struct config *c)
+{
+	for (size_t i = 0; i < c->nr_owned; i++) {
+		/* Header values are tokens: scrub them before the memory is reused. */
+		explicit_bzero(c->owned[i], strlen(c->owned[i]));
+		free(c->owned[i]);
+	}
+	free(c->owned);
+	c->owned = NULL;
+	c->nr_owned = c->cap_owned = 0;
+}
+
+const char *config__own(struct config *c, const char *s)
+{
+	char *copy;
+
+	if (!s)
+		return NULL;
+	if (c->nr_owned == c->cap_owned) {
+		size_t cap = c->cap_owned ? c->cap_owned * 2 : 32;
+		char **v = realloc(c->owned, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		c->owned = v;
+		c->cap_owned = cap;
+	}
+	copy = strdup(s);
+	if (!copy)
+		return NULL;
+	c->owned[c->nr_owned++] = copy;
+	return copy;
+}
+
+int config__parse_interval(const char *text, double min_s, double max_s, double *out, char *err,
+			   size_t len)
+{
+	static const struct {
+		const char *suffix;
+		double scale;
+	} units[] = {{"ms", 1e-3}, {"s", 1}, {"m", 60}, {"h", 3600}, {"", 1}};
+	char *end;
+	double v;
+
+	if (!isdigit((unsigned char)text[0]) && text[0] != '.')
+		goto bad;
+	errno = 0;
+	v = strtod(text, &end);
+	if (end == text || errno || !isfinite(v))
+		goto bad;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (!strcmp(end, units[i].suffix)) {
+			v *= units[i].scale;
+			if (v < min_s || v > max_s)
+				goto bad;
+			*out = v;
+			return 0;
+		}
+	}
+bad:
+	snprintf(err, len,
+		 "'%s' is not a duration from %g s to %g s: write it as 15s, 500ms, 2m, 1h, or a "
+		 "number of seconds",
+		 text, min_s, max_s);
+	return -EINVAL;
 }
 
 int config__parse_duration(const char *text, double *out, char *err, size_t len)

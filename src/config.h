@@ -36,6 +36,27 @@ struct output {
 	enum output_format format;
 };
 
+#define CONFIG_MAX_RELABEL 64
+
+/* One relabeling rule of the agent (the `relabel:` list), applied to a process's attributes. */
+enum relabel_action {
+	RELABEL_REPLACE = 0, /* set target to the replacement when source matches */
+	RELABEL_KEEP,	     /* drop the process unless source matches */
+	RELABEL_DROP,	     /* drop the process when source matches */
+};
+
+struct relabel_rule {
+	enum relabel_action action;
+	const char *source;	 /* attribute name; NULL reads as the empty string */
+	const char *regex;	 /* POSIX extended, anchored at both ends; NULL: "(.*)" */
+	const char *target;	 /* replace: the attribute to set */
+	const char *replacement; /* replace: $1..$9 are the groups; NULL: "$1" */
+	int line;		 /* where the rule is in the config file; 0 when not from one */
+};
+
+/* kubernetes.enabled */
+enum kube_mode { KUBE_AUTO = 0, KUBE_ON, KUBE_OFF };
+
 struct config {
 	/* what to profile */
 	pid_t pids[CONFIG_MAX_PIDS];
@@ -65,6 +86,7 @@ struct config {
 	uint32_t counts_map_entries;
 	size_t max_procs;
 	size_t max_dsos;
+	size_t max_dwarf_bytes; /* open DWARF handles of the symbolizer */
 	size_t max_cached_locations;
 
 	/* user-stack unwinding with .eh_frame tables (--unwind) */
@@ -94,16 +116,51 @@ struct config {
 	size_t nr_pyroscope_headers;
 	double export_deadline_s; /* how long the end of a run waits for receivers */
 	size_t export_queue_bytes;
+
+	/* agent mode (`hostprof agent`); see config_load.h for the file, environment and flags */
+	double upload_interval_s;
+	const char *http_listen; /* NULL: no HTTP endpoints */
+	const char *output_dir;	 /* NULL: no local files per window */
+	size_t keep_files;	 /* per profile type in output_dir */
+	int log_level;		 /* enum log_level */
+	/* "name=path": header values read from files (tokens), never from the command line */
+	const char *otlp_header_files[CONFIG_MAX_HEADERS];
+	size_t nr_otlp_header_files;
+	const char *pyroscope_header_files[CONFIG_MAX_HEADERS];
+	size_t nr_pyroscope_header_files;
+	enum kube_mode kube_mode;
+	const char *kube_node_name;
+	const char *kube_kubelet_url;
+	const char *kube_token_file;
+	const char *kube_ca_file;
+	bool kube_insecure;
+	double kube_refresh_s;
+	const char *docker_root;
+	struct relabel_rule relabel[CONFIG_MAX_RELABEL];
+	size_t nr_relabel;
+
+	/* Strings that the config owns (read from a file, the environment or --set); the fields
+	 * above may point into them. Freed by config__release(). */
+	char **owned;
+	size_t nr_owned, cap_owned;
 };
 
 /* Defaults for one-shot `hostprof profile`. */
 void config__defaults(struct config *c);
+/* Free the strings the config owns; the config is left with its defaults' pointers cleared. */
+void config__release(struct config *c);
+/* A copy of s that the config owns (NULL for NULL), or NULL with errno = ENOMEM. */
+const char *config__own(struct config *c, const char *s);
 
 /*
  * Value parsers. Each returns 0, or -EINVAL and writes into err (len bytes) what is wrong with
  * the value and what is accepted.
  */
 int config__parse_duration(const char *text, double *out, char *err, size_t len);
+/* A duration with a unit, as config files write them: "15s", "500ms", "2m", "1h", or plain
+ * seconds; from min_s to max_s. */
+int config__parse_interval(const char *text, double min_s, double max_s, double *out, char *err,
+			   size_t len);
 int config__parse_frequency(const char *text, uint32_t *out, char *err, size_t len);
 int config__parse_count(const char *text, size_t min, size_t max, size_t *out, char *err,
 			size_t len);

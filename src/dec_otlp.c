@@ -266,7 +266,16 @@ struct res_info {
 	bool has_pid;
 	int64_t pid;
 	const char *service, *exe_name, *exe_path, *cmdline, *container;
+	/* The other string attributes (k8s.*, ...), minus the host facts that the encoder adds
+	 * to every resource by itself. */
+	const char *extra_keys[PROFILE_MAX_PROCESS_ATTRS], *extra_values[PROFILE_MAX_PROCESS_ATTRS];
+	size_t nr_extra;
 };
+
+static bool host_fact(const char *k)
+{
+	return !strcmp(k, "host.name") || !strcmp(k, "host.arch") || !strcmp(k, "os.type");
+}
 
 static void resource_info(const Opentelemetry__Proto__Resource__V1__Resource *res,
 			  struct res_info *ri)
@@ -290,6 +299,11 @@ static void resource_info(const Opentelemetry__Proto__Resource__V1__Resource *re
 			ri->cmdline = any_str(kv->value);
 		else if (!strcmp(k, "container.id"))
 			ri->container = any_str(kv->value);
+		else if (k[0] && !host_fact(k) && any_str(kv->value) &&
+			 ri->nr_extra < PROFILE_MAX_PROCESS_ATTRS) {
+			ri->extra_keys[ri->nr_extra] = k;
+			ri->extra_values[ri->nr_extra++] = any_str(kv->value);
+		}
 	}
 }
 
@@ -427,6 +441,12 @@ static int decode_profile(struct otlp_dec *d, const struct res_info *ri,
 			err = intern(o->p, ri->cmdline, &proc.command_line);
 		if (!err)
 			err = intern(o->p, ri->container, &proc.container_id);
+		for (size_t i = 0; !err && i < ri->nr_extra; i++) {
+			err = intern(o->p, ri->extra_keys[i], &proc.attrs[i].key);
+			if (!err)
+				err = intern(o->p, ri->extra_values[i], &proc.attrs[i].value);
+			proc.nr_attrs = (uint32_t)i + 1;
+		}
 		if (!err)
 			err = profile__set_process(o->p, &proc);
 	}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "deliver.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <inttypes.h>
@@ -140,6 +141,86 @@ static int write_file(const struct deliverer *d, const struct output *o,
 	return -EINVAL;
 }
 
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Keep the newest `keep` files "TYPE-*.pb.gz" of a directory: their names sort by time. */
+static void prune_windows(const char *dir, const char *type, size_t keep)
+{
+	size_t tl = strlen(type), n = 0, cap = 0;
+	char **names = NULL;
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		if (strncmp(e->d_name, type, tl) || e->d_name[tl] != '-' || len < 7 ||
+		    strcmp(e->d_name + len - 6, ".pb.gz"))
+			continue;
+		if (n == cap) {
+			char **v = realloc(names, (cap = cap ? cap * 2 : 64) * sizeof(*v));
+
+			if (!v)
+				break;
+			names = v;
+		}
+		if (!(names[n] = strdup(e->d_name)))
+			break;
+		n++;
+	}
+	closedir(d);
+	qsort(names, n, sizeof(*names), cmp_names);
+	for (size_t i = 0; i + keep < n; i++) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		if (unlink(path) && errno != ENOENT)
+			log_warn("cannot remove the old window '%s': %s", path, strerror(errno));
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* One pprof file per type and window: DIR/TYPE-YYYYMMDDTHHMMSSZ.pb.gz (UTC, the window's
+ * start), then the oldest beyond keep_files are removed. */
+static int write_window(struct deliverer *d, const struct profile *const *profiles, size_t n)
+{
+	int first_err = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_desc *desc = profile__desc(profiles[i]);
+		time_t start = (time_t)(desc->time_nanos / 1000000000ULL);
+		char type[32], stamp[32], path[PATH_MAX];
+		size_t t = 0;
+		struct tm tm;
+		int err;
+
+		for (const char *c = desc->sample_type; *c && t + 1 < sizeof(type); c++)
+			if (*c != '_')
+				type[t++] = *c;
+		type[t] = '\0';
+		gmtime_r(&start, &tm);
+		strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+		snprintf(path, sizeof(path), "%s/%s-%s.pb.gz", d->opts.window_dir, type, stamp);
+		err = enc_pprof__write(profiles[i], path);
+		if (err) {
+			log_warn("writing '%s' failed: %s", path, strerror(-err));
+			d->files_failed++;
+			first_err = first_err ? first_err : err;
+			continue;
+		}
+		d->files_written++;
+		prune_windows(d->opts.window_dir, type, d->opts.keep_files);
+	}
+	return first_err;
+}
+
 static size_t count_samples(const struct profile *p)
 {
 	return profile__nr_samples(p) > 0 ? profile__nr_samples(p) - 1 : 0;
@@ -215,6 +296,8 @@ int deliverer__deliver(struct deliverer *d, const struct profile *const *profile
 			d->files_written++;
 		}
 	}
+	if (d->opts.window_dir && (err = write_window(d, profiles, n)))
+		first_err = first_err ? first_err : err;
 	/* Receivers are told nothing rather than an empty profile (the spec: SHOULD NOT send). */
 	if (!n || !count_samples(profiles[0]))
 		return first_err;
@@ -223,6 +306,19 @@ int deliverer__deliver(struct deliverer *d, const struct profile *const *profile
 	if (d->pyroscope && (err = queue_pyroscope(d, profiles[0])))
 		first_err = first_err ? first_err : err;
 	return first_err;
+}
+
+void deliverer__stats(struct deliverer *d, struct delivery_report *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->otlp_on = d->otlp != NULL;
+	out->pyroscope_on = d->pyroscope != NULL;
+	out->files_written = d->files_written;
+	out->files_failed = d->files_failed;
+	if (d->otlp)
+		exporter__stats(d->otlp, &out->otlp);
+	if (d->pyroscope)
+		exporter__stats(d->pyroscope, &out->pyroscope);
 }
 
 static uint64_t now_ms(void)

@@ -20,6 +20,10 @@
 struct deliver_opts {
 	const struct output *outputs; /* local files */
 	size_t nr_outputs;
+	/* The agent's windows as pprof files, TYPE-YYYYMMDDTHHMMSSZ.pb.gz, the newest keep_files
+	 * of each type kept; NULL: none. */
+	const char *window_dir;
+	size_t keep_files;
 	const struct endpoint_config *otlp;	 /* NULL: no OTLP export */
 	const struct endpoint_config *pyroscope; /* NULL: no Pyroscope export */
 	struct otlp_opts otlp_opts;
@@ -46,6 +50,8 @@ struct deliverer *deliverer__new(const struct deliver_opts *opts);
  * written or a payload that could not be encoded; the other destinations are served regardless.
  */
 int deliverer__deliver(struct deliverer *d, const struct profile *const *profiles, size_t n);
+/* The counts so far, while the exporters run (the agent's /metrics and readiness). */
+void deliverer__stats(struct deliverer *d, struct delivery_report *out);
 /* Flush the exporters within deadline_ms, stop them and free everything; fills *report. */
 void deliverer__shutdown(struct deliverer *d, int64_t deadline_ms, struct delivery_report *report);
 

@@ -7,6 +7,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <openssl/evp.h>
@@ -77,7 +78,9 @@ struct dso {
 	char *open_path;
 	Dwarf *dw;
 	Elf *dw_elf;
+	size_t dw_bytes;  /* what the open DWARF holds in memory (its debug sections) */
 	bool dwarf_tried; /* an open was attempted: a file without usable DWARF is not retried */
+	struct dso_cache *cache; /* the DWARF budget is the cache's */
 	/*
 	 * The separate debug file whose DWARF replaces the binary's missing .debug_info, NULL when
 	 * none. Its identity is kept for the same reason as fid: it is opened again later.
@@ -99,6 +102,11 @@ struct dso_cache {
 	struct dso *lru_head, *lru_tail;
 	uint64_t clock;	  /* bumped on every use; orders entries that share an identity */
 	char *debug_root; /* NULL: DSO_DEBUG_ROOT; "": no lookups under a root */
+	/* The debug sections of big binaries (libc's debug file, libpython) take tens of MiB
+	 * each: the open DWARF handles have a byte budget of their own, least recently used
+	 * closed first (and opened again when needed). */
+	size_t dwarf_bytes, max_dwarf_bytes;
+	uint64_t dwarf_closed;
 };
 
 #define DSO_DEBUG_ROOT "/usr/lib/debug"
@@ -117,14 +125,26 @@ struct raw_sym {
 	int rank; /* binding preference: global > weak > local */
 };
 
-static void dso_free(struct dso *d)
+/* Close d's DWARF; a later line lookup opens it again. */
+static void dwarf_close(struct dso *d)
 {
-	if (!d)
-		return;
 	if (d->dw)
 		dwarf_end(d->dw);
 	if (d->dw_elf)
 		elf_end(d->dw_elf);
+	if (d->cache && d->dw)
+		d->cache->dwarf_bytes -= d->dw_bytes;
+	d->dw = NULL;
+	d->dw_elf = NULL;
+	d->dw_bytes = 0;
+	d->dwarf_tried = false;
+}
+
+static void dso_free(struct dso *d)
+{
+	if (!d)
+		return;
+	dwarf_close(d);
 	free(d->open_path);
 	free(d->debug_path);
 	free(d->path);
@@ -959,6 +979,7 @@ struct dso_cache *dso_cache__new(size_t max_dsos)
 	if (!c)
 		return NULL;
 	c->max_dsos = max_dsos;
+	c->max_dwarf_bytes = DSO_DEFAULT_DWARF_BYTES;
 	c->bucket_bits = 4;
 	while (((size_t)1 << c->bucket_bits) < max_dsos && c->bucket_bits < DSO_MAX_BUCKET_BITS)
 		c->bucket_bits++;
@@ -1091,6 +1112,17 @@ static bool same_build_id(const struct dso *a, const struct dso *b)
 	       !memcmp(a->build_id, b->build_id, a->build_id_len);
 }
 
+void dso_cache__set_dwarf_budget(struct dso_cache *c, size_t bytes)
+{
+	c->max_dwarf_bytes = bytes;
+}
+
+void dso_cache__dwarf_stats(const struct dso_cache *c, size_t *bytes, uint64_t *closed)
+{
+	*bytes = c->dwarf_bytes;
+	*closed = c->dwarf_closed;
+}
+
 struct dso *dso_cache__get(struct dso_cache *c, uint64_t dev, uint64_t inode, const char *open_path,
 			   const char *display_path)
 {
@@ -1147,6 +1179,7 @@ struct dso *dso_cache__get(struct dso_cache *c, uint64_t dev, uint64_t inode, co
 		if (!d->readable || !d->build_id_len)
 			cache_remove(c, d);
 	}
+	fresh->cache = c;
 	cache_insert(c, fresh);
 	return fresh;
 }
@@ -1258,6 +1291,56 @@ bool dso__find_symbol(const struct dso *d, uint64_t file_addr, struct dso_symbol
 
 /* ------------------------------------------------------------------------------------------ */
 /* DWARF: file, line and inline chains */
+
+/*
+ * The heap in use, to measure what libdw holds: the debug sections it reads (and decompresses)
+ * at open, then the line tables and address ranges it builds per CU as lookups come. None of
+ * that is reported by libdw itself. Other threads allocating at the same moment blur a
+ * measurement; it is a budget, not an account.
+ */
+static size_t heap_in_use(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+}
+
+/* The debug sections' sizes: the least an open DWARF holds, for when the heap cannot be
+ * measured (another allocator, a sanitizer's). */
+static size_t debug_bytes(Elf *elf)
+{
+	size_t shstrndx, total = 0;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && (!strncmp(name, ".debug_", 7) || !strncmp(name, ".zdebug_", 8)))
+			total += sh.sh_size;
+	}
+	return total;
+}
+
+/* Account for what d's DWARF grew by, and close the least recently used others until the
+ * budget holds (the newest is kept even alone over it: it is needed now). */
+static void dwarf_budget(struct dso_cache *c, struct dso *newest, size_t grew)
+{
+	newest->dw_bytes += grew;
+	c->dwarf_bytes += grew;
+	for (struct dso *d = c->lru_tail; d && c->dwarf_bytes > c->max_dwarf_bytes;
+	     d = d->lru_prev) {
+		if (d == newest || !d->dw)
+			continue;
+		dwarf_close(d);
+		c->dwarf_closed++;
+	}
+}
 
 /* Opens d's DWARF once. The file must still be the one the dso was read from. */
 static Dwarf *dso_dwarf(struct dso *d)
@@ -1384,7 +1467,24 @@ static const char *die_function_name(Dwarf_Die *die)
 	return name;
 }
 
+static size_t find_lines(struct dso *d, uint64_t file_addr, struct dso_line *out, size_t max);
+
 size_t dso__find_lines(struct dso *d, uint64_t file_addr, struct dso_line *out, size_t max)
+{
+	bool was_open = d && d->dw;
+	size_t before = heap_in_use(), n = find_lines(d, file_addr, out, max), after, grew;
+
+	if (d && d->dw && d->cache) {
+		after = heap_in_use();
+		grew = after > before ? after - before : 0;
+		if (!was_open && grew < debug_bytes(d->dw_elf))
+			grew = debug_bytes(d->dw_elf);
+		dwarf_budget(d->cache, d, grew);
+	}
+	return n;
+}
+
+static size_t find_lines(struct dso *d, uint64_t file_addr, struct dso_line *out, size_t max)
 {
 	Dwarf_Die cu, chain[SCOPE_MAX_DEPTH];
 	struct dso_line all[SCOPE_MAX_DEPTH + 1];

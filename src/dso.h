@@ -46,6 +46,16 @@ struct dso *dso_cache__get(struct dso_cache *c, uint64_t dev, uint64_t inode, co
 			   const char *display_path);
 size_t dso_cache__size(const struct dso_cache *c);
 
+#define DSO_DEFAULT_DWARF_BYTES (32u << 20)
+/*
+ * Bound the memory of open DWARF handles (their debug sections, read and decompressed): beyond
+ * it the least recently used are closed, and opened again on their next line lookup. One alone
+ * over the budget stays open while it is the newest. Default DSO_DEFAULT_DWARF_BYTES.
+ */
+void dso_cache__set_dwarf_budget(struct dso_cache *c, size_t bytes);
+/* The bytes held by open DWARF handles, and how many were closed to keep the budget. */
+void dso_cache__dwarf_stats(const struct dso_cache *c, size_t *bytes, uint64_t *closed);
+
 /* false when the file could not be opened or parsed as ELF; dso__error() says why. */
 bool dso__readable(const struct dso *d);
 const char *dso__error(const struct dso *d);

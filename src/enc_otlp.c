@@ -66,7 +66,7 @@ typedef Opentelemetry__Proto__Common__V1__AnyValue pb_any_value;
 #define HIDX_MIN_SLOTS 64
 /* service.name, process.pid, .executable.name, .executable.path, .command_line, host.name,
  * host.arch, os.type, container.id */
-#define MAX_RESOURCE_ATTRS 9
+#define MAX_RESOURCE_ATTRS (9 + PROFILE_MAX_PROCESS_ATTRS)
 /* thread.name, thread.id, thread.state, and a lock wait's kind and address */
 #define MAX_SAMPLE_ATTRS 5
 /* Deeper than any message of ours; a guard against a cycle, not a limit anyone meets. */
@@ -1528,6 +1528,9 @@ static pb_resource *build_resource(struct otlp_build *b, const struct resource *
 		err = attr_list__string(a, &l, "os.type", "linux");
 	if (!err)
 		err = attr_list__string(a, &l, "container.id", container);
+	for (uint32_t i = 0; !err && r->proc && i < r->proc->nr_attrs; i++)
+		err = attr_list__string(a, &l, profile__string_at(r->p, r->proc->attrs[i].key),
+					profile__string_at(r->p, r->proc->attrs[i].value));
 	if (err)
 		return NULL;
 	opentelemetry__proto__resource__v1__resource__init(res);

@@ -19,6 +19,7 @@ static void print_usage(FILE *out)
 		"\n"
 		"Commands:\n"
 		"  profile   capture profiles of processes, a command, or the whole host\n"
+		"  agent     profile the whole host continuously and export every interval\n"
 		"  render    convert profile files: pprof or folded to HTML, pprof, folded, OTLP\n"
 		"\n"
 		"Options:\n"
@@ -30,6 +31,7 @@ static void print_usage(FILE *out)
 		"  sudo hostprof profile --all --duration 5 -o host.folded\n"
 		"  sudo hostprof profile -o build.pb.gz -- make -j2\n"
 		"  hostprof render cpu.pb.gz -o cpu.html\n"
+		"  sudo hostprof agent --config /etc/hostprof/config.yaml\n"
 		"\n"
 		"Open a .pb.gz with 'go tool pprof -http=: FILE'; feed a .folded file to any\n"
 		"flame graph tool. hostprof needs root, or CAP_BPF and CAP_PERFMON.\n");
@@ -40,6 +42,7 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 } commands[] = {
 	{"profile", do_profile},
+	{"agent", do_agent},
 	{"render", do_render},
 };
 

@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "proc.h"
@@ -294,6 +295,7 @@ void maps__release(struct maps *maps)
 
 struct proc_node {
 	struct proc proc;		       /* first: callers get &node->proc */
+	bool gone_at_last_sweep;	       /* see proc_table__retire_exited() */
 	struct proc_node *hnext;	       /* hash chain */
 	struct proc_node *lru_prev, *lru_next; /* lru_prev towards the most recently used */
 };
@@ -358,7 +360,8 @@ static void proc_clear(struct proc *p)
 	free(p->exe_path);
 	free(p->cmdline);
 	free(p->service_name);
-	p->exe_path = p->cmdline = p->service_name = NULL;
+	free(p->systemd_unit);
+	p->exe_path = p->cmdline = p->service_name = p->systemd_unit = NULL;
 }
 
 void proc_table__delete(struct proc_table *t)
@@ -437,6 +440,28 @@ static int proc_path(const struct proc_table *t, pid_t pid, const char *file, ch
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+size_t proc_table__retire_exited(struct proc_table *t)
+{
+	struct proc_node *node, *next;
+	size_t retired = 0;
+
+	for (node = t->lru_head; node; node = next) {
+		char path[PATH_MAX];
+		struct stat st;
+		bool gone = proc_path(t, node->proc.pid, "", path, sizeof(path)) == 0 &&
+			    stat(path, &st) != 0 && errno == ENOENT;
+
+		next = node->lru_next;
+		if (gone && node->gone_at_last_sweep) {
+			table_remove(t, node);
+			retired++;
+		} else {
+			node->gone_at_last_sweep = gone;
+		}
+	}
+	return retired;
 }
 
 /* A process that is gone shows as a missing directory; a race with exit may also give ESRCH. */
@@ -561,6 +586,46 @@ int proc__container_id(const char *cgroup, char out[PROC_CONTAINER_ID_LEN + 1])
 	return -ENOENT;
 }
 
+int proc__systemd_unit(const char *cgroup, char *out, size_t len)
+{
+	static const char suffix[] = ".service";
+	const char *line = cgroup;
+
+	for (; line && *line;) {
+		const char *eol = strchr(line, '\n');
+		const char *end = eol ? eol : line + strlen(line);
+		const char *path = memchr(line, ':', end - line);
+		const char *controllers = path ? path + 1 : NULL;
+
+		path = path ? memchr(path + 1, ':', end - path - 1) : NULL;
+		/* The unified hierarchy ("0::/...") or systemd's own v1 one (name=systemd). */
+		if (path && (path == controllers ||
+			     !strncmp(controllers, "name=systemd", path - controllers))) {
+			const char *c = end;
+
+			while (c > path) {
+				const char *slash = c - 1;
+				size_t n;
+
+				while (slash > path && *slash != '/')
+					slash--;
+				n = c - slash - 1;
+				if (n > sizeof(suffix) - 1 &&
+				    !memcmp(c - (sizeof(suffix) - 1), suffix, sizeof(suffix) - 1) &&
+				    strncmp(slash + 1, "user@", 5) &&
+				    n - (sizeof(suffix) - 1) < len) {
+					snprintf(out, len, "%.*s", (int)(n - (sizeof(suffix) - 1)),
+						 slash + 1);
+					return 0;
+				}
+				c = slash;
+			}
+		}
+		line = eol ? eol + 1 : NULL;
+	}
+	return -ENOENT;
+}
+
 static int hex_value(char c)
 {
 	return isdigit((unsigned char)c)    ? c - '0'
@@ -667,7 +732,7 @@ static void read_identity(const struct proc_table *t, struct proc *p)
 {
 	enum { ENV_MAX = 64 * 1024 };
 	char *buf = malloc(ENV_MAX + 1);
-	char service[256];
+	char service[256], unit[256];
 	ssize_t n;
 
 	if (!buf)
@@ -692,6 +757,10 @@ static void read_identity(const struct proc_table *t, struct proc *p)
 	if (n > 0) {
 		buf[n] = '\0';
 		proc__container_id(buf, p->container_id);
+		if (proc__systemd_unit(buf, unit, sizeof(unit)) == 0) {
+			free(p->systemd_unit);
+			p->systemd_unit = strdup(unit);
+		}
 	}
 	free(buf);
 }

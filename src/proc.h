@@ -61,6 +61,7 @@ struct proc {
 	char *service_name; /* from the environment (see proc__service_from_environ); NULL if none
 			     */
 	char container_id[PROC_CONTAINER_ID_LEN + 1]; /* "" outside a container */
+	char *systemd_unit; /* "nginx" for nginx.service, from the cgroup path; NULL if none */
 	struct maps maps;
 	bool exited; /* the process was gone when it was last looked up: the snapshot stays */
 };
@@ -89,6 +90,13 @@ struct proc *proc_table__get(struct proc_table *t, pid_t pid);
  */
 int proc_table__refresh(struct proc_table *t, pid_t pid);
 size_t proc_table__size(const struct proc_table *t);
+/*
+ * Forget the processes that were already gone at the previous call and still are: by then every
+ * sample they left has been drained and symbolized (call it once per profile window, after the
+ * drain). A long-running agent on a host that starts many short processes keeps only the live
+ * ones and those of the last window. Returns how many were retired.
+ */
+size_t proc_table__retire_exited(struct proc_table *t);
 
 /*
  * The path through which userspace can open a file mapped by this process, even inside a
@@ -108,6 +116,14 @@ int proc_table__mapping_path(const struct proc_table *t, pid_t pid, const struct
  * (/kubepods/.../podUID/ID) forms. Writes the ID into out; 0, or -ENOENT when there is none.
  */
 int proc__container_id(const char *cgroup, char out[PROC_CONTAINER_ID_LEN + 1]);
+
+/*
+ * The systemd service a process runs in, from the text of /proc/PID/cgroup: the last *.service
+ * component of the unified ("0::") or the name=systemd hierarchy's path, without the suffix
+ * ("nginx" for nginx.service); the per-user managers (user@UID.service) are skipped. 0, or
+ * -ENOENT.
+ */
+int proc__systemd_unit(const char *cgroup, char *out, size_t len);
 
 /*
  * The service name a process declares in its environment (the NUL-separated text of

@@ -758,8 +758,12 @@ int profile__set_process(struct profile *p, const struct profile_process *proc)
 
 	if (!proc || !string_valid(p, proc->service_name) || !string_valid(p, proc->exe_name) ||
 	    !string_valid(p, proc->exe_path) || !string_valid(p, proc->command_line) ||
-	    !string_valid(p, proc->container_id))
+	    !string_valid(p, proc->container_id) || proc->nr_attrs > PROFILE_MAX_PROCESS_ATTRS)
 		return -EINVAL;
+	for (uint32_t i = 0; i < proc->nr_attrs; i++)
+		if (!proc->attrs[i].key || !string_valid(p, proc->attrs[i].key) ||
+		    !string_valid(p, proc->attrs[i].value))
+			return -EINVAL;
 	hash = process_hash(proc->pid);
 	idx = htab_find(p, &p->proc_idx, hash, process_eq, &proc->pid);
 	if (idx) {

@@ -36,6 +36,14 @@ struct profile_mapping {
 	bool has_functions; /* at least one location of this mapping was symbolized */
 };
 
+#define PROFILE_MAX_PROCESS_ATTRS 24
+
+/* A resource attribute beyond the fixed ones (k8s.*, container.name, systemd.unit, and what
+ * relabel rules add): string indices of its key and value. */
+struct profile_attr {
+	uint32_t key, value;
+};
+
 /*
  * What is known of a process: the resource attributes of OTLP, and pprof/Pyroscope labels.
  * Keyed by pid: one entry per process seen in the profile. String indices; 0 = unknown.
@@ -48,6 +56,8 @@ struct profile_process {
 	uint32_t exe_path;     /* the executable's path, as the process sees it */
 	uint32_t command_line; /* argv joined by spaces */
 	uint32_t container_id; /* from /proc/PID/cgroup; 0 outside containers */
+	uint32_t nr_attrs;     /* more resource attributes, in this order */
+	struct profile_attr attrs[PROFILE_MAX_PROCESS_ATTRS];
 };
 
 struct profile_function {

@@ -71,6 +71,8 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 		goto fail;
 	snprintf(s->proc_root, sizeof(s->proc_root), "%s", opts->proc_root);
 	s->dsos = dso_cache__new(opts->max_dsos);
+	if (s->dsos && opts->max_dwarf_bytes)
+		dso_cache__set_dwarf_budget(s->dsos, opts->max_dwarf_bytes);
 	if (!s->dsos)
 		goto fail;
 	s->ksyms = ksyms__load(opts->kallsyms_path);
@@ -100,6 +102,11 @@ void symbolizer__delete(struct symbolizer *s)
 	dso_cache__delete(s->dsos);
 	proc_table__delete(s->procs);
 	free(s);
+}
+
+size_t symbolizer__retire_exited(struct symbolizer *s)
+{
+	return proc_table__retire_exited(s->procs);
 }
 
 int symbolizer__track(struct symbolizer *s, pid_t pid)
@@ -353,12 +360,15 @@ int symbolizer__process_info(struct symbolizer *s, pid_t pid, struct process_inf
 
 	memset(out, 0, sizeof(*out));
 	out->container_id = "";
+	out->comm = "";
 	if (!p)
 		return -errno;
 	out->exe_path = p->exe_path;
 	out->cmdline = p->cmdline;
 	out->service_name = p->service_name;
 	out->container_id = p->container_id;
+	out->systemd_unit = p->systemd_unit;
+	out->comm = p->comm;
 	return 0;
 }
 
@@ -367,4 +377,5 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)
 	*out = s->stats;
 	out->procs_cached = proc_table__size(s->procs);
 	out->dsos_cached = dso_cache__size(s->dsos);
+	dso_cache__dwarf_stats(s->dsos, &out->dwarf_bytes, &out->dwarf_closed);
 }

@@ -20,6 +20,7 @@ struct symbolizer_opts {
 	const char *kallsyms_path; /* "/proc/kallsyms" */
 	size_t max_procs;
 	size_t max_dsos;
+	size_t max_dwarf_bytes; /* open DWARF handles; 0: DSO_DEFAULT_DWARF_BYTES */
 };
 
 struct symbolizer_stats {
@@ -30,7 +31,9 @@ struct symbolizer_stats {
 	uint64_t frames_proc_gone; /* of the unresolved: the process had exited before we read it */
 	size_t procs_cached;
 	size_t dsos_cached;
-	bool kernel_symbols; /* kallsyms was readable */
+	size_t dwarf_bytes;    /* held by open DWARF handles */
+	uint64_t dwarf_closed; /* handles closed to keep the DWARF budget */
+	bool kernel_symbols;   /* kallsyms was readable */
 };
 
 /* The mapping a native frame belongs to, as the profile model wants it: start and limit in the
@@ -48,6 +51,8 @@ struct process_info {
 	const char *cmdline;	  /* NULL when unknown */
 	const char *service_name; /* declared in its environment; NULL when none */
 	const char *container_id; /* "" outside containers */
+	const char *systemd_unit; /* "nginx" for nginx.service; NULL outside a service */
+	const char *comm;	  /* the process name; "" when unknown */
 };
 
 /* At most this many (function, file, line) entries per frame: an inline chain deeper than that
@@ -101,5 +106,7 @@ void symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_addr
 int symbolizer__process_info(struct symbolizer *s, pid_t pid, struct process_info *out);
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out);
+/* Let go of the snapshots of processes gone for a whole window (see proc.h); how many. */
+size_t symbolizer__retire_exited(struct symbolizer *s);
 
 #endif /* HOSTPROF_SYMBOLIZE_H */

@@ -19,7 +19,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	mkdir -p "$run_dir/tests" "$run_dir/build/tests"
 	# What tests read: fixtures, the schemas (protoc --decode, the gRPC server), and the local
 	# receivers that the transport tests start.
-	cp -r "$top/tests/fixtures" "$top/proto" "$run_dir/" 2>/dev/null
+	cp -r "$top/tests/fixtures" "$top/proto" "$top/systemd" "$run_dir/" 2>/dev/null
 	mv "$run_dir/fixtures" "$run_dir/tests/"
 	for d in receiver grpc; do
 		[ -d "$top/tests/$d" ] && cp -r "$top/tests/$d" "$run_dir/tests/"

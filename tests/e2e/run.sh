@@ -1389,6 +1389,8 @@ t_jit_node() {
 
 # shellcheck source=tests/e2e/unwind.sh
 . "$E2E/unwind.sh"
+# shellcheck source=tests/e2e/agent.sh
+. "$E2E/agent.sh"
 
 main() {
 	local t
@@ -1403,6 +1405,8 @@ main() {
 		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture command_mode threads \
 		jit_node nofp_unwind nofp_ratio python_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
+		agent_service agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \
+		agent_sigterm agent_http agent_config_errors agent_print_config agent_soak \
 		bad_pid bad_flags help_version not_root; do
 		wanted "$t" && "t_$t"
 	done

@@ -147,6 +147,53 @@ out:
 	dso_cache__delete(c);
 }
 
+/* Over the DWARF budget, the least recently used handle is closed, and opened again when its
+ * lines are asked for: the answers stay the same. Two copies of fx_inline are two binaries. */
+static void test_dwarf_budget(const char *tmp)
+{
+	char a[3 * PATH_MAX], b[PATH_MAX + 16], cmd[8 * PATH_MAX];
+	struct dso_cache *c = dso_cache__new(4);
+	struct dso_line got[DSO_MAX_LINES];
+	const struct expect *e = deepest();
+	struct stat sa, sb;
+	struct dso *da, *db;
+	size_t bytes;
+	uint64_t closed;
+
+	snprintf(a, sizeof(a), "%s/fx_inline", fixtures);
+	snprintf(b, sizeof(b), "%s/fx_inline.copy", tmp);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", a, b);
+	if (!c || !e || system(cmd) != 0 || stat(a, &sa) || stat(b, &sb)) {
+		CHECK(0, "setup: copy of fx_inline");
+		dso_cache__delete(c);
+		return;
+	}
+	dso_cache__set_dwarf_budget(c, 1); /* any DWARF is over it */
+	da = dso_cache__get(c, sa.st_dev, sa.st_ino, a, a);
+	CHECK(da && dso__find_lines(da, e->addr, got, DSO_MAX_LINES) == e->n, "A's lines");
+	dso_cache__dwarf_stats(c, &bytes, &closed);
+	CHECK(bytes > 0 && closed == 0, "A open: %zu bytes accounted, %" PRIu64 " closed", bytes,
+	      closed);
+	db = dso_cache__get(c, sb.st_dev, sb.st_ino, b, b);
+	CHECK(db && dso__find_lines(db, e->addr, got, DSO_MAX_LINES) == e->n, "B's lines");
+	dso_cache__dwarf_stats(c, &bytes, &closed);
+	CHECK(closed == 1, "B's open closed A's: %" PRIu64, closed);
+	da = dso_cache__get(c, sa.st_dev, sa.st_ino, a, a);
+	CHECK(da && dso__find_lines(da, e->addr, got, DSO_MAX_LINES) == e->n &&
+		      !strcmp(got[0].function, "fx_leaf"),
+	      "A reopened gives the same lines");
+	dso_cache__dwarf_stats(c, &bytes, &closed);
+	CHECK(closed == 2, "and closed B's: %" PRIu64, closed);
+	/* A budget that holds both closes nothing. */
+	dso_cache__set_dwarf_budget(c, 1ULL << 30);
+	db = dso_cache__get(c, sb.st_dev, sb.st_ino, b, b);
+	dso__find_lines(db, e->addr, got, DSO_MAX_LINES);
+	dso_cache__dwarf_stats(c, &bytes, &closed);
+	CHECK(closed == 2, "within the budget: nothing closed");
+	dso_cache__delete(c);
+	unlink(b);
+}
+
 static void test_symbolizer_lines(struct symbolizer *s)
 {
 	const struct expect *e = deepest();
@@ -317,6 +364,7 @@ int main(void)
 	if (s) {
 		test_symbolizer_lines(s);
 		test_profile_and_encoders(s, tmp);
+		test_dwarf_budget(tmp);
 	}
 	symbolizer__delete(s);
 	{

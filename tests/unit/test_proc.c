@@ -664,6 +664,30 @@ static void test_identity_in_table(void)
 	proc_table__delete(t);
 }
 
+/* Processes gone for a whole window are forgotten; the live ones and the just-gone stay. */
+static void test_retire_exited(void)
+{
+	char root[PATH_MAX], cmd[2 * PATH_MAX];
+	struct proc_table *t;
+
+	snprintf(root, sizeof(root), "%s/proc", tmpdir);
+	CHECK(make_fake_pid(310, true, true) == 0 && make_fake_pid(311, true, true) == 0,
+	      "fake pids 310, 311");
+	t = proc_table__new(root, 8);
+	if (!t)
+		return;
+	CHECK(proc_table__get(t, 310) && proc_table__get(t, 311), "both read");
+	CHECK(proc_table__retire_exited(t) == 0, "both alive: none retired");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/311'", root);
+	CHECK(system(cmd) == 0, "311 exits");
+	CHECK(proc_table__retire_exited(t) == 0, "gone once: kept for its last samples");
+	CHECK(proc_table__size(t) == 2, "both still there");
+	CHECK(proc_table__retire_exited(t) == 1, "gone for a whole window: retired");
+	CHECK(proc_table__size(t) == 1, "310 stays");
+	CHECK(proc_table__get(t, 311) == NULL && errno == ESRCH, "311 is unknown now");
+	proc_table__delete(t);
+}
+
 int main(void)
 {
 	test_basic();
@@ -678,6 +702,7 @@ int main(void)
 	} else {
 		test_table();
 		test_identity_in_table();
+		test_retire_exited();
 		rm_tree(tmpdir);
 	}
 	test_live();

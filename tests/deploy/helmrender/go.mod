@@ -1,0 +1,3 @@
+module hostprof/tests/deploy/helmrender
+
+go 1.19
