@@ -111,6 +111,17 @@ static int render_capture(struct metrics_text *m, struct capture *cap)
 			     "Entries of the symbolizer's caches (bounded by limits.max_processes "
 			     "and limits.max_binaries).",
 			     "cache", caches, 2);
+	if (!err) {
+		struct labelled lookups[2];
+
+		capture__location_cache(cap, &lookups[0].n, &lookups[1].n);
+		lookups[0].value = "hit";
+		lookups[1].value = "miss";
+		err = family(
+			m, "hostprof_symbol_cache_requests_total", METRICS_COUNTER,
+			"Lookups of the address-to-location cache; a miss symbolizes the address.",
+			"result", lookups, 2);
+	}
 	if (!err)
 		err = one(m, "hostprof_dwarf_bytes", METRICS_GAUGE,
 			  "Memory of the open DWARF handles (bounded by limits.max_dwarf_bytes).",

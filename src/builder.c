@@ -35,6 +35,7 @@ struct builder {
 	uint32_t *dropped;
 	size_t nr_dropped_slots, nr_dropped;
 	uint64_t samples_dropped;
+	uint64_t cache_hits, cache_misses; /* of the location cache */
 };
 
 static size_t round_pow2(size_t n)
@@ -76,6 +77,12 @@ void builder__set_identity(struct builder *b, struct identity *id)
 uint64_t builder__samples_dropped(const struct builder *b)
 {
 	return b->samples_dropped;
+}
+
+void builder__cache_stats(const struct builder *b, uint64_t *hits, uint64_t *misses)
+{
+	*hits = b->cache_hits;
+	*misses = b->cache_misses;
 }
 
 static bool is_dropped(const struct builder *b, uint32_t pid)
@@ -257,8 +264,11 @@ static int64_t location_of(struct builder *b, uint32_t pid, uint64_t addr, bool 
 	struct frame f;
 	int64_t idx;
 
-	if (slot->loc)
+	if (slot->loc) {
+		b->cache_hits++;
 		return slot->loc;
+	}
+	b->cache_misses++;
 	if (kernel)
 		symbolizer__kernel(b->sym, addr, is_return_address, &f);
 	else

@@ -38,6 +38,9 @@ struct identity;
 void builder__set_identity(struct builder *b, struct identity *id);
 /* Samples (raw counts) that identity rules left out. */
 uint64_t builder__samples_dropped(const struct builder *b);
+/* Lookups of the (pid, address) → location cache that found the location, and that had to
+ * symbolize the address. */
+void builder__cache_stats(const struct builder *b, uint64_t *hits, uint64_t *misses);
 
 /* Add every sample of the batch. 0 or -ENOMEM. */
 int builder__add_batch(struct builder *b, const struct sample_batch *batch, enum batch_kind kind,

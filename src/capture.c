@@ -43,6 +43,7 @@ struct capture {
 	struct identity *identity;	/* borrowed; NULL: the plain service name rules */
 	uint64_t window_start_mono;	/* CLOCK_MONOTONIC at the start of the window */
 	uint64_t samples_left_out;	/* by identity rules, in windows already handed out */
+	uint64_t loc_hits, loc_misses;	/* location caches of the windows already handed out */
 };
 
 static bool wants_offcpu(const struct capture *cap)
@@ -123,9 +124,24 @@ uint64_t capture__samples_left_out(const struct capture *cap)
 	return n;
 }
 
+void capture__location_cache(const struct capture *cap, uint64_t *hits, uint64_t *misses)
+{
+	*hits = cap->loc_hits;
+	*misses = cap->loc_misses;
+	for (int slot = 0; slot < NR_SLOTS; slot++) {
+		uint64_t h, m;
+
+		if (!cap->builders[slot])
+			continue;
+		builder__cache_stats(cap->builders[slot], &h, &m);
+		*hits += h;
+		*misses += m;
+	}
+}
+
 int capture__rotate(struct capture *cap, struct profile **out, size_t *n)
 {
-	uint64_t duration = clock__ns(CLOCK_MONOTONIC) - cap->window_start_mono;
+	uint64_t duration = clock__ns(CLOCK_MONOTONIC) - cap->window_start_mono, hits, misses;
 	int err = capture__drain(cap);
 
 	*n = 0;
@@ -138,6 +154,9 @@ int capture__rotate(struct capture *cap, struct profile **out, size_t *n)
 		profile__set_window(cap->profiles[slot],
 				    profile__desc(cap->profiles[slot])->time_nanos, duration);
 		out[(*n)++] = cap->profiles[slot];
+		builder__cache_stats(cap->builders[slot], &hits, &misses);
+		cap->loc_hits += hits;
+		cap->loc_misses += misses;
 		builder__delete(cap->builders[slot]);
 		cap->profiles[slot] = NULL;
 		cap->builders[slot] = NULL;

@@ -60,6 +60,8 @@ void capture__set_identity(struct capture *cap, struct identity *id);
  * profiles handed out hold what was collected either way.
  */
 int capture__rotate(struct capture *cap, struct profile **out, size_t *n);
+/* The location caches' hits and misses (a miss symbolizes the address), since the start. */
+void capture__location_cache(const struct capture *cap, uint64_t *hits, uint64_t *misses);
 /* Samples that identity rules left out, since the start. */
 uint64_t capture__samples_left_out(const struct capture *cap);
 

@@ -289,14 +289,12 @@ struct agent {
 	struct config *deliver_cfg; /* the one the deliverer was made with */
 	struct capture *cap;
 	struct deliverer *deliver;
-	struct endpoint_config otlp_cfg, pyroscope_cfg;
-	bool otlp_on, pyroscope_on;
+	struct export_targets targets; /* what the deliverer sends to; it points into them */
 	struct kubelet *kubelet;
 	struct identity *identity;
 	struct httpd *httpd;
 	struct metrics_text metrics;
 	struct agent_counters ctr;
-	char host_name[256];
 	uint64_t window_start; /* CLOCK_MONOTONIC */
 	/* Export counts at the last window, to tell whether the last export got through. */
 	uint64_t seen_delivered, seen_refused, seen_dropped;
@@ -341,8 +339,10 @@ static const char *file_yields(const struct agent *a, const char *key, const cha
 	return value;
 }
 
-static int resolve_exports(struct agent *a, const struct config *c)
+static int start_delivery(struct agent *a)
 {
+	const struct config *c = a->cfg;
+	struct deliver_opts o;
 	struct otlp_flags f = {
 		.endpoint = file_yields(a, "export.otlp.endpoint", c->otlp_endpoint, "ENDPOINT"),
 		.protocol = file_yields(a, "export.otlp.protocol", c->otlp_protocol, "PROTOCOL"),
@@ -355,70 +355,33 @@ static int resolve_exports(struct agent *a, const struct config *c)
 		.insecure =
 			file_yields(a, "export.otlp.insecure", "", "INSECURE") && c->otlp_insecure,
 	};
-	char err[512];
-	int rc;
-
-	rc = otlp_config__resolve(&f, env_lookup, &a->otlp_cfg, err, sizeof(err));
-	if (rc == 0) {
-		a->otlp_on = true;
-	} else if (rc != -ENOENT) {
-		log_error("OTLP export: %s", err);
-		return rc;
-	}
-	if (c->pyroscope_url) {
-		rc = otlp_config__resolve_pyroscope(c->pyroscope_url, c->pyroscope_api,
-						    c->pyroscope_headers, c->nr_pyroscope_headers,
-						    &a->pyroscope_cfg, err, sizeof(err));
-		if (rc) {
-			log_error("Pyroscope export: %s", err);
-			return rc;
-		}
-		a->pyroscope_on = true;
-	}
-	return 0;
-}
-
-static void release_exports(struct agent *a)
-{
-	if (a->otlp_on)
-		otlp_config__release(&a->otlp_cfg);
-	if (a->pyroscope_on)
-		otlp_config__release(&a->pyroscope_cfg);
-	a->otlp_on = a->pyroscope_on = false;
-}
-
-static int start_delivery(struct agent *a)
-{
-	const struct config *c = a->cfg;
-	struct deliver_opts o = {0};
-	int err = resolve_exports(a, c);
+	int err = export_targets__resolve(&a->targets, &f, c);
 
 	if (err)
 		return err;
-	if (!a->otlp_on && !a->pyroscope_on && !c->output_dir) {
+	if (!a->targets.otlp_on && !a->targets.pyroscope_on && !c->output_dir) {
 		log_error("nowhere to send profiles: set export.otlp.endpoint (or "
 			  "OTEL_EXPORTER_OTLP_ENDPOINT, --otlp-endpoint), export.pyroscope.url, or "
 			  "export.directory (--output-dir)");
+		export_targets__release(&a->targets);
 		return -EINVAL;
 	}
-	o.otlp = a->otlp_on ? &a->otlp_cfg : NULL;
-	o.pyroscope = a->pyroscope_on ? &a->pyroscope_cfg : NULL;
+	if (c->output_dir && access(c->output_dir, W_OK) != 0) {
+		err = -errno;
+		log_error("export.directory '%s': %s (create it, or fix its permissions)",
+			  c->output_dir, strerror(-err));
+		export_targets__release(&a->targets);
+		return err;
+	}
+	export_targets__opts(&a->targets, c, &o);
 	o.window_dir = c->output_dir;
 	o.keep_files = c->keep_files;
-	o.pyroscope_profile_name = "process_cpu";
-	o.exporter.queue_max_bytes = c->export_queue_bytes;
-	deliver__host_facts(a->host_name, sizeof(a->host_name), &o.otlp_opts.host_arch);
-	o.otlp_opts.host_name = a->host_name;
-	o.otlp_opts.scope_version = HOSTPROF_VERSION;
-	o.otlp_opts.samples_count = c->otlp_samples_count;
-	if (c->output_dir && access(c->output_dir, W_OK) != 0) {
-		log_error("export.directory '%s': %s (create it, or fix its permissions)",
-			  c->output_dir, strerror(errno));
-		return -errno;
-	}
 	a->deliver = deliverer__new(&o);
-	if (!a->deliver)
-		return -errno;
+	if (!a->deliver) {
+		err = -errno;
+		export_targets__release(&a->targets);
+		return err;
+	}
 	a->deliver_cfg = a->cfg;
 	if (c->output_dir)
 		log_info("writing each window into %s (the newest %zu per type are kept)",
@@ -436,7 +399,7 @@ static void stop_delivery(struct agent *a, double deadline_s)
 	deliverer__shutdown(a->deliver, (int64_t)(deadline_s * 1000), &rep);
 	a->deliver = NULL;
 	a->deliver_cfg = NULL;
-	release_exports(a);
+	export_targets__release(&a->targets);
 	if (rep.otlp.undelivered || rep.pyroscope.undelivered)
 		log_warn("%" PRIu64 " export requests were not delivered within the deadline",
 			 rep.otlp.undelivered + rep.pyroscope.undelivered);
@@ -847,7 +810,7 @@ static void teardown(struct agent *a)
 {
 	deliverer__shutdown(a->deliver, 0, NULL);
 	a->deliver = NULL;
-	release_exports(a);
+	export_targets__release(&a->targets);
 	capture__delete(a->cap);
 	identity__delete(a->identity);
 	kubelet__delete(a->kubelet);

@@ -492,9 +492,7 @@ struct run {
 	const struct config *cfg;
 	struct capture *cap;
 	struct deliverer *deliver;
-	struct endpoint_config otlp_cfg, pyroscope_cfg;
-	bool otlp_on, pyroscope_on;
-	char host_name[256];
+	struct export_targets targets;
 	pid_t child;
 	int exec_fd; /* the command's exec notice (see spawn_held()); -1 when none */
 	int child_status;
@@ -686,15 +684,10 @@ static void print_summary(struct run *r, double elapsed_s)
 	}
 }
 
-static const char *env_lookup(const char *name)
-{
-	return getenv(name);
-}
-
-/* The OTLP and Pyroscope endpoints from flags and environment; off when neither names one. */
-static int resolve_exports(struct run *r)
+static int start_delivery(struct run *r)
 {
 	const struct config *c = r->cfg;
+	struct deliver_opts o;
 	struct otlp_flags f = {
 		.endpoint = c->otlp_endpoint,
 		.protocol = c->otlp_protocol,
@@ -705,48 +698,13 @@ static int resolve_exports(struct run *r)
 		.nr_headers = c->nr_otlp_headers,
 		.insecure = c->otlp_insecure,
 	};
-	char err[512];
-	int rc;
-
-	rc = otlp_config__resolve(&f, env_lookup, &r->otlp_cfg, err, sizeof(err));
-	if (rc == 0) {
-		r->otlp_on = true;
-	} else if (rc != -ENOENT) {
-		log_error("OTLP export: %s", err);
-		return rc;
-	}
-	if (c->pyroscope_url) {
-		rc = otlp_config__resolve_pyroscope(c->pyroscope_url, c->pyroscope_api,
-						    c->pyroscope_headers, c->nr_pyroscope_headers,
-						    &r->pyroscope_cfg, err, sizeof(err));
-		if (rc) {
-			log_error("Pyroscope export: %s", err);
-			return rc;
-		}
-		r->pyroscope_on = true;
-	}
-	return 0;
-}
-
-static int start_delivery(struct run *r)
-{
-	const struct config *c = r->cfg;
-	struct deliver_opts o = {0};
-	int err = resolve_exports(r);
+	int err = export_targets__resolve(&r->targets, &f, c);
 
 	if (err)
 		return err;
+	export_targets__opts(&r->targets, c, &o);
 	o.outputs = c->outputs;
 	o.nr_outputs = c->nr_outputs;
-	o.otlp = r->otlp_on ? &r->otlp_cfg : NULL;
-	o.pyroscope = r->pyroscope_on ? &r->pyroscope_cfg : NULL;
-	o.pyroscope_profile_name = "process_cpu";
-	o.pyroscope_app_name = NULL;
-	o.exporter.queue_max_bytes = c->export_queue_bytes;
-	deliver__host_facts(r->host_name, sizeof(r->host_name), &o.otlp_opts.host_arch);
-	o.otlp_opts.host_name = r->host_name;
-	o.otlp_opts.scope_version = HOSTPROF_VERSION;
-	o.otlp_opts.samples_count = c->otlp_samples_count;
 	r->deliver = deliverer__new(&o);
 	return r->deliver ? 0 : -errno;
 }
@@ -909,10 +867,7 @@ out:
 			log_info("the command exited with status %d", WEXITSTATUS(r.child_status));
 	}
 	deliverer__shutdown(r.deliver, 0, NULL);
-	if (r.otlp_on)
-		otlp_config__release(&r.otlp_cfg);
-	if (r.pyroscope_on)
-		otlp_config__release(&r.pyroscope_cfg);
+	export_targets__release(&r.targets);
 	capture__delete(r.cap);
 	return err ? 1 : 0;
 }

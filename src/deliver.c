@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "otlp_config.h"
 
 struct deliverer {
 	struct deliver_opts opts;
@@ -42,6 +43,61 @@ void deliver__host_facts(char *name, size_t name_len, const char **arch)
 		*arch = "ppc64";
 	else if (!strcmp(u.machine, "s390x"))
 		*arch = "s390x";
+}
+
+static const char *env_lookup(const char *name)
+{
+	return getenv(name);
+}
+
+int export_targets__resolve(struct export_targets *t, const struct otlp_flags *otlp,
+			    const struct config *c)
+{
+	char err[512];
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	rc = otlp_config__resolve(otlp, env_lookup, &t->otlp, err, sizeof(err));
+	if (rc == 0) {
+		t->otlp_on = true;
+	} else if (rc != -ENOENT) {
+		log_error("OTLP export: %s", err);
+		return rc;
+	}
+	if (c->pyroscope_url) {
+		rc = otlp_config__resolve_pyroscope(c->pyroscope_url, c->pyroscope_api,
+						    c->pyroscope_headers, c->nr_pyroscope_headers,
+						    &t->pyroscope, err, sizeof(err));
+		if (rc) {
+			log_error("Pyroscope export: %s", err);
+			export_targets__release(t);
+			return rc;
+		}
+		t->pyroscope_on = true;
+	}
+	return 0;
+}
+
+void export_targets__release(struct export_targets *t)
+{
+	if (t->otlp_on)
+		otlp_config__release(&t->otlp);
+	if (t->pyroscope_on)
+		otlp_config__release(&t->pyroscope);
+	t->otlp_on = t->pyroscope_on = false;
+}
+
+void export_targets__opts(struct export_targets *t, const struct config *c, struct deliver_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->otlp = t->otlp_on ? &t->otlp : NULL;
+	o->pyroscope = t->pyroscope_on ? &t->pyroscope : NULL;
+	o->pyroscope_profile_name = "process_cpu";
+	o->exporter.queue_max_bytes = c->export_queue_bytes;
+	deliver__host_facts(t->host_name, sizeof(t->host_name), &o->otlp_opts.host_arch);
+	o->otlp_opts.host_name = t->host_name;
+	o->otlp_opts.scope_version = HOSTPROF_VERSION;
+	o->otlp_opts.samples_count = c->otlp_samples_count;
 }
 
 static struct exporter *start_exporter(const struct endpoint_config *cfg,

@@ -55,6 +55,26 @@ void deliverer__stats(struct deliverer *d, struct delivery_report *out);
 /* Flush the exporters within deadline_ms, stop them and free everything; fills *report. */
 void deliverer__shutdown(struct deliverer *d, int64_t deadline_ms, struct delivery_report *report);
 
+/*
+ * The receivers a run exports to, resolved once from its settings: OTLP from the --otlp-* flags
+ * (or the agent's keys, passed the same way) and the OpenTelemetry environment, Pyroscope from
+ * its URL. Each part is off when nothing names it.
+ */
+struct export_targets {
+	struct endpoint_config otlp, pyroscope;
+	bool otlp_on, pyroscope_on;
+	char host_name[256];
+};
+
+struct otlp_flags;
+/* Resolve; the problem is logged ("OTLP export: ...") and -EINVAL/-ENOMEM returned. */
+int export_targets__resolve(struct export_targets *t, const struct otlp_flags *otlp,
+			    const struct config *c);
+void export_targets__release(struct export_targets *t);
+/* The deliverer's options for these targets and the config's limits (no files, no window dir:
+ * the caller adds them). t must outlive the deliverer. */
+void export_targets__opts(struct export_targets *t, const struct config *c, struct deliver_opts *o);
+
 /* host.name and host.arch (OTel's spelling) of this machine, for struct otlp_opts. */
 void deliver__host_facts(char *name, size_t name_len, const char **arch);
 
