@@ -146,6 +146,7 @@ test: deps-test
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory deploy-check
 	$(Q)$(MAKE) --no-print-directory e2e
+	$(Q)$(MAKE) --no-print-directory bench-smoke
 
 run: deps-build
 	$(Q)$(MAKE) --no-print-directory all

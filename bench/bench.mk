@@ -7,9 +7,10 @@
 BENCH_SRCS := $(wildcard bench/bench_*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
 
-.PHONY: bench bench-otlp bench-sched bench-html bench-unwind bench-soak
+.PHONY: bench bench-otlp bench-sched bench-html bench-unwind bench-soak bench-report bench-smoke
 
-bench: bench-otlp bench-sched bench-html bench-unwind bench-soak
+# The report comes last: it gathers what the others wrote.
+bench: bench-otlp bench-sched bench-html bench-unwind bench-soak bench-report
 
 $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
@@ -66,3 +67,20 @@ bench-soak: $(OUTPUT)/hostprof e2e-workloads | $(OUTPUT)/bench
 	$(Q)bench/soak.sh $(OUTPUT)/hostprof $(OUTPUT)/e2e/short_lived > $(OUTPUT)/bench/soak.txt.tmp && \
 		mv $(OUTPUT)/bench/soak.txt.tmp $(OUTPUT)/bench/soak.txt
 	$(Q)cat $(OUTPUT)/bench/soak.txt
+
+# The overhead budget side by side with perf and bpftrace: $(OUTPUT)/bench/report.md and
+# report.json (bench/report.sh says what is measured). bench-smoke is its 20-second form, which
+# `make test` runs to show the report is produced and well-formed.
+$(OUTPUT)/bench/fixedwork: bench/fixedwork.c | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g $< -o $@ -lz -lpthread
+
+BENCH_REPORT_DEPS := $(OUTPUT)/hostprof $(OUTPUT)/bench/fixedwork $(OUTPUT)/bench/pingpong e2e-workloads
+
+bench-report: $(BENCH_REPORT_DEPS)
+	$(Q)OUTPUT=$(OUTPUT) bench/report.sh $(OUTPUT)/bench
+
+bench-smoke: $(BENCH_REPORT_DEPS)
+	$(Q)mkdir -p $(OUTPUT)/bench-smoke
+	$(Q)OUTPUT=$(OUTPUT) bench/report.sh --smoke $(OUTPUT)/bench-smoke > /dev/null
+	$(Q)python3 bench/check_report.py $(OUTPUT)/bench-smoke

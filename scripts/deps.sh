@@ -18,6 +18,8 @@ test_pkgs+=(lld)
 # The agent's deployment artifacts: yamllint lints the chart and the example config, and
 # systemd-analyze (package systemd) verifies the unit.
 test_pkgs+=(yamllint systemd)
+# The overhead report compares hostprof with bpftrace (and perf, above); make test runs its smoke.
+test_pkgs+=(bpftrace)
 # Node.js and npm run the gRPC test receiver (@grpc/grpc-js from npm). A machine may already have
 # a Node.js that bundles npm (nodesource's), which Debian's npm package would conflict with.
 if ! command -v npm >/dev/null 2>&1; then

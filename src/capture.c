@@ -106,6 +106,8 @@ static int make_profiles(struct capture *cap)
 
 void capture__set_identity(struct capture *cap, struct identity *id)
 {
+	if (!cap)
+		return;
 	cap->identity = id;
 	for (int slot = 0; slot < NR_SLOTS; slot++)
 		if (cap->builders[slot])
@@ -216,10 +218,18 @@ void capture__tick(struct capture *cap)
 		n = bpf_session__take_unwind_requests(cap->session, req,
 						      sizeof(req) / sizeof(req[0]));
 		for (size_t i = 0; i < n; i++) {
-			/* After an exec the process is new: no backoff from its old image. */
+			/*
+			 * After an exec the process is new: no backoff from its old image. Its
+			 * tables are loaded again at once only when it was being walked before;
+			 * a process that has not been sampled yet (most execs on a busy host are
+			 * short commands that never are) waits for its first walk to ask.
+			 */
+			bool walked = req[i].kind == HP_UNWIND_REQ_EXEC &&
+				      unwind_loader__has_process(cap->unwinder, req[i].pid);
+
 			if (req[i].kind != HP_UNWIND_REQ_LOAD)
 				unwind_loader__remove_process(cap->unwinder, req[i].pid);
-			if (req[i].kind != HP_UNWIND_REQ_EXIT &&
+			if ((req[i].kind == HP_UNWIND_REQ_LOAD || walked) &&
 			    unwind_loader__due(cap->unwinder, req[i].pid, start))
 				load_tables(cap, req[i].pid);
 		}

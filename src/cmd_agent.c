@@ -503,7 +503,9 @@ static void deliver_window(struct agent *a, struct profile **profiles, size_t n)
 				   ? profile__nr_samples(profiles[i]) - 1
 				   : 0;
 	}
-	if (n && deliverer__deliver(a->deliver, view, n))
+	/* Without a deliverer (export settings that a reload could not start), the window is
+	 * counted as failed: nothing can take it. */
+	if (n && (!a->deliver || deliverer__deliver(a->deliver, view, n)))
 		a->ctr.window_failures++;
 	a->ctr.windows++;
 	log_debug("window %" PRIu64 ": %zu profiles, %zu distinct samples, %zu processes",
@@ -519,7 +521,11 @@ static void seal_window(struct agent *a)
 {
 	struct profile *profiles[CAPTURE_MAX_TYPES];
 	size_t n = 0;
-	int err = capture__rotate(a->cap, profiles, &n);
+	int err;
+
+	if (!a->cap)
+		return;
+	err = capture__rotate(a->cap, profiles, &n);
 
 	if (err)
 		log_error("sealing the window: %s; the next window starts anyway", strerror(-err));
@@ -655,7 +661,7 @@ static bool kube_changed(const struct config *x, const struct config *y)
 static void reload(struct agent *a)
 {
 	struct config *next = calloc(1, sizeof(*next)), *prev = a->cfg;
-	struct config_origin origin, prev_origin = a->origin;
+	struct config_origin origin;
 	struct identity *id;
 	char err[1024];
 	bool cap_change, deliver_change, kube_change, http_change;
@@ -674,47 +680,40 @@ static void reload(struct agent *a)
 	kube_change = kube_changed(prev, next);
 	http_change = !same_str(prev->http_listen, next->http_listen);
 
+	/* What was collected under the old settings and rules leaves under them. */
+	seal_window(a);
 	a->cfg = next;
 	a->origin = origin;
 	log_set_level(next->log_level);
-	id = make_identity(a, next);
-	if (!id) {
-		a->cfg = prev;
-		a->origin = prev_origin;
-		config_free(next);
-		a->ctr.reloads_failed++;
-		sd_notify(0, "READY=1");
-		return;
+	if (kube_change) {
+		/* The identity borrows the client: it is replaced right below. */
+		capture__set_identity(a->cap, NULL);
+		identity__delete(a->identity);
+		a->identity = NULL;
+		kubelet__delete(a->kubelet);
+		a->kubelet = NULL;
+		if (start_kubelet(a))
+			log_error("reload: no Kubernetes metadata until the next reload");
 	}
-	/* What was collected under the old rules leaves under them. */
-	if (cap_change || deliver_change || kube_change)
-		seal_window(a);
+	/* The rules were checked when the file was read: only memory can fail here, and then
+	 * processes are named by the plain rules until the next reload. */
+	id = make_identity(a, next);
+	capture__set_identity(a->cap, id);
+	identity__delete(a->identity);
+	a->identity = id;
 	if (deliver_change) {
 		stop_delivery(a, prev->export_deadline_s);
 		if (start_delivery(a))
 			log_error("reload: the new export settings do not work; profiles are "
 				  "collected but not exported until the next reload");
 	}
-	capture__set_identity(a->cap, id);
-	identity__delete(a->identity);
-	a->identity = id;
-	if (kube_change) {
-		kubelet__delete(a->kubelet);
-		a->kubelet = NULL;
-		if (start_kubelet(a) == 0) {
-			identity__delete(a->identity);
-			a->identity = make_identity(a, next);
-			capture__set_identity(a->cap, a->identity);
-		}
-	}
 	if (cap_change) {
 		stop_capture(a);
-		if (start_capture(a)) {
+		if (start_capture(a))
 			log_error("reload: the BPF programs could not be loaded with the new "
-				  "settings");
-		} else {
+				  "settings; fix the configuration and reload again");
+		else
 			a->ctr.attached = true;
-		}
 	}
 	if (http_change) {
 		httpd__delete(a->httpd);

@@ -308,6 +308,7 @@ struct proc_table {
 	unsigned int bucket_bits;   /* 1 << bucket_bits buckets */
 	struct proc_node *lru_head; /* most recently used */
 	struct proc_node *lru_tail; /* least recently used: evicted first */
+	bool maps_only;		    /* see proc_table__maps_only() */
 };
 
 /* Beyond this many buckets, chains just grow longer: the table stays usable for huge caps. */
@@ -440,6 +441,11 @@ static int proc_path(const struct proc_table *t, pid_t pid, const char *file, ch
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+void proc_table__maps_only(struct proc_table *t)
+{
+	t->maps_only = true;
 }
 
 size_t proc_table__retire_exited(struct proc_table *t)
@@ -779,7 +785,8 @@ static int snapshot(const struct proc_table *t, struct proc *p)
 	read_comm(t, p->pid, p->comm);
 	free(p->exe_path);
 	p->exe_path = read_exe(t, p->pid);
-	read_identity(t, p);
+	if (!t->maps_only)
+		read_identity(t, p);
 	p->exited = false;
 	return 0;
 }

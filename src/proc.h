@@ -90,6 +90,10 @@ struct proc *proc_table__get(struct proc_table *t, pid_t pid);
  */
 int proc_table__refresh(struct proc_table *t, pid_t pid);
 size_t proc_table__size(const struct proc_table *t);
+/* Read only the maps, the name and the executable of each process, not its command line,
+ * environment and cgroup: for a table that needs no identity (the unwind loader's, which reads
+ * the maps of every new process). */
+void proc_table__maps_only(struct proc_table *t);
 /*
  * Forget the processes that were already gone at the previous call and still are: by then every
  * sample they left has been drained and symbolized (call it once per profile window, after the

@@ -137,6 +137,8 @@ struct unwind_loader *unwind_loader__new(const struct unwind_loader_opts *opts)
 	l->procs = calloc(opts->max_procs ? opts->max_procs : 1, sizeof(*l->procs));
 	l->entry = calloc(1, sizeof(*l->entry));
 	l->procs_snap = proc_table__new(opts->proc_root, LOADER_PROC_SNAPSHOTS);
+	if (l->procs_snap)
+		proc_table__maps_only(l->procs_snap);
 	if (!l->bins || !l->procs || !l->entry || !l->procs_snap) {
 		unwind_loader__delete(l);
 		errno = ENOMEM;

@@ -16,7 +16,8 @@
 #                     service.name=hpdemo
 #   agent_relabel     a drop rule removes the matching processes (and counts them in /metrics);
 #                     a replace rule adds deployment.environment
-#   agent_reload      SIGHUP with a changed upload_interval: the windows go from 5 s to 2 s
+#   agent_reload      SIGHUP with a changed upload_interval: the windows go from 5 s to 2 s;
+#                     a later SIGHUP with a broken file is refused, and the agent goes on
 #   agent_sigterm     SIGTERM delivers the last (partial) window, then exit 0
 #   agent_http        /healthz, /readyz and /metrics (Prometheus text, with the samples, the
 #                     exports and the agent's RSS)
@@ -207,7 +208,14 @@ EOF
 	sleep 22
 	sed -i 's/^upload_interval: 5s/upload_interval: 2s/' "$conf"
 	kill -HUP "$apid"
-	sleep 28
+	sleep 14
+	# A broken file is refused, and the agent goes on with what it runs.
+	cp "$conf" "$conf.good"
+	echo "upload_intervall: 1s" >>"$conf"
+	kill -HUP "$apid"
+	sleep 4
+	mv "$conf.good" "$conf"
+	sleep 10
 	if [ -n "$hport" ]; then
 		AGENT_HEALTHZ=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$hport/healthz")
 		AGENT_READYZ=$(curl -s -w ' %{http_code}' "http://127.0.0.1:$hport/readyz")
@@ -326,10 +334,13 @@ t_agent_reload() {
 	short=$(awk '{ for (i = 1; i <= NF; i++) if ($i >= 1.8 && $i <= 2.6) n++ } END { print n + 0 }' <<<"$d")
 	if ! grep -q 'configuration reloaded' "$AGENT_LOG"; then
 		fail agent_reload "no 'configuration reloaded' in the log after SIGHUP: $(tail -3 "$AGENT_LOG" | tr '\n' ' ')"
+	elif ! grep -q "reload refused, the running configuration stays: .*unknown key 'upload_intervall'" "$AGENT_LOG" ||
+		! grep -q '^hostprof_config_reloads_total{result="failed"} 1$' "$AGENT_METRICS"; then
+		fail agent_reload "a SIGHUP with a broken file was not refused by name (log, or /metrics reloads failed=1): $(grep -m1 'reload' "$AGENT_LOG")"
 	elif [ "$long" -lt 3 ] || [ "$short" -lt 8 ]; then
 		fail agent_reload "expected >= 3 windows of ~5 s, then >= 8 of ~2 s; window lengths (s): $d"
 	else
-		pass agent_reload "SIGHUP changed upload_interval 5s -> 2s: $long windows of ~5 s, then $short of ~2 s (lengths: $d)"
+		pass agent_reload "SIGHUP changed upload_interval 5s -> 2s: $long windows of ~5 s, then $short of ~2 s (lengths: $d); a broken file on a later SIGHUP was refused and the 2 s windows went on"
 	fi
 }
 

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""Check that a benchmark report (bench/report.sh) is produced and well-formed: report.md has
+its five sections and tables, report.json parses and holds a finite number for every figure the
+tables print. The values themselves are not judged: on shared machines they are noise.
+
+Usage: check_report.py DIR   (exit 1 with the problems listed)
+"""
+
+import json
+import math
+import os
+import sys
+
+
+def main():
+    d = sys.argv[1]
+    problems = []
+    try:
+        md = open(os.path.join(d, "report.md")).read()
+    except OSError as e:
+        print(f"check_report: {e}")
+        return 1
+    for heading in ["## 1. Overhead on CPU-bound work", "## 2. Scheduler-heavy load",
+                    "## 3. Memory", "## 4. Export size", "## 5. Unwinding"]:
+        if heading not in md:
+            problems.append(f"report.md lacks '{heading}'")
+    for row in ["| nothing attached |", "| hostprof agent, 19 Hz |", "| hostprof agent, 99 Hz |",
+                "| perf record -F 99 -a -g |", "| bpftrace profile:hz:99", "| RSS |",
+                "| BPF maps (memlock) |", "| OTLP/HTTP protobuf, gzip |"]:
+        if row not in md:
+            problems.append(f"report.md lacks the row '{row}'")
+    if "nan" in md.lower().replace("nanoseconds", ""):
+        problems.append("report.md prints a NaN")
+    try:
+        j = json.load(open(os.path.join(d, "report.json")))
+    except (OSError, ValueError) as e:
+        problems.append(f"report.json: {e}")
+        j = {}
+    figures = [("overhead", c, k) for c in ["none", "hostprof19", "hostprof99", "perf99",
+                                            "bpftrace99"]
+               for k in ["median_s", "slowdown_pct", "profiler_cpu_pct_of_core",
+                         "bpf_pct_of_core"]]
+    figures += [("sched", k) for k in ["alone_trips_per_s", "agent_trips_per_s", "ns_per_switch"]]
+    figures += [("memory", k) for k in ["rss_mib", "pss_mib", "bpf_maps_mib"]]
+    figures += [("export", k) for k in ["otlp_gzip_bytes_per_min", "pprof_gzip_bytes_per_min"]]
+    for path in figures:
+        node = j
+        for p in path:
+            node = node.get(p) if isinstance(node, dict) else None
+        if not isinstance(node, (int, float)) or not math.isfinite(node):
+            problems.append(f"report.json: {'.'.join(path)} is {node!r}, not a number")
+    for k in ["cpu", "cores", "kernel"]:
+        if not j.get("machine", {}).get(k):
+            problems.append(f"report.json: machine.{k} is missing")
+    # Things that were measured must have happened.
+    if j.get("memory", {}).get("rss_mib", 0) <= 0:
+        problems.append("the agent's RSS was not read")
+    if j.get("export", {}).get("otlp_requests", 0) < 1:
+        problems.append("no OTLP request reached the local receiver")
+    for p in problems:
+        print(f"check_report: {p}")
+    if not problems:
+        print(f"check_report: {d}/report.md and report.json are well-formed")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

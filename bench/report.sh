@@ -1,0 +1,409 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# The overhead budget, measured side by side in one run: what hostprof costs the host, beside
+# perf and bpftrace doing the same job. Writes OUTDIR/report.md (tables) and OUTDIR/report.json
+# (every raw number). Numbers only: nothing here is asserted (timings on shared machines are
+# noise); the report warns when a measurement's spread is wide.
+#
+#  1. Overhead on CPU-bound work (bench/fixedwork: zlib on every core, a fixed amount): nothing
+#     attached, `hostprof agent` at 19 Hz and 99 Hz, `perf record -F 99 -a -g`, and bpftrace's
+#     profile:hz:99 aggregation, in turn (A B C D E, A B C D E, ...). Per row: the work's median
+#     time and slowdown, the profiler's own CPU time (/proc/PID/stat) and the run time of its BPF
+#     programs (kernel.bpf_stats_enabled), each as a share of one core.
+#  2. Scheduler-heavy load (bench/pingpong: threads ping-ponging through pipes): alone and under
+#     the agent with cpu,wall,contention, in turn; the slowdown and the mean cost per sched_switch
+#     event of the agent's hook.
+#  3. Memory: the agent at its defaults after MEM_SECS on a host running about 200 processes of
+#     several binaries (shell loops with coreutils, python3, a C++ program with exceptions, a
+#     program calling into a shared library): RSS, PSS, and the memlock of its BPF maps.
+#  4. Export size: the same run exports OTLP (gzip) to a local receiver and writes pprof files:
+#     bytes per minute of each.
+#  5. The unwinding and scheduler figures of `make bench-unwind` and the soak of `make
+#     bench-soak`, when they are in OUTDIR, are gathered at the end.
+#
+# Usage (root): bench/report.sh [--smoke] OUTDIR
+#   --smoke: one short repetition of everything (about 20 s), for `make test`: it shows that the
+#   report is produced and well-formed, not what the numbers are.
+# Environment: HOSTPROF, FIXEDWORK, PINGPONG, WL (the e2e workloads directory), REPS, WORK_SECS
+# (the fixed work's length, calibrated), MEM_SECS, MEM_PROCS.
+set -u
+smoke=0
+if [ "${1:-}" = --smoke ]; then
+	smoke=1
+	shift
+fi
+outdir=${1:?usage: bench/report.sh [--smoke] OUTDIR}
+root=$(cd "$(dirname "$0")/.." && pwd)
+OUTPUT=${OUTPUT:-build}
+case $OUTPUT in /*) ;; *) OUTPUT=$root/$OUTPUT ;; esac
+HOSTPROF=${HOSTPROF:-$OUTPUT/hostprof}
+FIXEDWORK=${FIXEDWORK:-$OUTPUT/bench/fixedwork}
+PINGPONG=${PINGPONG:-$OUTPUT/bench/pingpong}
+WL=${WL:-$OUTPUT/e2e}
+if [ "$smoke" = 1 ]; then
+	REPS=${REPS:-1} WORK_SECS=${WORK_SECS:-1} MEM_SECS=${MEM_SECS:-6} MEM_PROCS=${MEM_PROCS:-24}
+	SCHED_SECS=1 SETTLE=1 AGENT_SETTLE=1
+else
+	REPS=${REPS:-5} WORK_SECS=${WORK_SECS:-5} MEM_SECS=${MEM_SECS:-60} MEM_PROCS=${MEM_PROCS:-200}
+	# The agent's first seconds load the unwind tables of every process: measured after them,
+	# as the steady state a host lives in.
+	SCHED_SECS=4 SETTLE=2 AGENT_SETTLE=6
+fi
+[ "$(id -u)" -eq 0 ] || { echo "bench: needs root (BPF, perf, bpftrace)" >&2; exit 1; }
+for t in "$HOSTPROF" "$FIXEDWORK" "$PINGPONG" "$WL/cxx_throw" "$WL/lib_ratio"; do
+	[ -x "$t" ] || { echo "bench: $t is missing: run make bench (it builds them)" >&2; exit 1; }
+done
+mkdir -p "$outdir"
+tmp=$(mktemp -d /tmp/hostprof-report.XXXXXX)
+results=$tmp/results
+: >"$results"
+old_stats=$(sysctl -n kernel.bpf_stats_enabled)
+BG=()
+cleanup() {
+	local p
+	for p in "${BG[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	sysctl -qw kernel.bpf_stats_enabled="$old_stats"
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+sysctl -qw kernel.bpf_stats_enabled=1
+hz=$(getconf CLK_TCK)
+cores=$(nproc)
+
+# record KEY VALUE: one raw number for report.json (KEY a dotted path).
+record() { echo "$1 $2" >>"$results"; }
+
+# cpu_secs PID: user + system CPU seconds of a process and its threads.
+cpu_secs() {
+	awk -v hz="$hz" '{ sub(/^.*\) /, ""); printf "%.4f", ($12 + $13) / hz }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+
+# The BPF programs and maps loaded now, by ID: what a profiler adds is what was not there before.
+# Read with bpftool and awk only: a python3 here would be one more process for the profiler under
+# test to load tables for and symbolize, inside the measurement.
+prog_ids() { bpftool prog show 2>/dev/null | awk -F: '/^[0-9]+:/ { printf "%s ", $1 }'; }
+# bpf_ns BASELINE_IDS: run time (ns) and run count summed over the programs not in the baseline.
+bpf_ns() {
+	bpftool prog show 2>/dev/null | awk -v base=" $1 " '
+		/^[0-9]+:/ { id = $1; sub(/:$/, "", id); mine = index(base, " " id " ") == 0 }
+		mine { for (i = 1; i < NF; i++) {
+			if ($i == "run_time_ns") t += $(i + 1)
+			if ($i == "run_cnt") n += $(i + 1) } }
+		END { print t + 0, n + 0 }'
+}
+# map_bytes BASELINE_MAP_IDS: memlock of the maps not in the baseline.
+map_ids() { bpftool -j map show 2>/dev/null | python3 -c 'import json,sys; print(" ".join(str(m["id"]) for m in json.load(sys.stdin)))'; }
+map_bytes() {
+	bpftool -j map show 2>/dev/null | python3 -c '
+import json, sys
+base = set(sys.argv[1].split())
+print(sum(m.get("bytes_memlock", 0) for m in json.load(sys.stdin) if str(m["id"]) not in base))' "$1"
+}
+
+# start_profiler NAME: starts one of the compared profilers in the background; sets PROF_PID.
+start_profiler() {
+	PROF_PID=
+	case $1 in
+	none) return ;;
+	hostprof19 | hostprof99)
+		mkdir -p "$tmp/agent-out"
+		"$HOSTPROF" agent -F "${1#hostprof}" --output-dir "$tmp/agent-out" \
+			--set export.keep_files=2 -q >"$tmp/$1.log" 2>&1 &
+		PROF_PID=$!
+		BG+=("$PROF_PID")
+		sleep "$AGENT_SETTLE"
+		return
+		;;
+	perf99) perf record -F 99 -a -g -q -o "$tmp/perf.data" >"$tmp/$1.log" 2>&1 & ;;
+	bpftrace99)
+		bpftrace -e 'profile:hz:99 { @[kstack, ustack, comm] = count(); }' >/dev/null \
+			2>"$tmp/$1.log" &
+		;;
+	esac
+	PROF_PID=$!
+	BG+=("$PROF_PID")
+	sleep "$SETTLE"
+}
+
+stop_profiler() {
+	[ -n "$PROF_PID" ] || return
+	kill -INT "$PROF_PID" 2>/dev/null
+	wait "$PROF_PID" 2>/dev/null
+	rm -f "$tmp/perf.data"
+}
+
+# ---- 1. overhead on CPU-bound work ----
+# Calibrate the work to about WORK_SECS with nothing attached.
+iters=4
+t=$("$FIXEDWORK" "$cores" "$iters")
+iters=$(awk -v t="$t" -v want="$WORK_SECS" -v i="$iters" 'BEGIN { n = int(i * want / t); print n < 1 ? 1 : n }')
+# One run to warm caches and clocks, not counted: the first of a series is the slow one.
+"$FIXEDWORK" "$cores" "$iters" >/dev/null
+record overhead.iterations "$iters"
+record overhead.threads "$cores"
+configs=(none hostprof19 hostprof99 perf99 bpftrace99)
+for rep in $(seq "$REPS"); do
+	for c in "${configs[@]}"; do
+		base=$(prog_ids)
+		start_profiler "$c"
+		# The BPF counters are read by new processes (bpftool, python3), which the profiler
+		# also sees, loads tables for and symbolizes: its CPU time is taken inside their
+		# readings, after it has settled from the first, and before the last. The BPF run
+		# time is over the readings' whole span.
+		read -r bpf0 _ < <(bpf_ns "$base")
+		t0=$(date +%s.%N)
+		sleep 1.5
+		cpu0=0
+		[ -n "$PROF_PID" ] && cpu0=$(cpu_secs "$PROF_PID")
+		wall=$("$FIXEDWORK" "$cores" "$iters")
+		cpu1=0
+		[ -n "$PROF_PID" ] && cpu1=$(cpu_secs "$PROF_PID")
+		read -r bpf1 _ < <(bpf_ns "$base")
+		t1=$(date +%s.%N)
+		stop_profiler
+		record "overhead.$c.wall_s.$rep" "$wall"
+		record "overhead.$c.profiler_cpu_s.$rep" "$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { printf "%.4f", b - a }')"
+		# Scaled to the work's time: the share of one core is then (bpf_s / wall_s).
+		record "overhead.$c.bpf_s.$rep" "$(awk -v a="$bpf0" -v b="$bpf1" -v s0="$t0" -v s1="$t1" -v w="$wall" 'BEGIN { printf "%.6f", (b - a) / 1e9 * w / (s1 - s0) }')"
+	done
+done
+
+# ---- 2. scheduler-heavy load ----
+for rep in $(seq "$REPS"); do
+	record "sched.alone.trips_per_s.$rep" "$("$PINGPONG" "$SCHED_SECS")"
+	base=$(prog_ids)
+	"$HOSTPROF" agent --types cpu,wall,contention --output-dir "$tmp" --set export.keep_files=1 \
+		-q >"$tmp/sched.log" 2>&1 &
+	PROF_PID=$!
+	BG+=("$PROF_PID")
+	sleep "$SETTLE"
+	read -r b0 n0 < <(bpftool -j prog show 2>/dev/null | python3 -c '
+import json, sys
+t = n = 0
+for p in json.load(sys.stdin):
+    if p.get("name", "").endswith("switch"): t += p.get("run_time_ns", 0); n += p.get("run_cnt", 0)
+print(t, n)')
+	record "sched.agent.trips_per_s.$rep" "$("$PINGPONG" "$SCHED_SECS")"
+	read -r b1 n1 < <(bpftool -j prog show 2>/dev/null | python3 -c '
+import json, sys
+t = n = 0
+for p in json.load(sys.stdin):
+    if p.get("name", "").endswith("switch"): t += p.get("run_time_ns", 0); n += p.get("run_cnt", 0)
+print(t, n)')
+	stop_profiler
+	record "sched.agent.switch_events.$rep" $((n1 - n0))
+	record "sched.agent.ns_per_switch.$rep" "$(awk -v t=$((b1 - b0)) -v n=$((n1 - n0)) 'BEGIN { printf "%.0f", n ? t / n : 0 }')"
+done
+
+# ---- 3 and 4. memory on a host of ~MEM_PROCS processes, and export size ----
+py_loop='import time
+while True:
+    sum(range(3000)); time.sleep(0.5)'
+py_libs='import ssl, sqlite3, ctypes, decimal, hashlib, lzma, bz2, zlib, json, time, uuid
+while True:
+    hashlib.sha256(b"x" * 4096).hexdigest(); time.sleep(0.5)'
+# The C and C++ programs burn a core each: two of each, at the lowest priority; the rest wake
+# twice a second.
+for i in $(seq "$MEM_PROCS"); do
+	case $i in
+	1 | 2) nice -n 19 "$WL/cxx_throw" "$((MEM_SECS + 30))" >/dev/null 2>&1 & ;;
+	3 | 4) nice -n 19 "$WL/lib_ratio" "$((MEM_SECS + 30))" >/dev/null 2>&1 & ;;
+	*)
+		case $((i % 10)) in
+		0 | 1) python3 -c "$py_loop" >/dev/null 2>&1 & ;;
+		2) python3 -c "$py_libs" >/dev/null 2>&1 & ;;
+		*) sh -c 'while :; do date >/dev/null; ls / >/dev/null; sleep 0.5; done' >/dev/null 2>&1 & ;;
+		esac
+		;;
+	esac
+	BG+=($!)
+done
+sleep 1
+record memory.processes "$(ls /proc | grep -c '^[0-9]')"
+rx=$tmp/rx
+mkdir -p "$rx" "$tmp/mem-out"
+python3 "$root/tests/receiver/http_receiver.py" --dir "$rx" --lifetime $((MEM_SECS + 60)) \
+	--max-requests 100000 >"$tmp/rx.port" 2>/dev/null &
+BG+=($!)
+for _ in $(seq 50); do
+	port=$(head -1 "$tmp/rx.port" 2>/dev/null)
+	[ -n "$port" ] && break
+	sleep 0.1
+done
+mbase=$(map_ids)
+interval=15
+[ "$smoke" = 1 ] && interval=2
+"$HOSTPROF" agent --otlp-endpoint "http://127.0.0.1:$port/v1development/profiles" \
+	--output-dir "$tmp/mem-out" --set export.keep_files=100000 \
+	--upload-interval "${interval}s" -q >"$tmp/mem.log" 2>&1 &
+agent=$!
+BG+=("$agent")
+t0=$(date +%s.%N)
+sleep "$MEM_SECS"
+record memory.rss_kib "$(awk '/^VmRSS:/ { print $2 }' "/proc/$agent/status")"
+record memory.pss_kib "$(awk '/^Pss:/ { print $2 }' "/proc/$agent/smaps_rollup")"
+record memory.bpf_map_bytes "$(map_bytes "$mbase")"
+record memory.seconds "$MEM_SECS"
+kill -TERM "$agent"
+wait "$agent"
+t1=$(date +%s.%N)
+secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+record export.seconds "$secs"
+record export.otlp_gzip_bytes "$(cat "$rx"/*.meta 2>/dev/null | awk '/^raw_length / { s += $2 } END { print s + 0 }')"
+record export.otlp_requests "$(find "$rx" -name '*.meta' | wc -l)"
+record export.pprof_gzip_bytes "$(find "$tmp/mem-out" -name '*.pb.gz' -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')"
+for p in "${BG[@]}"; do kill "$p" 2>/dev/null; done
+wait 2>/dev/null
+BG=()
+
+# ---- the report ----
+python3 - "$results" "$outdir" "$smoke" "$outdir/unwind.md" "$outdir/soak.txt" <<'EOF'
+import json, os, platform, statistics, subprocess, sys
+
+results, outdir, smoke, unwind_md, soak_txt = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4], sys.argv[5]
+raw = {}
+for line in open(results):
+    key, value = line.split(None, 1)
+    node = raw
+    parts = key.split(".")
+    for p in parts[:-1]:
+        node = node.setdefault(p, {})
+    node[parts[-1]] = float(value)
+
+def series(node):
+    return [node[k] for k in sorted(node, key=int)]
+
+def cpu_model():
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.machine()
+
+machine = {"cpu": cpu_model(), "cores": os.cpu_count(), "kernel": platform.release(),
+           "hostprof": subprocess.run([os.environ.get("HOSTPROF", "build/hostprof"), "--version"],
+                                      capture_output=True, text=True).stdout.strip()}
+warnings = []
+summary = {"machine": machine, "smoke": smoke, "raw": raw, "overhead": {}, "sched": {},
+           "memory": {}, "export": {}, "warnings": warnings}
+
+def spread(name, xs):
+    med = statistics.median(xs)
+    s = (max(xs) - min(xs)) / med * 100 if med else 0
+    if len(xs) > 1 and s > 5:
+        warnings.append(f"{name}: spread {s:.1f}% of the median across {len(xs)} runs: the machine was noisy, read the slowdowns with care")
+    return s
+
+ov = raw.get("overhead", {})
+none = statistics.median(series(ov["none"]["wall_s"]))
+labels = {"none": "nothing attached", "hostprof19": "hostprof agent, 19 Hz",
+          "hostprof99": "hostprof agent, 99 Hz", "perf99": "perf record -F 99 -a -g",
+          "bpftrace99": "bpftrace profile:hz:99 {kstack, ustack, comm}"}
+rows = []
+for c in ["none", "hostprof19", "hostprof99", "perf99", "bpftrace99"]:
+    node = ov.get(c)
+    if not node:
+        continue
+    walls = series(node["wall_s"])
+    med = statistics.median(walls)
+    cpu = statistics.median([p / w * 100 for p, w in zip(series(node["profiler_cpu_s"]), walls)])
+    bpf = statistics.median([b / w * 100 for b, w in zip(series(node["bpf_s"]), walls)])
+    entry = {"label": labels[c], "median_s": med, "slowdown_pct": (med - none) / none * 100,
+             "profiler_cpu_pct_of_core": cpu, "bpf_pct_of_core": bpf,
+             "spread_pct": spread(labels[c], walls), "runs": len(walls)}
+    summary["overhead"][c] = entry
+    rows.append(entry)
+
+sc = raw.get("sched", {})
+alone = statistics.median(series(sc["alone"]["trips_per_s"]))
+agent = statistics.median(series(sc["agent"]["trips_per_s"]))
+summary["sched"] = {"alone_trips_per_s": alone, "agent_trips_per_s": agent,
+                    "slowdown_pct": (alone - agent) / alone * 100,
+                    "ns_per_switch": statistics.median(series(sc["agent"]["ns_per_switch"])),
+                    "switch_events": statistics.median(series(sc["agent"]["switch_events"]))}
+spread("pingpong alone", series(sc["alone"]["trips_per_s"]))
+mem = raw["memory"]
+summary["memory"] = {"rss_mib": mem["rss_kib"] / 1024, "pss_mib": mem["pss_kib"] / 1024,
+                     "bpf_maps_mib": mem["bpf_map_bytes"] / 1048576,
+                     "processes": int(mem["processes"]), "after_s": mem["seconds"]}
+ex = raw["export"]
+per_min = 60 / ex["seconds"]
+summary["export"] = {"otlp_gzip_bytes_per_min": ex["otlp_gzip_bytes"] * per_min,
+                     "pprof_gzip_bytes_per_min": ex["pprof_gzip_bytes"] * per_min,
+                     "otlp_requests": int(ex["otlp_requests"]), "seconds": ex["seconds"]}
+
+m = summary["memory"]
+o19 = summary["overhead"].get("hostprof19", {})
+out = []
+w = out.append
+w("# hostprof overhead report" + (" (smoke run: one short repetition, not a measurement)" if smoke else ""))
+w("")
+w(f"Machine: {machine['cpu']}, {machine['cores']} CPUs, Linux {machine['kernel']}; {machine['hostprof']}.")
+w(f"Command: `make bench` (this table: `bench/report.sh {outdir}`). Medians of {rows[0]['runs']} runs each, taken in turn.")
+w("")
+w("## 1. Overhead on CPU-bound work")
+w("")
+w(f"`bench/fixedwork`: zlib compression of a fixed buffer on all {int(raw['overhead']['threads'])} cores, {int(raw['overhead']['iterations'])} iterations each.")
+w("")
+w("| profiler | work time (s) | slowdown | profiler CPU (% of one core) | BPF run time (% of one core) | spread |")
+w("|---|---|---|---|---|---|")
+for r in rows:
+    w(f"| {r['label']} | {r['median_s']:.3f} | {r['slowdown_pct']:+.2f}% | {r['profiler_cpu_pct_of_core']:.2f}% | {r['bpf_pct_of_core']:.2f}% | {r['spread_pct']:.1f}% |")
+w("")
+w(f"Targets at 19 Hz: slowdown <= 0.5% (measured {o19.get('slowdown_pct', float('nan')):+.2f}%), the agent's own CPU <= 0.3% of one core (measured {o19.get('profiler_cpu_pct_of_core', float('nan')):.2f}%).")
+w("")
+s = summary["sched"]
+w("## 2. Scheduler-heavy load")
+w("")
+w("`bench/pingpong`: two threads ping-ponging through pipes (two context switches per round trip); the agent with `--types cpu,wall,contention`.")
+w("")
+w("| run | round trips/s | slowdown | sched_switch events | ns per event (BPF) |")
+w("|---|---|---|---|---|")
+w(f"| alone | {s['alone_trips_per_s']:.0f} | | | |")
+w(f"| hostprof agent cpu,wall,contention | {s['agent_trips_per_s']:.0f} | {s['slowdown_pct']:+.1f}% | {s['switch_events']:.0f} | {s['ns_per_switch']:.0f} |")
+w("")
+w("## 3. Memory")
+w("")
+w(f"The agent at its defaults (19 Hz, cpu), {m['after_s']:.0f} s into a run on a host of {m['processes']} processes (shell loops with coreutils, python3 with and without many extension modules, a C++ program throwing exceptions, a program calling into a shared library).")
+w("")
+w("| | measured | target |")
+w("|---|---|---|")
+w(f"| RSS | {m['rss_mib']:.1f} MiB | <= 40 MB |")
+w(f"| PSS | {m['pss_mib']:.1f} MiB | |")
+w(f"| BPF maps (memlock) | {m['bpf_maps_mib']:.1f} MiB | <= 64 MB |")
+w("")
+e = summary["export"]
+w("## 4. Export size")
+w("")
+w(f"The same run, {e['otlp_requests']} windows: bytes on the wire per minute.")
+w("")
+w("| format | bytes per minute |")
+w("|---|---|")
+w(f"| OTLP/HTTP protobuf, gzip | {e['otlp_gzip_bytes_per_min']:.0f} |")
+w(f"| pprof, gzip (one file per window) | {e['pprof_gzip_bytes_per_min']:.0f} |")
+w("")
+w("## 5. Unwinding, symbolization, soak")
+w("")
+if os.path.exists(unwind_md):
+    w(f"From `make bench-unwind` ({os.path.basename(unwind_md)}):")
+    w("")
+    w(open(unwind_md).read().strip())
+else:
+    w("`make bench-unwind` has not written its figures here yet.")
+w("")
+if os.path.exists(soak_txt):
+    w("From `make bench-soak`: " + open(soak_txt).read().strip().splitlines()[-1])
+else:
+    w("`make bench-soak` has not run here yet.")
+w("")
+w("Symbolization throughput against eu-addr2line is not measured yet (the symbols issue).")
+if warnings:
+    w("")
+    w("## Warnings")
+    w("")
+    for x in warnings:
+        w(f"- {x}")
+open(os.path.join(outdir, "report.md"), "w").write("\n".join(out) + "\n")
+json.dump(summary, open(os.path.join(outdir, "report.json"), "w"), indent=2, sort_keys=True)
+print("\n".join(out))
+EOF
