@@ -350,8 +350,10 @@ static int start_delivery(struct agent *a)
 					   "COMPRESSION"),
 		.timeout_ms = file_yields(a, "export.otlp.timeout", c->otlp_timeout_ms, "TIMEOUT"),
 		.ca_file = file_yields(a, "export.otlp.ca_file", c->otlp_ca_file, "CERTIFICATE"),
-		.headers = c->otlp_headers,
-		.nr_headers = c->nr_otlp_headers,
+		/* Headers come only from the file (headers, header_files): the environment's
+		 * OTEL_EXPORTER_OTLP_HEADERS beat them per name. */
+		.base_headers = c->otlp_headers,
+		.nr_base_headers = c->nr_otlp_headers,
 		.insecure =
 			file_yields(a, "export.otlp.insecure", "", "INSECURE") && c->otlp_insecure,
 	};

@@ -489,8 +489,11 @@ int otlp_config__resolve(const struct otlp_flags *f, const char *(*get_env)(cons
 	if (rc)
 		goto fail;
 
-	/* Per name: generic, then PROFILES_, then flags, each overriding the one before. */
-	rc = headers_from_env(&r, &hs, ENV_PREFIX "HEADERS");
+	/* Per name: a config file's, then generic, then PROFILES_, then flags, each overriding the
+	 * one before. */
+	rc = headers_from_flags(&r, &hs, f->base_headers, f->nr_base_headers, "config file header");
+	if (!rc)
+		rc = headers_from_env(&r, &hs, ENV_PREFIX "HEADERS");
 	if (!rc)
 		rc = headers_from_env(&r, &hs, ENV_PROFILES_PREFIX "HEADERS");
 	if (!rc)

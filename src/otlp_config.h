@@ -25,6 +25,10 @@ struct otlp_flags {
 	const char *ca_file;
 	const char *const *headers; /* "name=value" each, taken literally (no percent-decoding) */
 	size_t nr_headers;
+	/* Headers below the environment (the agent's config file): a variable's header of the
+	 * same name replaces one of these. Same form as headers. */
+	const char *const *base_headers;
+	size_t nr_base_headers;
 	bool insecure; /* true forces it; false leaves it to the environment */
 };
 

@@ -286,6 +286,17 @@ static void test_headers(void)
 	CHECK_STR(header(&c, "authorization"), "Bearer abc==");
 	otlp_config__release(&c);
 
+	/* A config file's headers sit below the environment: a variable's header of the same
+	 * name wins, the others stay, and flags still win over both. */
+	const char *base[] = {"other=from-file", "x-file-only=1", "authorization=from-file"};
+	struct otlp_flags fb = {
+		.base_headers = base, .nr_base_headers = 3, .headers = flags + 1, .nr_headers = 1};
+	CHECK(resolve(&fb, envs, &c, err, sizeof(err)) == 0, "%s", err);
+	CHECK_STR(header(&c, "other"), "2");
+	CHECK_STR(header(&c, "x-file-only"), "1");
+	CHECK_STR(header(&c, "authorization"), "Bearer abc==");
+	otlp_config__release(&c);
+
 	/* Malformed entries fail, naming the source but never the secret. */
 	const char *bad_flags[][1] = {
 		{"Authorization: Bearer s3cr3t"}, {"=s3cr3t"}, {"x-token=s3cr3t\r\nInjected: 1"}};
