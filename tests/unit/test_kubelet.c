@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "port_server.h"
 #include "kubelet.h"
 #include "log.h"
 
@@ -694,61 +695,37 @@ static int make_cert(void)
 
 static int server_start(struct server *s, double delay)
 {
-	char line[64], delay_s[32];
-	size_t got = 0;
-	int out[2];
-	int64_t end;
+	char delay_s[32];
+	char *argv[] = {"python3",
+			SERVER,
+			"--cert",
+			(char *)scratch_path("cert.pem"),
+			"--key",
+			(char *)scratch_path("key.pem"),
+			"--pods",
+			FIXTURE,
+			"--token-file",
+			(char *)scratch_path("server-token"),
+			"--log",
+			(char *)scratch_path("requests.log"),
+			"--delay",
+			delay_s,
+			"--lifetime",
+			"90",
+			NULL};
 
-	s->pid = -1;
 	s->port = 0;
-	if (access(SERVER, R_OK) || pipe(out))
+	s->pid = -1;
+	if (access(SERVER, R_OK))
 		return -1;
 	snprintf(delay_s, sizeof(delay_s), "%.1f", delay);
-	s->pid = fork();
-	if (s->pid < 0) {
-		close(out[0]);
-		close(out[1]);
-		return -1;
-	}
-	if (s->pid == 0) {
-		dup2(out[1], 1);
-		close(out[0]);
-		close(out[1]);
-		execlp("python3", "python3", SERVER, "--cert", scratch_path("cert.pem"), "--key",
-		       scratch_path("key.pem"), "--pods", FIXTURE, "--token-file",
-		       scratch_path("server-token"), "--log", scratch_path("requests.log"),
-		       "--delay", delay_s, "--lifetime", "90", (char *)NULL);
-		_exit(127);
-	}
-	close(out[1]);
-	/* The first line is the port. */
-	end = now_ms() + 10000;
-	while (got < sizeof(line) - 1 && !memchr(line, '\n', got)) {
-		struct pollfd pfd = {.fd = out[0], .events = POLLIN};
-		ssize_t n;
-
-		if (now_ms() > end || poll(&pfd, 1, 200) < 0)
-			break;
-		if (!(pfd.revents & (POLLIN | POLLHUP)))
-			continue;
-		n = read(out[0], line + got, sizeof(line) - 1 - got);
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(out[0]);
-	line[got] = '\0';
-	s->port = atoi(line);
+	s->port = port_server__start(argv, &s->pid);
 	return s->port > 0 ? 0 : -1;
 }
 
 static void server_stop(struct server *s)
 {
-	if (s->pid > 0) {
-		kill(s->pid, SIGTERM);
-		waitpid(s->pid, NULL, 0);
-	}
-	s->pid = -1;
+	port_server__stop(&s->pid);
 }
 
 /* A port on which nothing listens: bound by us for a moment, then closed. */

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "port_server.h"
 #include "export.h"
 #include "log.h"
 #include "transport_impl.h"
@@ -75,10 +76,7 @@ static void remove_dir(const char *dir)
 static int receiver_start(struct receiver *r, const char *script, double down)
 {
 	const char *py = receiver_script_path();
-	char script_path[128], down_s[32], line[64];
-	int out[2];
-	size_t got = 0;
-	int64_t end;
+	char script_path[128], down_s[32];
 
 	memset(r, 0, sizeof(*r));
 	r->pid = -1;
@@ -99,55 +97,21 @@ static int receiver_start(struct receiver *r, const char *script, double down)
 		fclose(f);
 	}
 	snprintf(down_s, sizeof(down_s), "%.1f", down);
-	if (pipe(out))
-		return -1;
-	r->pid = fork();
-	if (r->pid < 0) {
-		close(out[0]);
-		close(out[1]);
-		return -1;
-	}
-	if (r->pid == 0) {
-		dup2(out[1], 1);
-		close(out[0]);
-		close(out[1]);
-		if (script)
-			execlp("python3", "python3", py, "--dir", r->dir, "--script", script_path,
-			       "--down", down_s, "--lifetime", "90", (char *)NULL);
-		else
-			execlp("python3", "python3", py, "--dir", r->dir, "--down", down_s,
-			       "--lifetime", "90", (char *)NULL);
-		_exit(127);
-	}
-	close(out[1]);
-	/* The first line is the port. */
-	end = now_ms() + 10000;
-	while (got < sizeof(line) - 1 && !memchr(line, '\n', got)) {
-		struct pollfd pfd = {.fd = out[0], .events = POLLIN};
-		ssize_t n;
+	{
+		char *with_script[] = {"python3",    (char *)py,  "--dir",  r->dir,
+				       "--script",   script_path, "--down", down_s,
+				       "--lifetime", "90",	  NULL};
+		char *without[] = {"python3", (char *)py,   "--dir", r->dir, "--down",
+				   down_s,    "--lifetime", "90",    NULL};
 
-		if (now_ms() > end || poll(&pfd, 1, 200) < 0)
-			break;
-		if (!(pfd.revents & (POLLIN | POLLHUP)))
-			continue;
-		n = read(out[0], line + got, sizeof(line) - 1 - got);
-		if (n <= 0)
-			break;
-		got += (size_t)n;
+		r->port = port_server__start(script ? with_script : without, &r->pid);
 	}
-	close(out[0]);
-	line[got] = '\0';
-	r->port = atoi(line);
 	return r->port > 0 ? 0 : -1;
 }
 
 static void receiver_stop(struct receiver *r)
 {
-	if (r->pid > 0) {
-		kill(r->pid, SIGTERM);
-		waitpid(r->pid, NULL, 0);
-		r->pid = -1;
-	}
+	port_server__stop(&r->pid);
 	if (r->dir[0])
 		remove_dir(r->dir);
 	r->dir[0] = '\0';
