@@ -57,9 +57,69 @@ struct {
 } unwind_refresh SEC(".maps");
 
 /*
+ * Processes sampled for the first time and execs, as they happen: a process may live for a few
+ * milliseconds only, and userspace must read its maps and binaries before it is gone, not at its
+ * next tick or drain. Shared by every object, like unwind_refresh.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} unwind_events SEC(".maps");
+
+static __always_inline void hp_proc_event(__u32 tgid, __u32 kind)
+{
+	struct hp_proc_event ev = {.tgid = tgid, .kind = kind};
+
+	bpf_ringbuf_output(&unwind_events, &ev, sizeof(ev), 0);
+}
+
+/*
+ * Processes announced since their exec. A process is announced at its first walk that finds no
+ * table, and once more HP_ANNOUNCE_GAP_NS later if its tables are still not loaded: a first
+ * sample inside ld.so comes before the libraries are mapped, and a second read catches them.
+ * Independent of unwind_refresh, whose pending requests userspace takes only at its next tick.
+ */
+#define HP_ANNOUNCE_MAX 2
+#define HP_ANNOUNCE_GAP_NS (10 * 1000 * 1000ULL)
+
+struct hp_announced {
+	__u64 last_ns;
+	__u32 count;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct hp_announced);
+} unwind_announced SEC(".maps");
+
+static __always_inline void hp_announce(__u32 tgid)
+{
+	struct hp_announced fresh = {.count = 1}, *a;
+	__u64 now = bpf_ktime_get_ns();
+
+	a = bpf_map_lookup_elem(&unwind_announced, &tgid);
+	if (!a) {
+		fresh.last_ns = now;
+		if (bpf_map_update_elem(&unwind_announced, &tgid, &fresh, BPF_NOEXIST) == 0)
+			hp_proc_event(tgid, HP_UNWIND_REQ_LOAD);
+		return;
+	}
+	/* Two CPUs may both pass here at once: one read too many, which is harmless. */
+	if (a->count >= HP_ANNOUNCE_MAX || now - a->last_ns < HP_ANNOUNCE_GAP_NS)
+		return;
+	a->count++;
+	a->last_ns = now;
+	hp_proc_event(tgid, HP_UNWIND_REQ_LOAD);
+}
+
+/*
  * An exec or the exit of a whole process makes its entry wrong at once (new code at perhaps the
  * same addresses, or a PID that may come back as another process): drop it, so that walks take
  * frame-pointer steps, and tell userspace (enum hp_unwind_request), which reloads or forgets it.
+ * An exit can wait for the next tick; an exec is a new program to snapshot.
  */
 static __always_inline void hp_unwind_forget(__u32 tgid, __u8 request)
 {
@@ -67,6 +127,9 @@ static __always_inline void hp_unwind_forget(__u32 tgid, __u8 request)
 		return;
 	bpf_map_delete_elem(&unwind_procs, &tgid);
 	bpf_map_update_elem(&unwind_refresh, &tgid, &request, BPF_ANY);
+	bpf_map_delete_elem(&unwind_announced, &tgid);
+	if (request == HP_UNWIND_REQ_EXEC)
+		hp_proc_event(tgid, request);
 }
 
 /* The stack being walked on this CPU: too large for the BPF stack. */
@@ -315,6 +378,7 @@ static long hp_unwind_step(__u64 index, void *ctx)
 		w->asked = true;
 		/* NOEXIST: never overwrites an exec or exit request not taken yet. */
 		bpf_map_update_elem(&unwind_refresh, &w->tgid, &load, BPF_NOEXIST);
+		hp_announce(w->tgid);
 	}
 	if (m && m->row_count) {
 		/* A return address points after its call, perhaps into the next function: look up

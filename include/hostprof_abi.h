@@ -233,6 +233,16 @@ enum hp_unwind_request {
 	HP_UNWIND_REQ_EXIT,	/* it exited: forget it (its PID may come back as another) */
 };
 
+/*
+ * A record of the unwind_events ring buffer: a process was sampled for the first time since its
+ * exec (kind HP_UNWIND_REQ_LOAD), or it exec'd (HP_UNWIND_REQ_EXEC). Userspace snapshots it while
+ * it lives (see src/proc_watch.h).
+ */
+struct hp_proc_event {
+	__u32 tgid;
+	__u32 kind; /* enum hp_unwind_request */
+};
+
 /* A user stack the walker produced, kept in the ustacks maps under a hash of its PCs. */
 struct hp_user_stack {
 	__u32 nr;

@@ -106,6 +106,18 @@ static int render_capture(struct metrics_text *m, struct capture *cap)
 	if (!err)
 		err = one(m, "hostprof_processes_tracked", METRICS_GAUGE,
 			  "Processes in the process table (maps snapshots).", ss.procs_cached);
+	if (!err) {
+		struct proc_watch_stats ws;
+
+		capture__watch_stats(cap, &ws);
+		struct labelled watched[] = {
+			{"read", ws.read}, {"exited", ws.missed}, {"dropped", ws.dropped}};
+
+		err = family(m, "hostprof_processes_watched_total", METRICS_COUNTER,
+			     "Processes read at their first sample, so that short-lived ones stay "
+			     "symbolized: read, already exited, or dropped (the loop was behind).",
+			     "result", watched, 3);
+	}
 	if (!err)
 		err = family(m, "hostprof_symbol_cache_entries", METRICS_GAUGE,
 			     "Entries of the symbolizer's caches (bounded by limits.max_processes "

@@ -115,6 +115,7 @@ static bool kernel_has_bpf_loop(void)
  * which creates them, and shared with the others (share_from >= 0) before they load.
  */
 static int configure_unwind(struct bpf_map *rows, struct bpf_map *procs, struct bpf_map *refresh,
+			    struct bpf_map *events, struct bpf_map *announced,
 			    const struct bpf_session_opts *opts, bool on,
 			    const struct cpu_bpf *owner)
 {
@@ -126,9 +127,17 @@ static int configure_unwind(struct bpf_map *rows, struct bpf_map *procs, struct 
 			err = bpf_map__reuse_fd(procs, bpf_map__fd(owner->maps.unwind_procs));
 		if (!err)
 			err = bpf_map__reuse_fd(refresh, bpf_map__fd(owner->maps.unwind_refresh));
+		if (!err)
+			err = bpf_map__reuse_fd(events, bpf_map__fd(owner->maps.unwind_events));
+		if (!err)
+			err = bpf_map__reuse_fd(announced,
+						bpf_map__fd(owner->maps.unwind_announced));
 		return err;
 	}
-	err = bpf_map__set_max_entries(rows, on ? opts->unwind_rows : 1);
+	/* A ring buffer is a whole number of pages (64 KiB ones on some arm64 kernels). */
+	err = bpf_map__set_max_entries(events, 16 * (uint32_t)sysconf(_SC_PAGESIZE));
+	if (!err)
+		err = bpf_map__set_max_entries(rows, on ? opts->unwind_rows : 1);
 	if (!err)
 		err = bpf_map__set_max_entries(procs, on ? opts->unwind_procs : 1);
 	return err;
@@ -219,7 +228,8 @@ static int configure(struct cpu_bpf *skel, const struct bpf_session_opts *opts, 
 			return err;
 	}
 	err = configure_unwind(skel->maps.unwind_rows, skel->maps.unwind_procs,
-			       skel->maps.unwind_refresh, opts, unwind, NULL);
+			       skel->maps.unwind_refresh, skel->maps.unwind_events,
+			       skel->maps.unwind_announced, opts, unwind, NULL);
 	return err ? err : cpu_prealloc(skel, unwind);
 }
 
@@ -236,7 +246,8 @@ static int offcpu_configure(struct offcpu_bpf *o, const struct bpf_session_opts 
 	o->rodata->unwind_depth = opts->unwind_depth;
 	if (!err)
 		err = configure_unwind(o->maps.unwind_rows, o->maps.unwind_procs,
-				       o->maps.unwind_refresh, opts, s->unwinding, s->skel);
+				       o->maps.unwind_refresh, o->maps.unwind_events,
+				       o->maps.unwind_announced, opts, s->unwinding, s->skel);
 	for (size_t i = 0; i < sizeof(sized) / sizeof(sized[0]) && !err; i++)
 		err = bpf_map__set_max_entries(sized[i], opts->offcpu_map_entries);
 	/* One pair of entry points: typed tp_btf where the kernel has it, raw_tp otherwise. */
@@ -316,7 +327,8 @@ static int lock_open(struct bpf_session *s, const struct bpf_session_opts *opts)
 	s->lock->rodata->unwind_depth = opts->unwind_depth;
 	if (!err)
 		err = configure_unwind(s->lock->maps.unwind_rows, s->lock->maps.unwind_procs,
-				       s->lock->maps.unwind_refresh, opts, s->unwinding, s->skel);
+				       s->lock->maps.unwind_refresh, s->lock->maps.unwind_events,
+				       s->lock->maps.unwind_announced, opts, s->unwinding, s->skel);
 	if (!err)
 		err = lock_bpf__load(s->lock);
 	if (err)
@@ -970,6 +982,11 @@ bool bpf_session__unwinding(const struct bpf_session *s, int *rows_fd, int *proc
 	*rows_fd = bpf_map__fd(s->skel->maps.unwind_rows);
 	*procs_fd = bpf_map__fd(s->skel->maps.unwind_procs);
 	return true;
+}
+
+int bpf_session__proc_events_fd(const struct bpf_session *s)
+{
+	return s->unwinding ? bpf_map__fd(s->skel->maps.unwind_events) : -1;
 }
 
 size_t bpf_session__take_unwind_requests(struct bpf_session *s, struct unwind_request *out,

@@ -18,6 +18,10 @@
 #define UNWIND_LOAD_BUDGET_NS (100 * 1000 * 1000ULL)
 /* Processes that have exited are let go of this often. */
 #define UNWIND_SWEEP_NS (5 * NSEC_PER_SEC)
+/* Processes read by the watcher, waiting for the capture loop (see proc_watch.h). */
+#define WATCH_QUEUE 256
+/* Table loads waiting for a tick with time left. */
+#define CAPTURE_LOAD_QUEUE 256
 
 enum slot { SLOT_CPU, SLOT_WALL, SLOT_OFFCPU, SLOT_CONTENTION, NR_SLOTS };
 
@@ -38,12 +42,15 @@ struct capture {
 	struct sample_batch lock_batch;
 	struct collector_stats stats;
 	int64_t period_ns;
-	struct unwind_loader *unwinder; /* NULL: frame-pointer stacks only */
-	uint64_t swept_ns;		/* when exited processes were last let go */
-	struct identity *identity;	/* borrowed; NULL: the plain service name rules */
-	uint64_t window_start_mono;	/* CLOCK_MONOTONIC at the start of the window */
-	uint64_t samples_left_out;	/* by identity rules, in windows already handed out */
-	uint64_t loc_hits, loc_misses;	/* location caches of the windows already handed out */
+	struct unwind_loader *unwinder;	 /* NULL: frame-pointer stacks only */
+	uint64_t swept_ns;		 /* when exited processes were last let go */
+	struct proc_watch *watch;	 /* NULL without the walker's process events */
+	pid_t loads[CAPTURE_LOAD_QUEUE]; /* processes whose tables are to be loaded, in order */
+	size_t nr_loads;
+	struct identity *identity;     /* borrowed; NULL: the plain service name rules */
+	uint64_t window_start_mono;    /* CLOCK_MONOTONIC at the start of the window */
+	uint64_t samples_left_out;     /* by identity rules, in windows already handed out */
+	uint64_t loc_hits, loc_misses; /* location caches of the windows already handed out */
 };
 
 static bool wants_offcpu(const struct capture *cap)
@@ -187,6 +194,20 @@ static int make_unwinder(struct capture *cap)
 	return cap->unwinder ? 0 : -errno;
 }
 
+/* Without it, short-lived processes are read at the drain, when most of them are gone. */
+static void make_watch(struct capture *cap)
+{
+	int fd = bpf_session__proc_events_fd(cap->session);
+
+	if (fd < 0)
+		return;
+	cap->watch = proc_watch__new(fd, cap->cfg->proc_root, WATCH_QUEUE);
+	if (!cap->watch)
+		log_warn("cannot watch for new processes (%s): the samples of short-lived ones may "
+			 "stay unsymbolized",
+			 strerror(errno));
+}
+
 /* Load or refresh the unwind tables of one process; a failure leaves it to frame pointers. */
 static void load_tables(struct capture *cap, pid_t pid)
 {
@@ -198,25 +219,47 @@ static void load_tables(struct capture *cap, pid_t pid)
 }
 
 /*
- * Load the tables of the processes whose walks asked for them (new processes, exec, dlopen), within
- * a time budget, so that a host full of new processes does not stall the loop; what is left over
- * stays asked for, and is taken at the next tick.
+ * Hand what the process watcher read to the symbolizer: before a drain, so that the samples of a
+ * process that has exited since find its snapshot, and at each tick, so that the queue stays short.
  */
-void capture__tick(struct capture *cap)
+static void adopt_watched(struct capture *cap)
 {
-	struct unwind_request req[64];
-	uint64_t start = clock__ns(CLOCK_MONOTONIC);
+	struct proc_watch_item items[16];
 	size_t n;
 
-	if (!cap->unwinder)
-		return;
-	if (start - cap->swept_ns >= UNWIND_SWEEP_NS) {
-		unwind_loader__sweep(cap->unwinder);
-		cap->swept_ns = start;
-	}
 	do {
-		n = bpf_session__take_unwind_requests(cap->session, req,
-						      sizeof(req) / sizeof(req[0]));
+		n = proc_watch__take(cap->watch, items, sizeof(items) / sizeof(items[0]));
+		for (size_t i = 0; i < n; i++) {
+			symbolizer__adopt(cap->sym, &items[i]);
+			proc_watch_item__release(&items[i]);
+		}
+	} while (n == sizeof(items) / sizeof(items[0]));
+}
+
+static bool load_queued(const struct capture *cap, pid_t pid)
+{
+	for (size_t i = 0; i < cap->nr_loads; i++)
+		if (cap->loads[i] == pid)
+			return true;
+	return false;
+}
+
+/*
+ * Take the walks' requests and do at once what is quick: the symbolizer's snapshots (which cannot
+ * wait: the process may be about to exit) and forgetting processes that exec'd or exited. Table
+ * loads, which may take tens of milliseconds for a big binary, are queued. Requests beyond the
+ * queue's room stay in the kernel's map until the next call.
+ */
+static void take_requests(struct capture *cap, uint64_t now)
+{
+	struct unwind_request req[64];
+	size_t room, n;
+
+	do {
+		room = CAPTURE_LOAD_QUEUE - cap->nr_loads;
+		if (room > sizeof(req) / sizeof(req[0]))
+			room = sizeof(req) / sizeof(req[0]);
+		n = room ? bpf_session__take_unwind_requests(cap->session, req, room) : 0;
 		for (size_t i = 0; i < n; i++) {
 			/*
 			 * After an exec the process is new: no backoff from its old image. Its
@@ -226,15 +269,45 @@ void capture__tick(struct capture *cap)
 			 */
 			bool walked = req[i].kind == HP_UNWIND_REQ_EXEC &&
 				      unwind_loader__has_process(cap->unwinder, req[i].pid);
+			bool reload = (req[i].kind == HP_UNWIND_REQ_LOAD || walked) &&
+				      unwind_loader__due(cap->unwinder, req[i].pid, now);
 
 			if (req[i].kind != HP_UNWIND_REQ_LOAD)
 				unwind_loader__remove_process(cap->unwinder, req[i].pid);
-			if ((req[i].kind == HP_UNWIND_REQ_LOAD || walked) &&
-			    unwind_loader__due(cap->unwinder, req[i].pid, start))
-				load_tables(cap, req[i].pid);
+			if (reload && !load_queued(cap, req[i].pid))
+				cap->loads[cap->nr_loads++] = req[i].pid;
 		}
-	} while (n == sizeof(req) / sizeof(req[0]) &&
-		 clock__ns(CLOCK_MONOTONIC) - start < UNWIND_LOAD_BUDGET_NS);
+	} while (n && n == room);
+}
+
+/*
+ * Load the tables of the processes whose walks asked for them (new processes, exec, dlopen), within
+ * a time budget, so that a host full of new processes does not stall the loop; what is left over
+ * stays queued for the next tick. Between two loads, new requests are taken, so that a big binary
+ * being read does not keep a new process from being snapshotted.
+ */
+void capture__tick(struct capture *cap)
+{
+	uint64_t start = clock__ns(CLOCK_MONOTONIC), now = start;
+	size_t done = 0;
+
+	adopt_watched(cap);
+	if (!cap->unwinder)
+		return;
+	if (start - cap->swept_ns >= UNWIND_SWEEP_NS) {
+		unwind_loader__sweep(cap->unwinder);
+		cap->swept_ns = start;
+	}
+	take_requests(cap, now);
+	while (done < cap->nr_loads && now - start < UNWIND_LOAD_BUDGET_NS) {
+		load_tables(cap, cap->loads[done++]);
+		now = clock__ns(CLOCK_MONOTONIC);
+		if (done == cap->nr_loads)
+			cap->nr_loads = done = 0;
+		take_requests(cap, now);
+	}
+	memmove(cap->loads, cap->loads + done, (cap->nr_loads - done) * sizeof(*cap->loads));
+	cap->nr_loads -= done;
 }
 
 struct capture *capture__new(const struct config *c)
@@ -279,6 +352,7 @@ struct capture *capture__new(const struct config *c)
 	err = make_unwinder(cap);
 	if (err)
 		goto fail;
+	make_watch(cap);
 	err = make_profiles(cap);
 	if (err)
 		goto fail;
@@ -300,6 +374,8 @@ void capture__delete(struct capture *cap)
 	sample_batch__release(&cap->batch);
 	sample_batch__release(&cap->offcpu_batch);
 	sample_batch__release(&cap->lock_batch);
+	/* The watcher first: its thread reads the session's ring buffer. */
+	proc_watch__delete(cap->watch);
 	unwind_loader__delete(cap->unwinder);
 	symbolizer__delete(cap->sym);
 	bpf_session__delete(cap->session);
@@ -337,6 +413,8 @@ int capture__drain(struct capture *cap)
 		log_error("draining the BPF maps failed: %s", strerror(-n));
 		return n;
 	}
+	/* After the maps were read: every process in these samples that was watched is in. */
+	adopt_watched(cap);
 	n = add_batches(cap, &cap->batch, offcpu);
 	if (!n && lock)
 		n = builder__add_batch(cap->builders[SLOT_CONTENTION], lock, BATCH_LOCK, 0);
@@ -396,6 +474,11 @@ const struct profile *capture__profile(const struct capture *cap, unsigned int t
 const struct collector_stats *capture__stats(const struct capture *cap)
 {
 	return &cap->stats;
+}
+
+void capture__watch_stats(const struct capture *cap, struct proc_watch_stats *out)
+{
+	proc_watch__stats(cap->watch, out);
 }
 
 void capture__symbolizer_stats(const struct capture *cap, struct symbolizer_stats *out)

@@ -37,9 +37,10 @@ int capture__track(struct capture *cap, pid_t pid);
 /* Attach: sampling starts. 0 or -errno. */
 int capture__start(struct capture *cap);
 /*
- * Between drains, as often as the caller's loop turns (every 50 ms or so): load the unwind tables
- * that the kernel's walks asked for, so that a new process, an exec or a dlopen costs at most one
- * tick of truncated stacks.
+ * Between drains, as often as the caller's loop turns (every 50 ms or so): hand the processes
+ * that the watcher read to the symbolizer, and load the unwind tables that the kernel's walks
+ * asked for, so that a new process, an exec or a dlopen costs at most one tick of truncated
+ * stacks.
  */
 void capture__tick(struct capture *cap);
 /* Move what the kernel aggregated since the last drain into the profiles. 0 or -errno. */
@@ -70,6 +71,8 @@ size_t capture__profiles(const struct capture *cap, const struct profile **out);
 /* The profile of one type (PROFILE_TYPE_* bit), or NULL when it is not being made. */
 const struct profile *capture__profile(const struct capture *cap, unsigned int type);
 const struct collector_stats *capture__stats(const struct capture *cap);
+/* What the process watcher did (all zero without it). */
+void capture__watch_stats(const struct capture *cap, struct proc_watch_stats *out);
 void capture__symbolizer_stats(const struct capture *cap, struct symbolizer_stats *out);
 /* How user stacks were walked: why walks ended, and the unwind tables loaded. */
 struct unwind_report {

@@ -644,6 +644,7 @@ static void print_summary(struct run *r, double elapsed_s)
 	const struct profile *profiles[CAPTURE_MAX_TYPES];
 	size_t n = capture__profiles(r->cap, profiles);
 	struct symbolizer_stats ss;
+	struct proc_watch_stats ws;
 	struct summary sum;
 	uint64_t lost_whole = st->losses[HP_LOSS_COUNTS_MAP_FULL];
 	size_t procs = n ? count_processes(profiles[0]) : 0;
@@ -670,6 +671,12 @@ static void print_summary(struct run *r, double elapsed_s)
 		       " from processes that had exited), %" PRIu64 " of %" PRIu64 " kernel\n",
 		       ss.frames_user_unresolved, ss.frames_user, ss.frames_proc_gone,
 		       ss.frames_kernel_unresolved, ss.frames_kernel);
+	capture__watch_stats(r->cap, &ws);
+	if (ws.missed || ws.dropped)
+		printf("Processes read at their first sample: %" PRIu64 "; %" PRIu64
+		       " had exited already, %" PRIu64 " were dropped (the capture loop was "
+		       "behind)\n",
+		       ws.read, ws.missed, ws.dropped);
 	print_unwinding(r->cap);
 	if (r->cfg->types & (PROFILE_TYPE_WALL | PROFILE_TYPE_OFFCPU))
 		printf("Off-CPU: %" PRIu64 " waits recorded\n", st->offcpu_events);

@@ -1342,10 +1342,44 @@ static void dwarf_budget(struct dso_cache *c, struct dso *newest, size_t grew)
 	}
 }
 
-/* Opens d's DWARF once. The file must still be the one the dso was read from. */
+/*
+ * An fd on the file d's DWARF is read from, which must still be the one the dso was read from:
+ * its separate debug file, else the binary through the path of its latest lookup, else through
+ * the path it was mapped from. The path through /proc is gone with a short-lived process (or was
+ * an fd of the process watcher's, since closed); the mapped path may still name the same file
+ * here, which the identity check tells. -1 when none is.
+ */
+static int open_dwarf_file(const struct dso *d)
+{
+	const char *paths[2] = {d->open_path, d->path[0] == '/' ? d->path : NULL};
+	struct stat st;
+	int fd;
+
+	if (d->debug_path) {
+		fd = open(d->debug_path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && !fstat(fd, &st) && fid_equal(&d->debug_fid, &st))
+			return fd;
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (!d->have_fid)
+		return -1;
+	for (size_t i = 0; i < 2; i++) {
+		if (!paths[i] || (i && paths[0] && !strcmp(paths[0], paths[1])))
+			continue;
+		fd = open(paths[i], O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && !fstat(fd, &st) && fid_equal(&d->fid, &st))
+			return fd;
+		if (fd >= 0)
+			close(fd);
+	}
+	return -1;
+}
+
+/* Opens d's DWARF once. */
 static Dwarf *dso_dwarf(struct dso *d)
 {
-	struct stat st;
 	Elf *elf = NULL;
 	Dwarf *dw = NULL;
 	int fd;
@@ -1355,13 +1389,9 @@ static Dwarf *dso_dwarf(struct dso *d)
 	d->dwarf_tried = true;
 	if (!d->readable || !d->open_path)
 		return NULL;
-	/* A separate debug file, when found, has the DWARF the stripped binary lacks. */
-	fd = open(d->debug_path ? d->debug_path : d->open_path, O_RDONLY | O_CLOEXEC);
+	fd = open_dwarf_file(d);
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) || (d->debug_path ? !fid_equal(&d->debug_fid, &st)
-					     : !d->have_fid || !fid_equal(&d->fid, &st)))
-		goto fail;
 	/* As in dso_load(): pread(), not mmap, so that a file truncated under us is an error,
 	 * not SIGBUS. */
 	elf = elf_begin(fd, ELF_C_READ, NULL);

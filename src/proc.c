@@ -842,6 +842,65 @@ struct proc *proc_table__get(struct proc_table *t, pid_t pid)
 	return &node->proc;
 }
 
+int proc_table__read(const struct proc_table *t, pid_t pid, struct proc *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!t || pid <= 0)
+		return -EINVAL;
+	out->pid = pid;
+	return snapshot(t, out);
+}
+
+void proc__release(struct proc *p)
+{
+	if (p)
+		proc_clear(p);
+}
+
+int proc_table__adopt(struct proc_table *t, struct proc *p)
+{
+	struct proc_node *node;
+	size_t b;
+
+	if (!t || !p || p->pid <= 0)
+		return -EINVAL;
+	node = table_lookup(t, p->pid);
+	if (node) {
+		proc_clear(&node->proc);
+		lru_unlink(t, node);
+	} else {
+		node = calloc(1, sizeof(*node));
+		if (!node)
+			return -ENOMEM;
+		if (t->n >= t->max_procs)
+			table_remove(t, t->lru_tail);
+		b = bucket_of(t, p->pid);
+		node->hnext = t->buckets[b];
+		t->buckets[b] = node;
+		t->n++;
+	}
+	node->proc = *p;
+	node->gone_at_last_sweep = false;
+	memset(p, 0, sizeof(*p));
+	lru_push_front(t, node);
+	return 0;
+}
+
+struct proc *proc_table__peek(struct proc_table *t, pid_t pid)
+{
+	struct proc_node *node = t && pid > 0 ? table_lookup(t, pid) : NULL;
+
+	return node ? &node->proc : NULL;
+}
+
+void proc_table__forget(struct proc_table *t, pid_t pid)
+{
+	struct proc_node *node = t && pid > 0 ? table_lookup(t, pid) : NULL;
+
+	if (node)
+		table_remove(t, node);
+}
+
 int proc_table__refresh(struct proc_table *t, pid_t pid)
 {
 	struct proc_node *node;

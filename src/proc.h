@@ -90,6 +90,21 @@ struct proc *proc_table__get(struct proc_table *t, pid_t pid);
  */
 int proc_table__refresh(struct proc_table *t, pid_t pid);
 size_t proc_table__size(const struct proc_table *t);
+/*
+ * Read a snapshot of pid into *out, as the table would, without touching the table: it reads only
+ * the table's root and options, which never change, so another thread may call it while the table
+ * is in use. 0 or -errno (-ESRCH when the process is gone). Release *out with proc__release(), or
+ * hand it to proc_table__adopt().
+ */
+int proc_table__read(const struct proc_table *t, pid_t pid, struct proc *out);
+void proc__release(struct proc *p);
+/* Make p the table's snapshot of p->pid, replacing any; p's contents are the table's afterwards
+ * (p is zeroed). 0 or -errno (then p is untouched). */
+int proc_table__adopt(struct proc_table *t, struct proc *p);
+/* The process's snapshot if there is one, without reading anything; NULL otherwise. */
+struct proc *proc_table__peek(struct proc_table *t, pid_t pid);
+/* Drop the snapshot of pid (it exec'd: its maps describe a program it no longer runs). */
+void proc_table__forget(struct proc_table *t, pid_t pid);
 /* Read only the maps, the name and the executable of each process, not its command line,
  * environment and cgroup: for a table that needs no identity (the unwind loader's, which reads
  * the maps of every new process). */

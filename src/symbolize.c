@@ -114,6 +114,34 @@ int symbolizer__track(struct symbolizer *s, pid_t pid)
 	return proc_table__get(s->procs, pid) ? 0 : -errno;
 }
 
+/* The binary behind one file mapping, read (or found in the cache) through the process. */
+static struct dso *mapping_dso(struct symbolizer *s, pid_t pid, const struct mapping *m)
+{
+	if (proc_table__mapping_path(s->procs, pid, m, s->path, sizeof(s->path)) != 0)
+		return NULL;
+	return dso_cache__get(s->dsos, makedev(m->dev_major, m->dev_minor), m->inode, s->path,
+			      m->path);
+}
+
+void symbolizer__adopt(struct symbolizer *s, struct proc_watch_item *it)
+{
+	if (it->forget) {
+		proc_table__forget(s->procs, it->pid);
+		return;
+	}
+	/*
+	 * The binaries first, through the watcher's fds: once read, the dso cache keeps them by
+	 * identity, and finds them again by (dev, inode) when /proc/PID is gone.
+	 */
+	for (size_t i = 0; i < it->nr_binaries; i++) {
+		const struct proc_watch_binary *b = &it->binaries[i];
+
+		snprintf(s->path, sizeof(s->path), "/proc/self/fd/%d", b->fd);
+		dso_cache__get(s->dsos, b->dev, b->inode, s->path, b->path);
+	}
+	proc_table__adopt(s->procs, &it->proc);
+}
+
 static void set_unknown(struct frame *out, const char *where, uint64_t offset)
 {
 	out->function = NULL;
@@ -309,9 +337,8 @@ void symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_re
 		set_unknown(out, special_name(m), file_offset);
 		return;
 	}
-	if (proc_table__mapping_path(s->procs, pid, m, s->path, sizeof(s->path)) != 0 ||
-	    !(d = dso_cache__get(s->dsos, makedev(m->dev_major, m->dev_minor), m->inode, s->path,
-				 m->path))) {
+	d = mapping_dso(s, pid, m);
+	if (!d) {
 		s->stats.frames_user_unresolved++;
 		set_unknown(out, m->path, file_offset);
 		return;

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "profile.h"
+#include "proc_watch.h"
 
 struct symbolizer;
 
@@ -90,6 +91,13 @@ void symbolizer__delete(struct symbolizer *s);
 /* Snapshot a process's maps now (for example a target PID at start), so that its frames still
  * resolve after it exits. 0 or -errno (-ESRCH when it does not exist). */
 int symbolizer__track(struct symbolizer *s, pid_t pid);
+
+/*
+ * Take what the process watcher read of a process while it lived (see proc_watch.h): its snapshot
+ * replaces what was known of it, and its binaries are read through the watcher's fds. Or, for an
+ * exec, forget the old snapshot. The caller still releases it (proc_watch_item__release()).
+ */
+void symbolizer__adopt(struct symbolizer *s, struct proc_watch_item *it);
 
 /*
  * Resolve one user address of process pid. `is_return_address` is true for every frame but the

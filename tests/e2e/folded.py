@@ -12,6 +12,8 @@ Usage: folded.py COMMAND FILE [--comm COMM] [ARGS]
   total FILE               samples (of --comm if given)
   shares FILE FUNC...      self samples of each FUNC (leaf frame == FUNC) and its share among them
   contains FILE FRAME      fraction of samples whose stack has a frame equal to FRAME
+  unresolved FILE          fraction of samples with an unresolved frame (`[unknown] ...`,
+                           `[unmapped]+0x...`)
   kernel FILE              fraction of samples whose stack has a kernel frame (`..._[k]`)
   kernel-frames FILE       kernel frame names by samples, largest first (-n N)
   leaves FILE              leaf frames by samples, largest first (-n N)
@@ -82,6 +84,10 @@ def fraction(rows, pred):
     return hit, t, (hit / t if t else 0.0)
 
 
+def is_unresolved(frame):
+    return frame.startswith("[unknown]") or frame.startswith("[unmapped]")
+
+
 def ranked(rows, pick, limit):
     c = collections.Counter()
     for _, frames, n in rows:
@@ -124,6 +130,8 @@ def selftest():
     assert (hit, t) == (60, 63), (hit, t)
     hit, t, fr = fraction(cr, lambda fs: any(map(is_kernel, fs)))
     assert (hit, t) == (5, 63), (hit, t)
+    hit, t, fr = fraction(cr, lambda fs: any(map(is_unresolved, fs)))
+    assert (hit, t) == (3, 63), (hit, t)
     sc = [r for r in rows if r[0] == "syscalls"]
     assert ranked(sc, kernel_frames_of, 1)[0][1] == 40
     for bad in ["main;burn_a", "main;burn_a x", "main;burn_a 0", " 5"]:
@@ -138,7 +146,8 @@ def selftest():
 def main(argv):
     p = argparse.ArgumentParser(description="Compute e2e numbers from a folded profile.")
     p.add_argument("command", choices=["validate", "comms", "total", "shares", "contains",
-                                       "kernel", "kernel-frames", "leaves", "selftest"])
+                                       "kernel", "kernel-frames", "leaves", "unresolved",
+                                       "selftest"])
     p.add_argument("file", nargs="?")
     p.add_argument("args", nargs="*")
     p.add_argument("--comm", help="only the samples whose first field is COMM")
@@ -182,6 +191,9 @@ def main(argv):
         print("hit %d\nsamples %d\nfraction %.4f" % (hit, t, fr))
     elif a.command == "kernel":
         hit, t, fr = fraction(rows, lambda fs: any(map(is_kernel, fs)))
+        print("hit %d\nsamples %d\nfraction %.4f" % (hit, t, fr))
+    elif a.command == "unresolved":
+        hit, t, fr = fraction(rows, lambda fs: any(map(is_unresolved, fs)))
         print("hit %d\nsamples %d\nfraction %.4f" % (hit, t, fr))
     elif a.command == "kernel-frames":
         for name, n in ranked(rows, kernel_frames_of, a.n):

@@ -602,6 +602,37 @@ t_exits_mid_capture() {
 	fi
 }
 
+t_short_lived_loop() {
+	local loop out n total hit unres gone
+	# Processes of about 50 ms each, one after another, none of them known to hostprof before
+	# its first sample: each must be snapshotted (maps and binaries) while it still lives.
+	start_bg bash -c "while :; do '$WL/short_lived' 0.05; done"
+	loop=$WPID
+	sleep 0.3
+	hp shortloop profile --all --duration 6 --frequency "$FREQ" -o "$WORK/shortloop.folded"
+	stop_workload "$loop"
+	if [ "$HP_RC" -ne 0 ]; then
+		fail short_lived_loop "capture with --all failed: $(hp_failure shortloop)"
+		return
+	fi
+	outputs_ok short_lived_loop "$WORK/shortloop.folded" || return
+	out=$(folded unresolved "$WORK/shortloop.folded" --comm short_lived)
+	unres=$(kv hit <<<"$out")
+	total=$(kv samples <<<"$out")
+	hit=$(folded contains "$WORK/shortloop.folded" --comm short_lived burn_until_exit | kv hit)
+	gone=$(grep -E -o '(Unresolved frames|Processes read at their first sample):.*' "$WORK/shortloop.out" | tr '\n' ' ')
+	n=$((total - unres))
+	if [ "${total:-0}" -lt 100 ]; then
+		fail short_lived_loop "${total:-0} samples under comm short_lived in 6 s (need >= 100: the loop keeps a core busy); comms: $(folded comms "$WORK/shortloop.folded" | head -5 | tr '\n' ' ')"
+	elif ! fcheck "$n >= 0.95 * $total"; then
+		fail short_lived_loop "$n of $total short_lived samples symbolized (need >= 95%); unresolved leaves: $(folded leaves "$WORK/shortloop.folded" --comm short_lived -n 5 | tr '\n' ' '); ${gone:-}"
+	elif ! fcheck "$hit >= 0.8 * $total"; then
+		fail short_lived_loop "$hit of $total short_lived samples in burn_until_exit (need >= 80%): leaves $(folded leaves "$WORK/shortloop.folded" --comm short_lived -n 5 | tr '\n' ' ')"
+	else
+		pass short_lived_loop "$n of $total samples of ~50 ms processes symbolized ($hit in burn_until_exit)${gone:+; $gone}"
+	fi
+}
+
 t_command_mode() {
 	local n total out comms
 	hp cmd profile --duration 10 --frequency "$FREQ" -o "$WORK/cmd.folded" -- "$WL/short_lived" 2
@@ -1402,7 +1433,7 @@ main() {
 		capture_ratio
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
-		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture command_mode threads \
+		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop command_mode threads \
 		jit_node nofp_unwind nofp_ratio python_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		agent_service agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \

@@ -5,7 +5,9 @@
  * in fx_outer; what each address must resolve to comes from binutils' addr2line (X.lines), not
  * from our reader.
  */
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "builder.h"
 #include "check.h"
@@ -194,6 +196,59 @@ static void test_dwarf_budget(const char *tmp)
 	unlink(b);
 }
 
+/*
+ * A dso read through an fd that is closed before its DWARF is opened (how the process watcher
+ * hands binaries over: /proc/self/fd/N). Returns the number of lines found for the deepest
+ * address, after `swap` (when true) replaced the mapped path by another file in between.
+ */
+static size_t lines_after_fd_closed(const char *tmp, bool swap, struct dso_line *got)
+{
+	char a[3 * PATH_MAX], b[PATH_MAX + 16], via[64], cmd[8 * PATH_MAX];
+	struct dso_cache *c = dso_cache__new(4);
+	struct dso *d;
+	struct stat st;
+	size_t n = 0;
+	int fd;
+
+	snprintf(a, sizeof(a), "%s/fx_inline", fixtures);
+	snprintf(b, sizeof(b), "%s/fx_inline.mapped", tmp);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", a, b);
+	fd = c && system(cmd) == 0 ? open(b, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0 || fstat(fd, &st)) {
+		CHECK(0, "setup: a copy of fx_inline");
+		goto out;
+	}
+	snprintf(via, sizeof(via), "/proc/self/fd/%d", fd);
+	d = dso_cache__get(c, st.st_dev, st.st_ino, via, b);
+	close(fd);
+	fd = -1;
+	if (swap) {
+		snprintf(cmd, sizeof(cmd), "cp '%s' '%s.new' && mv '%s.new' '%s'", a, b, b, b);
+		CHECK(system(cmd) == 0, "setup: the mapped path replaced");
+	}
+	n = d ? dso__find_lines(d, deepest()->addr, got, DSO_MAX_LINES) : 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	dso_cache__delete(c);
+	unlink(b);
+	return n;
+}
+
+static void test_dwarf_after_fd_closed(const char *tmp)
+{
+	struct dso_line got[DSO_MAX_LINES];
+
+	if (!deepest())
+		return;
+	CHECK(lines_after_fd_closed(tmp, false, got) == deepest()->n &&
+		      !strcmp(got[0].function, "fx_leaf"),
+	      "lines through the mapped path once the fd is closed");
+	/* Same content, but another file (inode, times): no lines rather than maybe wrong ones. */
+	CHECK(lines_after_fd_closed(tmp, true, got) == 0,
+	      "a mapped path that names another file is not trusted");
+}
+
 static void test_symbolizer_lines(struct symbolizer *s)
 {
 	const struct expect *e = deepest();
@@ -365,6 +420,7 @@ int main(void)
 		test_symbolizer_lines(s);
 		test_profile_and_encoders(s, tmp);
 		test_dwarf_budget(tmp);
+		test_dwarf_after_fd_closed(tmp);
 	}
 	symbolizer__delete(s);
 	{

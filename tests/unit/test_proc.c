@@ -688,6 +688,60 @@ static void test_retire_exited(void)
 	proc_table__delete(t);
 }
 
+/*
+ * The process watcher's path: a snapshot read aside (as from another thread) and adopted later,
+ * after the process is gone; an exec forgets it; peek never reads.
+ */
+static void test_read_and_adopt(void)
+{
+	char root[PATH_MAX], cmd[2 * PATH_MAX];
+	struct proc_table *t, *reader;
+	struct proc p, *q;
+
+	snprintf(root, sizeof(root), "%s/proc", tmpdir);
+	CHECK(make_fake_pid(320, true, true) == 0 && make_fake_pid(321, true, true) == 0,
+	      "fake pids 320, 321");
+	t = proc_table__new(root, 2);
+	reader = proc_table__new(root, 1);
+	if (!t || !reader)
+		goto out;
+	CHECK(proc_table__peek(t, 320) == NULL, "peek reads nothing");
+	CHECK(proc_table__size(t) == 0, "and adds nothing");
+	CHECK(proc_table__read(reader, 320, &p) == 0, "read 320 aside");
+	CHECK(proc_table__size(reader) == 0, "the reader stays empty");
+	CHECK(p.pid == 320 && p.maps.n == 6 && !strcmp(p.comm, "proc320") && p.exe_path &&
+		      !strcmp(p.exe_path, "/usr/bin/fake-320"),
+	      "the snapshot has maps, comm and exe");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/320'", root);
+	CHECK(system(cmd) == 0, "320 exits");
+	CHECK(proc_table__adopt(t, &p) == 0, "adopted after it exited");
+	CHECK(p.maps.n == 0 && !p.exe_path, "the table owns the contents now");
+	q = proc_table__peek(t, 320);
+	CHECK(q && q->maps.n == 6 && maps__find(&q->maps, 0x55d000001010ULL) != NULL,
+	      "its samples resolve from the adopted maps");
+	CHECK(proc_table__get(t, 320) == q, "get finds it without reading");
+
+	/* Adopting over a known pid replaces its snapshot (an exec'd process read again). */
+	CHECK(proc_table__read(reader, 321, &p) == 0, "read 321");
+	p.pid = 320;
+	CHECK(proc_table__adopt(t, &p) == 0 && proc_table__size(t) == 1, "replaces, no new entry");
+	q = proc_table__peek(t, 320);
+	CHECK(q && !strcmp(q->comm, "proc321"), "the newer snapshot won");
+
+	proc_table__forget(t, 320);
+	CHECK(proc_table__peek(t, 320) == NULL && proc_table__size(t) == 0, "forgotten on exec");
+	CHECK(proc_table__get(t, 320) == NULL && errno == ESRCH, "and gone for good");
+	proc_table__forget(t, 999); /* unknown: a no-op */
+
+	errno = 0;
+	CHECK(proc_table__read(reader, 320, &p) == -ESRCH, "a gone process cannot be read");
+	proc__release(&p);
+	CHECK(proc_table__read(reader, 0, &p) == -EINVAL, "pid 0 is refused");
+out:
+	proc_table__delete(reader);
+	proc_table__delete(t);
+}
+
 int main(void)
 {
 	test_basic();
@@ -703,6 +757,7 @@ int main(void)
 		test_table();
 		test_identity_in_table();
 		test_retire_exited();
+		test_read_and_adopt();
 		rm_tree(tmpdir);
 	}
 	test_live();
