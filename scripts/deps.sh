@@ -6,6 +6,8 @@ set -euo pipefail
 build_pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
 	protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev libssl-dev pkg-config libiberty-dev
 	libyaml-dev libjson-c-dev libmicrohttpd-dev libsystemd-dev)
+# liblzma decompresses MiniDebugInfo (.gnu_debugdata, the symbols Fedora and RHEL binaries keep).
+build_pkgs+=(liblzma-dev)
 # go tool pprof decodes our pprof output independently; protoc decodes protobuf by schema.
 # openssl makes the gRPC test receiver's TLS certificate.
 test_pkgs=(golang-go protobuf-compiler python3 clang-format cppcheck binutils openssl g++ chromium tmux)
