@@ -38,6 +38,7 @@ struct pcln {
 	uint64_t text;
 	uint64_t nfunc;
 	uint64_t ftab;	   /* offset of the functab */
+	uint64_t ftab_end; /* and of its end */
 	uint64_t funcbase; /* what funcoff is relative to */
 	uint64_t namebase; /* what nameoff is relative to */
 };
@@ -153,8 +154,10 @@ static bool read_func(const struct pcln *t, uint64_t i, uint64_t *addr, uint64_t
 	if (!rd(t, off, fs, &entry) || !rd(t, off + fs, fs, &funcoff) ||
 	    !rd(t, off + 2 * fs, fs, &next))
 		return false;
-	/* The _func repeats its entry: a cheap check that funcoff leads to the right place. */
-	if (!add(t->funcbase, funcoff, &fo) || !rd(t, fo, fs, &fentry) || fentry != entry)
+	/* The _func records follow the functab, and each repeats its entry: cheap checks that
+	 * funcoff leads to the right place. */
+	if (!add(t->funcbase, funcoff, &fo) || fo < t->ftab_end || !rd(t, fo, fs, &fentry) ||
+	    fentry != entry)
 		return false;
 	if (!rd(t, fo + fs, 4, &nameoff) || (nameoff & 0x80000000u) ||
 	    !add(t->namebase, nameoff, &no) || no >= t->len)
@@ -184,6 +187,7 @@ int gopclntab__read(const void *data, size_t len, uint64_t text_addr, gopclntab_
 			       (unsigned long long)t.nfunc);
 	if (t.nfunc > INT32_MAX)
 		return corrupt(err, errlen, "pclntab: too many functions");
+	t.ftab_end = t.ftab + (2 * t.nfunc + 1) * t.fieldsize;
 
 	/* First pass: check everything, so that a corrupt table reports nothing. */
 	for (uint64_t i = 0; i < t.nfunc; i++) {
