@@ -17,6 +17,8 @@ test_pkgs+=(libc6-dbg linux-perf)
 # lld links the arm64 unwind-table fixture (clang --target=aarch64-linux-gnu -fuse-ld=lld): the
 # aarch64 CFI is checked on any host. Without it the test skips arm64.
 test_pkgs+=(lld)
+# xz compresses the MiniDebugInfo fixtures (.gnu_debugdata), as distributions make them.
+test_pkgs+=(xz-utils)
 # The agent's deployment artifacts: yamllint lints the chart and the example config, and
 # systemd-analyze (package systemd) verifies the unit.
 test_pkgs+=(yamllint systemd)
