@@ -747,7 +747,7 @@ static int read_elf(struct dso *d, Elf *elf, uint64_t file_size, struct debug_hi
 			continue;
 		if (!strcmp(name, ".gnu_debugdata") && !debugdata)
 			debugdata = scn;
-		/* PIE and external links put it under .data.rel.ro. */
+		/* PIE builds name it .data.rel.ro.gopclntab (relocations make it RELRO). */
 		else if ((!strcmp(name, ".gopclntab") || !strcmp(name, ".data.rel.ro.gopclntab")) &&
 			 !gopclntab)
 			gopclntab = scn;
