@@ -20,7 +20,8 @@ FROM debian:bookworm-slim
 # libbpf1 libelf1 libdw1 zlib1g: BPF and ELF/DWARF; libprotobuf-c1: OTLP and pprof;
 # libcurl4 libssl3: the transports (libcrypto for hashes); libyaml-0-2: the config file;
 # libjson-c5: the kubelet's /pods and Docker's container configs; libmicrohttpd12: /metrics,
-# /healthz, /readyz; libsystemd0: sd_notify; ca-certificates: TLS to the receivers.
+# /healthz, /readyz; libsystemd0: sd_notify; liblzma5: MiniDebugInfo (.gnu_debugdata);
+# ca-certificates: TLS to the receivers.
 # libiberty (demangling) is a static library: nothing to install.
 RUN apt-get update && \
 	apt-get install -y --no-install-recommends \
@@ -30,6 +31,7 @@ RUN apt-get update && \
 		libdw1 \
 		libelf1 \
 		libjson-c5 \
+		liblzma5 \
 		libmicrohttpd12 \
 		libprotobuf-c1 \
 		libssl3 \

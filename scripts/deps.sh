@@ -6,6 +6,8 @@ set -euo pipefail
 build_pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
 	protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev libssl-dev pkg-config libiberty-dev
 	libyaml-dev libjson-c-dev libmicrohttpd-dev libsystemd-dev)
+# liblzma decompresses MiniDebugInfo (.gnu_debugdata, the symbols Fedora and RHEL binaries keep).
+build_pkgs+=(liblzma-dev)
 # go tool pprof decodes our pprof output independently; protoc decodes protobuf by schema.
 # openssl makes the gRPC test receiver's TLS certificate.
 test_pkgs=(golang-go protobuf-compiler python3 clang-format cppcheck binutils openssl g++ chromium tmux)
@@ -15,6 +17,8 @@ test_pkgs+=(libc6-dbg linux-perf)
 # lld links the arm64 unwind-table fixture (clang --target=aarch64-linux-gnu -fuse-ld=lld): the
 # aarch64 CFI is checked on any host. Without it the test skips arm64.
 test_pkgs+=(lld)
+# xz compresses the MiniDebugInfo fixtures (.gnu_debugdata), as distributions make them.
+test_pkgs+=(xz-utils)
 # The agent's deployment artifacts: yamllint lints the chart and the example config, and
 # systemd-analyze (package systemd) verifies the unit.
 test_pkgs+=(yamllint systemd)

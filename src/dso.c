@@ -21,7 +21,9 @@
 #include <zlib.h>
 
 #include "dso.h"
+#include "gopclntab.h"
 #include "log.h"
+#include "minidebuginfo.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -361,21 +363,41 @@ static uint64_t segment_end(const struct dso *d, uint64_t vaddr)
 	return vaddr + 1;
 }
 
-/*
- * Reads the function symbols of one symbol table into d. Returns 0 (d->nsyms may be 0), -EINVAL
- * after dso_fail() on a corrupt table, or -ENOMEM.
- */
-static int read_symbols(struct dso *d, Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, int machine)
+/* Symbols gathered from one or more tables before they are stored into a dso. */
+struct raw_syms {
+	struct raw_sym *v;
+	size_t n, cap;
+};
+
+static int raw_syms__push(struct raw_syms *r, const struct raw_sym *s)
 {
-	struct raw_sym *raw = NULL;
-	size_t nraw = 0, cap = 0, count, entsize, names_len = 0, nout = 0;
+	/* Grown as needed: most entries of a big .symtab are not functions. */
+	if (r->n == r->cap) {
+		size_t ncap = r->cap ? r->cap * 2 : 256;
+		struct raw_sym *nv = reallocarray(r->v, ncap, sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		r->v = nv;
+		r->cap = ncap;
+	}
+	r->v[r->n++] = *s;
+	return 0;
+}
+
+/*
+ * Appends the function symbols of one ELF symbol table to raw; their names point into elf, which
+ * must outlive raw. Returns 0, -EINVAL when the table's data cannot be read, or -ENOMEM.
+ */
+static int collect_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, int machine,
+			   struct raw_syms *raw)
+{
+	size_t count, entsize;
 	Elf_Data *data;
-	char *p;
-	int err;
 
 	data = elf_getdata(scn, NULL);
 	if (!data)
-		return dso_fail(d, "%s: unreadable symbol table: %s", d->path, elf_errmsg(-1));
+		return -EINVAL;
 	entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
 	if (!entsize || !data->d_buf)
 		return 0;
@@ -398,29 +420,34 @@ static int read_symbols(struct dso *d, Elf *elf, Elf_Scn *scn, const GElf_Shdr *
 		/* Thumb functions have bit 0 set in st_value; the code starts one byte lower. */
 		if (machine == EM_ARM)
 			sym.st_value &= ~(GElf_Addr)1;
-		/* Grown as needed: most entries of a big .symtab are not functions. */
-		if (nraw == cap) {
-			size_t ncap = cap ? cap * 2 : 256;
-			struct raw_sym *nr = reallocarray(raw, ncap, sizeof(*raw));
-
-			if (!nr) {
-				free(raw);
-				return -ENOMEM;
-			}
-			raw = nr;
-			cap = ncap;
-		}
-		raw[nraw] = (struct raw_sym){
-			.addr = sym.st_value,
-			.size = sym.st_size,
-			.name = name,
-			.name_len = strlen(name),
-			.rank = sym_rank(GELF_ST_BIND(sym.st_info)),
-			.sec_end = sym.st_size ? UINT64_MAX
-					       : section_end(elf, sym.st_shndx, sym.st_value),
-		};
-		nraw++;
+		if (raw_syms__push(raw,
+				   &(struct raw_sym){
+					   .addr = sym.st_value,
+					   .size = sym.st_size,
+					   .name = name,
+					   .name_len = strlen(name),
+					   .rank = sym_rank(GELF_ST_BIND(sym.st_info)),
+					   .sec_end = sym.st_size ? UINT64_MAX
+								  : section_end(elf, sym.st_shndx,
+										sym.st_value),
+				   }))
+			return -ENOMEM;
 	}
+	return 0;
+}
+
+/*
+ * Sorts raw, keeps one name per address and stores the result as d's function table (d->nsyms
+ * stays 0 when raw is empty). raw is consumed. Returns 0 or -ENOMEM.
+ */
+static int store_symbols(struct dso *d, struct raw_syms *rs)
+{
+	struct raw_sym *raw = rs->v;
+	size_t nraw = rs->n, names_len = 0, nout = 0;
+	char *p;
+	int err;
+
+	*rs = (struct raw_syms){0};
 	if (!nraw) {
 		free(raw);
 		return 0;
@@ -442,6 +469,9 @@ static int read_symbols(struct dso *d, Elf *elf, Elf_Scn *scn, const GElf_Shdr *
 		names_len += raw[i].name_len + 1;
 
 	err = -ENOMEM;
+	free(d->syms);
+	free(d->names);
+	d->nsyms = 0;
 	d->syms = calloc(nout, sizeof(*d->syms));
 	d->names = malloc(names_len);
 	if (!d->syms || !d->names)
@@ -451,7 +481,8 @@ static int read_symbols(struct dso *d, Elf *elf, Elf_Scn *scn, const GElf_Shdr *
 		struct dso_sym *s = &d->syms[i];
 		const struct raw_sym *r = &raw[i];
 
-		memcpy(p, r->name, r->name_len + 1);
+		memcpy(p, r->name, r->name_len);
+		p[r->name_len] = '\0';
 		s->name = p;
 		p += r->name_len + 1;
 		s->addr = r->addr;
@@ -474,6 +505,114 @@ static int read_symbols(struct dso *d, Elf *elf, Elf_Scn *scn, const GElf_Shdr *
 out:
 	free(raw);
 	return err;
+}
+
+/*
+ * Reads the function symbols of one symbol table into d. Returns 0 (d->nsyms may be 0), -EINVAL
+ * after dso_fail() on a corrupt table, or -ENOMEM.
+ */
+static int read_symbols(struct dso *d, Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, int machine)
+{
+	struct raw_syms raw = {0};
+	int err = collect_symbols(elf, scn, shdr, machine, &raw);
+
+	if (err) {
+		free(raw.v);
+		if (err == -EINVAL)
+			return dso_fail(d, "%s: unreadable symbol table: %s", d->path,
+					elf_errmsg(-1));
+		return err;
+	}
+	return store_symbols(d, &raw);
+}
+
+/*
+ * MiniDebugInfo: the functions of the .symtab compressed in .gnu_debugdata, merged with .dynsym's
+ * (the MiniDebugInfo leaves out what .dynsym has). A section that cannot be used is skipped with a
+ * debug message: the binary's own tables remain. Returns 0 (d->nsyms may be 0), -EINVAL after
+ * dso_fail() on a corrupt .dynsym, or -ENOMEM.
+ */
+static int read_minidebuginfo(struct dso *d, Elf *elf, Elf_Scn *scn, Elf_Scn *dynsym,
+			      const GElf_Shdr *dynsym_sh, int machine)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	struct raw_syms raw = {0};
+	struct minidebuginfo *m;
+	Elf_Scn *symtab;
+	GElf_Shdr sh;
+	char why[128];
+	int err = 0;
+
+	if (!data || !data->d_buf || !data->d_size)
+		return 0;
+	m = minidebuginfo__open(data->d_buf, data->d_size, machine, why, sizeof(why));
+	if (!m) {
+		log_debug("%s: .gnu_debugdata ignored: %s", d->path, why);
+		return 0;
+	}
+	symtab = minidebuginfo__symtab(m, &sh);
+	if (!symtab) {
+		log_debug("%s: .gnu_debugdata ignored: no symbol table", d->path);
+		goto out;
+	}
+	err = collect_symbols(minidebuginfo__elf(m), symtab, &sh, machine, &raw);
+	if (err == -EINVAL)
+		log_debug("%s: .gnu_debugdata ignored: unreadable symbol table", d->path);
+	if (err || !raw.n) {
+		err = err == -ENOMEM ? err : 0;
+		goto out;
+	}
+	if (dynsym) {
+		err = collect_symbols(elf, dynsym, dynsym_sh, machine, &raw);
+		if (err == -EINVAL)
+			err = dso_fail(d, "%s: unreadable symbol table: %s", d->path,
+				       elf_errmsg(-1));
+		if (err)
+			goto out;
+	}
+	err = store_symbols(d, &raw);
+out:
+	free(raw.v);
+	minidebuginfo__close(m);
+	return err;
+}
+
+static int push_go_func(void *arg, uint64_t addr, uint64_t size, const char *name, size_t name_len)
+{
+	return raw_syms__push(arg, &(struct raw_sym){
+					   .addr = addr,
+					   .size = size,
+					   .sec_end = UINT64_MAX,
+					   .name = name,
+					   .name_len = name_len,
+					   .rank = sym_rank(STB_GLOBAL),
+				   });
+}
+
+/*
+ * Go binaries linked without .symtab (-ldflags=-s) keep every function in .gopclntab, which the
+ * Go runtime needs for its own tracebacks. A corrupt table is skipped with a debug message.
+ * Returns 0 (d->nsyms may be 0) or -ENOMEM.
+ */
+static int read_gopclntab(struct dso *d, Elf_Scn *scn, uint64_t text_addr)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	struct raw_syms raw = {0};
+	char why[128];
+	int n;
+
+	if (!data || !data->d_buf)
+		return 0;
+	n = gopclntab__read(data->d_buf, data->d_size, text_addr, push_go_func, &raw, why,
+			    sizeof(why));
+	if (n < 0) {
+		free(raw.v);
+		if (n == -ENOMEM)
+			return n;
+		log_debug("%s: .gopclntab ignored: %s", d->path, why);
+		return 0;
+	}
+	return store_symbols(d, &raw);
 }
 
 /*
@@ -553,9 +692,10 @@ static void read_debuglink(Elf_Scn *scn, const GElf_Ehdr *eh, struct debug_hints
  */
 static int read_elf(struct dso *d, Elf *elf, uint64_t file_size, struct debug_hints *hints)
 {
-	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL, *debugdata = NULL, *gopclntab = NULL;
 	GElf_Shdr symtab_sh, dynsym_sh, sh;
 	size_t shnum = 0, nscn = 0, shstrndx = SHN_UNDEF;
+	uint64_t text_addr = 0;
 	GElf_Ehdr eh;
 	int err;
 
@@ -573,10 +713,12 @@ static int read_elf(struct dso *d, Elf *elf, uint64_t file_size, struct debug_hi
 
 	if (elf_getshdrnum(elf, &shnum))
 		return dso_fail(d, "%s: bad section table: %s", d->path, elf_errmsg(-1));
-	/* Section names only matter to the debug file search; without them there is none. */
-	if (hints && elf_getshdrstrndx(elf, &shstrndx))
+	/* Section names matter to the debug file search and the fallback symbol tables. */
+	if (elf_getshdrstrndx(elf, &shstrndx))
 		shstrndx = SHN_UNDEF;
 	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name = NULL;
+
 		nscn++;
 		if (!gelf_getshdr(scn, &sh))
 			return dso_fail(d, "%s: bad section header: %s", d->path, elf_errmsg(-1));
@@ -593,14 +735,24 @@ static int read_elf(struct dso *d, Elf *elf, uint64_t file_size, struct debug_hi
 			/* Binaries without program headers (debug files) keep it in a section. */
 			find_build_id(d, elf_getdata(scn, NULL));
 		}
-		if (hints && shstrndx != SHN_UNDEF && sh.sh_type != SHT_NOBITS) {
-			const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
-
-			if (name && !strcmp(name, ".debug_info"))
+		if (shstrndx != SHN_UNDEF && sh.sh_type != SHT_NOBITS)
+			name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (hints && name) {
+			if (!strcmp(name, ".debug_info"))
 				hints->has_debug_info = true;
-			else if (name && !strcmp(name, ".gnu_debuglink") && !hints->link[0])
+			else if (!strcmp(name, ".gnu_debuglink") && !hints->link[0])
 				read_debuglink(scn, &eh, hints);
 		}
+		if (!name)
+			continue;
+		if (!strcmp(name, ".gnu_debugdata") && !debugdata)
+			debugdata = scn;
+		/* PIE builds name it .data.rel.ro.gopclntab (relocations make it RELRO). */
+		else if ((!strcmp(name, ".gopclntab") || !strcmp(name, ".data.rel.ro.gopclntab")) &&
+			 !gopclntab)
+			gopclntab = scn;
+		else if (!strcmp(name, ".text") && (sh.sh_flags & SHF_ALLOC))
+			text_addr = sh.sh_addr;
 	}
 	if (hints)
 		hints->has_symtab = symtab != NULL;
@@ -610,6 +762,17 @@ static int read_elf(struct dso *d, Elf *elf, uint64_t file_size, struct debug_hi
 
 	if (symtab) {
 		err = read_symbols(d, elf, symtab, &symtab_sh, eh.e_machine);
+		if (err)
+			return err;
+	}
+	/* Without .symtab: .dynsym with MiniDebugInfo, Go's own table, or .dynsym alone. */
+	if (!d->nsyms && debugdata) {
+		err = read_minidebuginfo(d, elf, debugdata, dynsym, &dynsym_sh, eh.e_machine);
+		if (err)
+			return err;
+	}
+	if (!d->nsyms && gopclntab) {
+		err = read_gopclntab(d, gopclntab, text_addr);
 		if (err)
 			return err;
 	}

@@ -80,7 +80,8 @@ bool dso__file_addr(const struct dso *d, uint64_t map_start, uint64_t map_pgoff,
 
 /*
  * The function symbol containing file_addr, from .symtab (the separate debug file's when the binary
- * is stripped and one was found), falling back to .dynsym. Returns false when there is none.
+ * is stripped and one was found), falling back to .dynsym with the MiniDebugInfo of .gnu_debugdata,
+ * then to Go's .gopclntab, then to .dynsym alone. Returns false when there is none.
  */
 bool dso__find_symbol(const struct dso *d, uint64_t file_addr, struct dso_symbol *sym);
 

@@ -25,7 +25,7 @@ static int fixture_paths__init(const char *name)
 	return mkdtemp(tmpdir) ? 0 : -errno;
 }
 
-static const char *fx(const char *name)
+static __attribute__((unused)) const char *fx(const char *name)
 {
 	static char paths[8][PATH_MAX];
 	static int next;
@@ -35,7 +35,7 @@ static const char *fx(const char *name)
 	return p;
 }
 
-static const char *tmp(const char *name)
+static __attribute__((unused)) const char *tmp(const char *name)
 {
 	static char paths[4][PATH_MAX];
 	static int next;

@@ -300,3 +300,78 @@ $(UNIT_FX_DIR)/%.cfiops: $(UNIT_FX_DIR)/%
 $(UNIT_FX_DIR)/%.sections: $(UNIT_FX_DIR)/%
 	$(Q)if [ -s $< ]; then $(UNIT_FX_READELF) -SW $< > $@.tmp; else : > $@.tmp; fi && \
 		mv $@.tmp $@
+
+# MiniDebugInfo (tests/unit/test_minidebuginfo.c), made as Fedora's find-debuginfo does (GDB
+# manual, "MiniDebugInfo"): the function symbols that .dynsym lacks, kept in a symbol-only copy of
+# the debug file, xz-compressed into .gnu_debugdata of the stripped binary. Under minidebug/:
+#   fx_mdi_full      -rdynamic: fx_mdi_exported_* in .dynsym, fx_mdi_static_* in .symtab only
+#   fx_mdi_full.nm   `nm -S --defined-only` of it, where the functions must be found
+#   fx_mdi           stripped, with .gnu_debugdata
+#   fx_mdi_trunc     its xz cut in half;  fx_mdi_garbage  xz of a text file, not an ELF file
+#   fx_mdi_notxz     the uncompressed file;  fx_mdi_huge  xz of 65 MiB of zeros (over the bound)
+#   fx_mdi_xz9       the same MiniDebugInfo by xz -9 from a pipe: its 64 MiB dictionary is over
+#                    the decoder's memory limit
+#   mini.xz          the good .gnu_debugdata contents, for the decoder's own tests
+UNIT_FX_MDI := $(UNIT_FX_DIR)/minidebug
+UNIT_FX_XZ ?= xz
+
+unit-fixtures: $(UNIT_FX_MDI)/minidebug.stamp
+
+$(UNIT_FX_MDI)/minidebug.stamp: $(UNIT_FX_SRC)/fx_minidebug.c | $(UNIT_FX_DIR)
+	$(call msg,FIXTURE,$(UNIT_FX_MDI)/*)
+	$(Q)set -e; rm -rf $(UNIT_FX_MDI); mkdir -p $(UNIT_FX_MDI); cd $(UNIT_FX_MDI); \
+	$(CC) $(UNIT_FX_CFLAGS) -rdynamic -fPIE -pie $(abspath $<) -o fx_mdi_full; \
+	$(UNIT_FX_NM) -S --defined-only fx_mdi_full > fx_mdi_full.nm; \
+	$(UNIT_FX_NM) -D --format=posix --defined-only fx_mdi_full | awk '{ print $$1 }' | \
+		sort > dynsyms; \
+	$(UNIT_FX_NM) --format=posix --defined-only fx_mdi_full | \
+		awk '$$2 == "T" || $$2 == "t" || $$2 == "D" { print $$1 }' | sort > funcsyms; \
+	comm -13 dynsyms funcsyms > keep_symbols; \
+	if grep -q fx_mdi_exported keep_symbols || ! grep -q fx_mdi_static_a keep_symbols; then \
+		echo "$@: fx_mdi_static_* must be kept, fx_mdi_exported_* in .dynsym" >&2; exit 1; fi; \
+	$(UNIT_FX_OBJCOPY) --only-keep-debug fx_mdi_full debug; \
+	$(UNIT_FX_OBJCOPY) -S --remove-section .gdb_index --remove-section .comment \
+		--keep-symbols=keep_symbols debug mini; \
+	$(UNIT_FX_XZ) -c mini > mini.xz; \
+	$(UNIT_FX_STRIP) --strip-all --remove-section .comment -o stripped fx_mdi_full; \
+	add() { $(UNIT_FX_OBJCOPY) --add-section .gnu_debugdata=$$2 stripped $$1; }; \
+	add fx_mdi mini.xz; \
+	head -c $$(($$(stat -c %s mini.xz) / 2)) mini.xz > trunc.xz; add fx_mdi_trunc trunc.xz; \
+	$(UNIT_FX_XZ) -c $(abspath $<) > garbage.xz; add fx_mdi_garbage garbage.xz; \
+	add fx_mdi_notxz mini; \
+	head -c 65M /dev/zero | $(UNIT_FX_XZ) -0 -c > huge.xz; add fx_mdi_huge huge.xz; \
+	cat mini | $(UNIT_FX_XZ) -9 -c > xz9.xz; add fx_mdi_xz9 xz9.xz; \
+	if $(UNIT_FX_READELF) -SW fx_mdi | grep -q ' \.symtab '; then \
+		echo "$@: fx_mdi must have no .symtab" >&2; exit 1; fi; \
+	touch minidebug.stamp
+
+# Go (tests/unit/test_gopclntab.c): fx_go_full with its symbol table, fx_go and fx_go_pie without
+# (-ldflags=-s -w), and what `go tool nm -size` says of the unstripped builds (.gonm). The
+# corrupt copies are made by the test. The Go caches stay in the build directory (beside the
+# fixtures, which the unit runner copies), so that a clean machine builds without a home directory.
+UNIT_FX_GO ?= go
+UNIT_FX_GOENV = GOCACHE=$(abspath $(OUTPUT))/gocache GOPATH=$(abspath $(OUTPUT))/gopath \
+	GO111MODULE=off GOFLAGS= CGO_ENABLED=0
+UNIT_FX_GO_BINS := $(UNIT_FX_DIR)/fx_go_full $(UNIT_FX_DIR)/fx_go $(UNIT_FX_DIR)/fx_go_pie_full \
+	$(UNIT_FX_DIR)/fx_go_pie
+
+unit-fixtures: $(UNIT_FX_GO_BINS) $(UNIT_FX_DIR)/fx_go_full.gonm $(UNIT_FX_DIR)/fx_go_pie_full.gonm
+
+$(UNIT_FX_DIR)/fx_go_full: tests/fixtures/go/fx_go.go | $(UNIT_FX_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(UNIT_FX_GOENV) $(UNIT_FX_GO) build -o $@ $<
+
+$(UNIT_FX_DIR)/fx_go: tests/fixtures/go/fx_go.go | $(UNIT_FX_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(UNIT_FX_GOENV) $(UNIT_FX_GO) build -ldflags='-s -w' -o $@ $<
+
+$(UNIT_FX_DIR)/fx_go_pie_full: tests/fixtures/go/fx_go.go | $(UNIT_FX_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(UNIT_FX_GOENV) $(UNIT_FX_GO) build -buildmode=pie -o $@ $<
+
+$(UNIT_FX_DIR)/fx_go_pie: tests/fixtures/go/fx_go.go | $(UNIT_FX_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(UNIT_FX_GOENV) $(UNIT_FX_GO) build -buildmode=pie -ldflags='-s -w' -o $@ $<
+
+$(UNIT_FX_DIR)/%.gonm: $(UNIT_FX_DIR)/%
+	$(Q)$(UNIT_FX_GOENV) $(UNIT_FX_GO) tool nm -size $< > $@.tmp && mv $@.tmp $@
