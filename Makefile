@@ -33,8 +33,9 @@ CFLAGS += -std=gnu11 $(WARNINGS) -MMD -MP -D_GNU_SOURCE \
 	-DHOSTPROF_VERSION='"$(VERSION)"' -DHOSTPROF_GIT_REV='"$(GIT_REV)"' \
 	-Iinclude -Isrc -I$(OUTPUT) -I$(OUTPUT)/proto
 # libyaml: the agent's config file; json-c: the kubelet's /pods and Docker's container configs;
-# libmicrohttpd: /metrics, /healthz, /readyz; libsystemd: sd_notify for Type=notify.
-LDLIBS += -lbpf -ldw -lelf -lz -lprotobuf-c -lcurl -lcrypto -lpthread -liberty \
+# libmicrohttpd: /metrics, /healthz, /readyz; libsystemd: sd_notify for Type=notify;
+# libdebuginfod: separate debug files fetched by build-id when DEBUGINFOD_URLS is set.
+LDLIBS += -lbpf -ldw -lelf -ldebuginfod -lz -lprotobuf-c -lcurl -lcrypto -lpthread -liberty \
 	-lyaml -ljson-c -lmicrohttpd -lsystemd
 EXTRA_CFLAGS ?=
 EXTRA_LDFLAGS ?=
