@@ -42,8 +42,7 @@ enum debuginfod_failure {
 	DEBUGINFOD_NOT_FOUND,	/* no server has it (HTTP 404) */
 	DEBUGINFOD_UNREACHABLE, /* connection refused, no route, name not resolved */
 	DEBUGINFOD_TIMEOUT,	/* not there within the timeout */
-	DEBUGINFOD_REJECTED, /* what came is not the binary's debug file (debuginfod_fetch__reject)
-			      */
+	DEBUGINFOD_REJECTED,	/* what came is not the binary's debug file */
 	DEBUGINFOD_OTHER,
 	DEBUGINFOD_FAILURE__COUNT,
 };
