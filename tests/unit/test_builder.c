@@ -23,6 +23,23 @@ static struct raw_sample sample(uint32_t tid, uint64_t count, uint32_t nr_user, 
 	return s;
 }
 
+/* The first line of fixtures/name, without its newline; "" when it cannot be read. */
+static void read_fixture_line(const char *name, char *out, size_t len)
+{
+	char path[3 * PATH_MAX];
+	FILE *f;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "%s/%s", fixtures, name);
+	f = fopen(path, "r");
+	if (f) {
+		if (!fgets(out, (int)len, f))
+			out[0] = '\0';
+		fclose(f);
+	}
+	out[strcspn(out, "\n")] = '\0';
+}
+
 static const char *frame_name(const struct profile *p, const uint32_t *locs, size_t i)
 {
 	return profile__location_name(p, locs[i]);
@@ -110,21 +127,13 @@ static void test_batch(size_t cache_cap)
 	}
 	/* The mapping carries the binary's file id, as python computed it. */
 	{
-		char path[3 * PATH_MAX], want[64] = "";
-		FILE *f;
+		char want[64];
 		const uint32_t *locs =
 			profile__stack_at(p, profile__sample_at(p, 1)->stack, &depth);
 		const struct profile_location *leaf =
 			depth ? profile__location_at(p, locs[depth - 3]) : NULL;
 
-		snprintf(path, sizeof(path), "%s/fx_pie.htlhash", fixtures);
-		f = fopen(path, "r");
-		if (f) {
-			if (!fgets(want, sizeof(want), f))
-				want[0] = '\0';
-			fclose(f);
-		}
-		want[strcspn(want, "\n")] = '\0';
+		read_fixture_line("fx_pie.htlhash", want, sizeof(want));
 		CHECK(leaf && leaf->mapping, "leaf mapping");
 		if (leaf && leaf->mapping)
 			CHECK_STR(profile__string_at(
@@ -177,16 +186,8 @@ static void test_debug_pending(void)
 	struct profile *p = profile__new(&d);
 	struct symbolizer *sym = NULL;
 	struct builder *b = NULL;
-	FILE *idf;
 
-	snprintf(cmd, sizeof(cmd), "%s/libfx-stripped.so.buildid", fixtures);
-	idf = fopen(cmd, "r");
-	if (idf) {
-		if (!fgets(hex, sizeof(hex), idf))
-			hex[0] = '\0';
-		fclose(idf);
-	}
-	hex[strcspn(hex, "\n")] = '\0';
+	read_fixture_line("libfx-stripped.so.buildid", hex, sizeof(hex));
 	CHECK(hex[0] && hidden, "fixtures missing: run make unit-fixtures");
 	snprintf(cache, sizeof(cache), "%s/debuginfod-cache", root);
 	snprintf(cmd, sizeof(cmd), "mkdir -p %s/%s && cp %s/libfx.so %s/%s/debuginfo", cache, hex,

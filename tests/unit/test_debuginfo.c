@@ -27,6 +27,7 @@
 #include "check.h"
 #include "debuginfod_fetch.h"
 #include "dso.h"
+#include "fixture_paths.h"
 
 #define MAX_EXPECTS 16
 
@@ -39,17 +40,6 @@ struct expect {
 
 static struct expect expects[MAX_EXPECTS];
 static size_t nr_expects;
-static char fixtures[PATH_MAX];
-
-static const char *fx(const char *name)
-{
-	static char paths[4][2 * PATH_MAX];
-	static int next;
-	char *p = paths[next++ % 4];
-
-	snprintf(p, 2 * PATH_MAX, "%s/%s", fixtures, name);
-	return p;
-}
 
 /* Reads "function 0xaddr file:line" lines. */
 static void read_expects(void)
@@ -195,18 +185,6 @@ static void test_setter(void)
  * is down or silent fails within bounds and is counted; a cached file of another build-id is
  * refused; without DEBUGINFOD_URLS nothing is fetched at all.
  */
-
-static char tmpdir[64];
-
-static const char *tmp(const char *name)
-{
-	static char paths[4][PATH_MAX];
-	static int next;
-	char *p = paths[next++ % 4];
-
-	snprintf(p, PATH_MAX, "%s/%s", tmpdir, name);
-	return p;
-}
 
 static long long now_ms(void)
 {
@@ -489,102 +467,92 @@ out:
 	debuginfod_fetch__delete(f);
 }
 
-/* Runs one fetch of the stripped library's debug file to its end; how long it took. */
-static long long fetch_and_fail(struct debuginfod_fetch *f, struct dso_cache *c, const char *what)
+/*
+ * One fetch of the stripped library's debug file from url (cache in cache_path) that must fail
+ * with `why`: nothing adopted, one failure of that kind counted. Returns how long it took (ms).
+ */
+static long long expect_failure(const char *what, const char *url, const char *cache_path,
+				double timeout_s, enum debuginfod_failure why)
 {
-	long long start = now_ms();
-	struct dso *d = get_stripped(c);
+	struct debuginfod_fetch_stats st;
+	struct debuginfod_fetch *f;
+	struct dso_cache *c;
+	struct dso *d;
+	long long ms = -1;
 
-	CHECK(d && dso__debug_pending(d), "%s: not pending", what);
-	CHECK_U64(debuginfod_fetch__wait(f, 20ULL * 1000000000), 0);
-	d = get_stripped(c);
-	CHECK(d && !dso__debug_pending(d), "%s: still pending", what);
-	check_no_debug(what, d);
-	return now_ms() - start;
+	set_env("DEBUGINFOD_URLS", url);
+	set_env("DEBUGINFOD_CACHE_PATH", cache_path);
+	f = fetcher(NULL, timeout_s);
+	c = fetching_cache(f);
+	if (f && c) {
+		ms = now_ms();
+		d = get_stripped(c);
+		CHECK(d && dso__debug_pending(d), "%s: not pending", what);
+		CHECK_U64(debuginfod_fetch__wait(f, 20ULL * 1000000000), 0);
+		d = get_stripped(c);
+		ms = now_ms() - ms;
+		CHECK(d && !dso__debug_pending(d), "%s: still pending", what);
+		check_no_debug(what, d);
+		debuginfod_fetch__stats(f, &st);
+		CHECK(st.ok == 0 && st.failed == 1 && st.failures[why] == 1,
+		      "%s: ok %" PRIu64 " failed %" PRIu64 " %s %" PRIu64, what, st.ok, st.failed,
+		      debuginfod_fetch__failure_name(why), st.failures[why]);
+		debuginfod_fetch__warn_new_failures(f);
+	}
+	dso_cache__delete(c);
+	debuginfod_fetch__delete(f);
+	return ms;
 }
 
+/* Refused at once; a server that takes the connection and never answers, at the timeout. */
 static void test_server_down(void)
 {
-	struct debuginfod_fetch_stats st;
-	struct debuginfod_fetch *f;
-	struct dso_cache *c;
 	char url[64];
 	long long ms;
+	int port, fd;
 
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", closed_port());
-	set_env("DEBUGINFOD_URLS", url);
-	set_env("DEBUGINFOD_CACHE_PATH", tmp("cache-down"));
-	f = fetcher(NULL, 10);
-	c = fetching_cache(f);
-	if (f && c) {
-		ms = fetch_and_fail(f, c, "server down");
-		CHECK(ms < 5000, "a refused connection took %lld ms", ms);
-		debuginfod_fetch__stats(f, &st);
-		CHECK(st.ok == 0 && st.failed == 1 && st.failures[DEBUGINFOD_UNREACHABLE] == 1,
-		      "server down: ok %" PRIu64 " failed %" PRIu64 " unreachable %" PRIu64, st.ok,
-		      st.failed, st.failures[DEBUGINFOD_UNREACHABLE]);
-		debuginfod_fetch__warn_new_failures(f);
-	}
-	dso_cache__delete(c);
-	debuginfod_fetch__delete(f);
-}
+	ms = expect_failure("server down", url, tmp("cache-down"), 10, DEBUGINFOD_UNREACHABLE);
+	CHECK(ms < 5000, "a refused connection took %lld ms", ms);
 
-/* A server that takes the connection and never answers: the timeout ends the fetch, and a
- * shutdown cancels one under way. */
-static void test_silent_server(void)
-{
-	uint8_t id[64];
-	size_t id_len;
-	char hex[160], url[64], path[PATH_MAX];
-	struct debuginfod_fetch_stats st;
-	struct debuginfod_fetch *f;
-	struct dso_cache *c;
-	int port, fd = listen_loopback(&port);
-	long long ms;
-
+	fd = listen_loopback(&port);
 	CHECK(fd >= 0, "listen: %s", strerror(errno));
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
-	set_env("DEBUGINFOD_URLS", url);
-	set_env("DEBUGINFOD_CACHE_PATH", tmp("cache-silent"));
-	f = fetcher(NULL, 1.5);
-	c = fetching_cache(f);
-	if (f && c) {
-		ms = fetch_and_fail(f, c, "silent server");
-		CHECK(ms >= 1400 && ms < 6000, "a 1.5 s timeout took %lld ms", ms);
-		debuginfod_fetch__stats(f, &st);
-		CHECK(st.failed == 1 && st.failures[DEBUGINFOD_TIMEOUT] == 1,
-		      "silent: failed %" PRIu64 " timeout %" PRIu64, st.failed,
-		      st.failures[DEBUGINFOD_TIMEOUT]);
-		debuginfod_fetch__warn_new_failures(f);
-	}
-	dso_cache__delete(c);
-	debuginfod_fetch__delete(f);
-
-	set_env("DEBUGINFOD_CACHE_PATH", tmp("cache-silent2"));
-	f = fetcher(NULL, 60);
-	if (f && read_build_id("libfxdbg.so.buildid", hex, sizeof(hex), id, &id_len)) {
-		struct timespec nap = {.tv_nsec = 300 * 1000 * 1000};
-
-		CHECK_U64(debuginfod_fetch__get(f, id, id_len, "silent", path, sizeof(path)),
-			  DEBUGINFOD_PENDING);
-		nanosleep(&nap, NULL);
-		ms = now_ms();
-		debuginfod_fetch__delete(f);
-		ms = now_ms() - ms;
-		CHECK(ms < 3000, "shutting down during a fetch took %lld ms", ms);
-	} else {
-		debuginfod_fetch__delete(f);
-	}
+	ms = expect_failure("silent server", url, tmp("cache-silent"), 1.5, DEBUGINFOD_TIMEOUT);
+	CHECK(ms >= 1400 && ms < 6000, "a 1.5 s timeout took %lld ms", ms);
 	if (fd >= 0)
 		close(fd);
 }
 
-/* The file under the build-id is another binary's (fx_inline): refused, counted, no lines. */
+/* Deleting the fetcher cancels the fetch under way (a silent server, a long timeout). */
+static void test_shutdown(const uint8_t *id, size_t id_len)
+{
+	struct timespec nap = {.tv_nsec = 300 * 1000 * 1000};
+	struct debuginfod_fetch *f;
+	char url[64], path[PATH_MAX];
+	int port, fd = listen_loopback(&port);
+	long long ms;
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	set_env("DEBUGINFOD_URLS", url);
+	set_env("DEBUGINFOD_CACHE_PATH", tmp("cache-shutdown"));
+	f = fetcher(NULL, 60);
+	if (f)
+		CHECK_U64(debuginfod_fetch__get(f, id, id_len, "shutdown", path, sizeof(path)),
+			  DEBUGINFOD_PENDING);
+	nanosleep(&nap, NULL);
+	ms = now_ms();
+	debuginfod_fetch__delete(f);
+	ms = now_ms() - ms;
+	CHECK(ms < 3000, "shutting down during a fetch took %lld ms", ms);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* The file under the build-id is another binary's (fx_inline): refused, counted, no lines.
+ * libdebuginfod reads its cache before any server: the closed port is never reached. */
 static void test_rejected(const char *hex)
 {
-	struct debuginfod_fetch_stats st;
-	struct debuginfod_fetch *f;
-	struct dso_cache *c;
 	char url[64], dir[PATH_MAX], file[PATH_MAX + 16];
 
 	snprintf(dir, sizeof(dir), "%s/%s", tmp("cache-bad"), hex);
@@ -592,22 +560,8 @@ static void test_rejected(const char *hex)
 	CHECK(!mkdir(tmp("cache-bad"), 0700) && !mkdir(dir, 0700) &&
 		      copy_file(fx("fx_inline"), file),
 	      "cannot plant %s", file);
-	/* libdebuginfod reads its cache before any server: this one is never reached. */
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", closed_port());
-	set_env("DEBUGINFOD_URLS", url);
-	set_env("DEBUGINFOD_CACHE_PATH", tmp("cache-bad"));
-	f = fetcher(NULL, 10);
-	c = fetching_cache(f);
-	if (f && c) {
-		fetch_and_fail(f, c, "foreign file");
-		debuginfod_fetch__stats(f, &st);
-		CHECK(st.ok == 0 && st.failed == 1 && st.failures[DEBUGINFOD_REJECTED] == 1,
-		      "foreign: ok %" PRIu64 " failed %" PRIu64 " rejected %" PRIu64, st.ok,
-		      st.failed, st.failures[DEBUGINFOD_REJECTED]);
-		debuginfod_fetch__warn_new_failures(f);
-	}
-	dso_cache__delete(c);
-	debuginfod_fetch__delete(f);
+	expect_failure("foreign file", url, tmp("cache-bad"), 10, DEBUGINFOD_REJECTED);
 }
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -623,11 +577,6 @@ static void test_debuginfod(void)
 	pid_t server;
 	int port;
 
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_debuginfod.XXXXXX");
-	if (!mkdtemp(tmpdir)) {
-		CHECK(0, "mkdtemp: %s", strerror(errno));
-		return;
-	}
 	/* libcurl honours *_proxy variables: the servers are on loopback, never behind one. */
 	setenv("no_proxy", "127.0.0.1,localhost", 1);
 	test_not_configured();
@@ -654,7 +603,7 @@ static void test_debuginfod(void)
 	stop_server(server);
 
 	test_server_down();
-	test_silent_server();
+	test_shutdown(id, id_len);
 	test_rejected(hex);
 	set_env("DEBUGINFOD_URLS", NULL);
 	if (!check_failed)
@@ -663,16 +612,10 @@ static void test_debuginfod(void)
 
 int main(void)
 {
-	const char *out = getenv("OUTPUT");
-	char cwd[PATH_MAX];
-
-	if (!out || !*out)
-		out = "build";
-	if (!getcwd(cwd, sizeof(cwd)))
-		cwd[0] = '\0';
-	snprintf(fixtures, sizeof(fixtures), "%s%s%s/fixtures", out[0] == '/' ? "" : cwd,
-		 out[0] == '/' ? "" : "/", out);
-
+	if (fixture_paths__init("test_debuginfo")) {
+		CHECK(0, "mkdtemp: %s", strerror(errno));
+		return check_summary("test_debuginfo");
+	}
 	read_expects();
 	test_setter();
 	/* The unstripped library: its own tables, the reference for the rest. */
