@@ -17,7 +17,8 @@ RUN make -j"$(nproc)" GIT_REV="$GIT_REV" && \
 	install -D -m 0755 build/hostprof /out/hostprof
 
 FROM debian:bookworm-slim
-# libbpf1 libelf1 libdw1 zlib1g: BPF and ELF/DWARF; libprotobuf-c1: OTLP and pprof;
+# libbpf1 libelf1 libdw1 zlib1g: BPF and ELF/DWARF; libdebuginfod1: debug files from the
+# servers in DEBUGINFOD_URLS; libprotobuf-c1: OTLP and pprof;
 # libcurl4 libssl3: the transports (libcrypto for hashes); libyaml-0-2: the config file;
 # libjson-c5: the kubelet's /pods and Docker's container configs; libmicrohttpd12: /metrics,
 # /healthz, /readyz; libsystemd0: sd_notify; liblzma5: MiniDebugInfo (.gnu_debugdata);
@@ -28,6 +29,7 @@ RUN apt-get update && \
 		ca-certificates \
 		libbpf1 \
 		libcurl4 \
+		libdebuginfod1 \
 		libdw1 \
 		libelf1 \
 		libjson-c5 \

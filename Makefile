@@ -34,8 +34,9 @@ CFLAGS += -std=gnu11 $(WARNINGS) -MMD -MP -D_GNU_SOURCE \
 	-Iinclude -Isrc -I$(OUTPUT) -I$(OUTPUT)/proto
 # libyaml: the agent's config file; json-c: the kubelet's /pods and Docker's container configs;
 # libmicrohttpd: /metrics, /healthz, /readyz; libsystemd: sd_notify for Type=notify;
-# liblzma: MiniDebugInfo (.gnu_debugdata is xz).
-LDLIBS += -lbpf -ldw -lelf -lz -lprotobuf-c -lcurl -lcrypto -lpthread -liberty \
+# liblzma: MiniDebugInfo (.gnu_debugdata is xz). libdebuginfod: separate debug files fetched by
+# build-id when DEBUGINFOD_URLS is set.
+LDLIBS += -lbpf -ldw -lelf -ldebuginfod -lz -lprotobuf-c -lcurl -lcrypto -lpthread -liberty \
 	-lyaml -ljson-c -lmicrohttpd -lsystemd -llzma
 EXTRA_CFLAGS ?=
 EXTRA_LDFLAGS ?=

@@ -8,6 +8,9 @@ build_pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-d
 	libyaml-dev libjson-c-dev libmicrohttpd-dev libsystemd-dev)
 # liblzma decompresses MiniDebugInfo (.gnu_debugdata, the symbols Fedora and RHEL binaries keep).
 build_pkgs+=(liblzma-dev)
+# libdebuginfod-dev: the client library that fetches separate debug files by build-id from the
+# servers in DEBUGINFOD_URLS (src/debuginfod_fetch.c).
+build_pkgs+=(libdebuginfod-dev)
 # go tool pprof decodes our pprof output independently; protoc decodes protobuf by schema.
 # openssl makes the gRPC test receiver's TLS certificate.
 test_pkgs=(golang-go protobuf-compiler python3 clang-format cppcheck binutils openssl g++ chromium tmux)
@@ -22,6 +25,9 @@ test_pkgs+=(xz-utils)
 # The agent's deployment artifacts: yamllint lints the chart and the example config, and
 # systemd-analyze (package systemd) verifies the unit.
 test_pkgs+=(yamllint systemd)
+# debuginfod: a real server on loopback serves the fixtures' debug files to the fetcher's test
+# (tests/unit/test_debuginfod.c).
+test_pkgs+=(debuginfod)
 # The overhead report compares hostprof with bpftrace (and perf, above); make test runs its smoke.
 test_pkgs+=(bpftrace)
 # Node.js and npm run the gRPC test receiver (@grpc/grpc-js from npm). A machine may already have

@@ -52,6 +52,33 @@ static void reason_label(const char *name, char *out, size_t len)
 	out[o] = '\0';
 }
 
+/* Debug files from debuginfod: only when DEBUGINFOD_URLS is set. */
+static int render_debuginfod(struct metrics_text *m, const struct capture *cap)
+{
+	struct debuginfod_fetch_stats st;
+	struct labelled results[2], why[DEBUGINFOD_FAILURE__COUNT];
+	int err;
+
+	if (!capture__debuginfod_stats(cap, &st))
+		return 0;
+	results[0] = (struct labelled){"ok", st.ok};
+	results[1] = (struct labelled){"failed", st.failed};
+	for (int i = 0; i < DEBUGINFOD_FAILURE__COUNT; i++)
+		why[i] = (struct labelled){debuginfod_fetch__failure_name(i), st.failures[i]};
+	err = family(m, "hostprof_debuginfod_fetches_total", METRICS_COUNTER,
+		     "Debug files asked of the DEBUGINFOD_URLS servers, by result.", "result",
+		     results, 2);
+	if (!err)
+		err = family(m, "hostprof_debuginfod_failures_total", METRICS_COUNTER,
+			     "Failed debuginfod fetches, by reason (a failed build-id is retried "
+			     "after 10 minutes).",
+			     "reason", why, DEBUGINFOD_FAILURE__COUNT);
+	if (!err)
+		err = one(m, "hostprof_debuginfod_pending", METRICS_GAUGE,
+			  "Debug files queued or being fetched from debuginfod.", st.pending);
+	return err;
+}
+
 static int render_capture(struct metrics_text *m, struct capture *cap)
 {
 	static const char *const stops[HP_UNWIND_STOP__COUNT] = {
@@ -146,6 +173,9 @@ static int render_capture(struct metrics_text *m, struct capture *cap)
 		err = family(m, "hostprof_frames_symbolized_total", METRICS_COUNTER,
 			     "Frames symbolized, and those that stayed [unknown], by kind.",
 			     "result", frames, 5);
+
+	if (!err)
+		err = render_debuginfod(m, cap);
 
 	if (!err && capture__unwind_report(cap, &u)) {
 		struct labelled sv[HP_UNWIND_STOP__COUNT];

@@ -276,6 +276,10 @@ static int64_t location_of(struct builder *b, uint32_t pid, uint64_t addr, bool 
 	idx = intern_frame(b, &f);
 	if (idx <= 0)
 		return idx < 0 ? idx : -EINVAL;
+	/* Its debug file is on the way: the next lookup symbolizes it again, and gets the lines
+	 * once the file has come. Only the binaries being fetched pay, and only meanwhile. */
+	if (f.debug_pending)
+		return idx;
 
 	/* Full: grow up to the cap, then forget everything rather than grow further; the profile
 	 * keeps the locations, only the shortcut to them is lost. */

@@ -2,6 +2,7 @@
 #include "capture.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -43,6 +44,7 @@ struct capture {
 	struct collector_stats stats;
 	int64_t period_ns;
 	struct unwind_loader *unwinder;	 /* NULL: frame-pointer stacks only */
+	struct debuginfod_fetch *fetch;	 /* NULL: no DEBUGINFOD_URLS */
 	uint64_t swept_ns;		 /* when exited processes were last let go */
 	struct proc_watch *watch;	 /* NULL without the walker's process events */
 	pid_t loads[CAPTURE_LOAD_QUEUE]; /* processes whose tables are to be loaded, in order */
@@ -334,6 +336,11 @@ struct capture *capture__new(const struct config *c)
 		.max_dsos = c->max_dsos,
 		.max_dwarf_bytes = c->max_dwarf_bytes,
 	};
+	struct debuginfod_fetch_opts fopts = {
+		.cache_dir = c->cache_dir,
+		.timeout_s = debuginfod_fetch__timeout_s(c->debuginfod_timeout_s),
+		.max_entries = c->max_dsos,
+	};
 	struct capture *cap = calloc(1, sizeof(*cap));
 	int err = -ENOMEM;
 
@@ -346,6 +353,19 @@ struct capture *capture__new(const struct config *c)
 		err = -errno;
 		goto fail;
 	}
+	/* Before the symbolizer, which borrows it; a fetcher that cannot start only costs lines. */
+	if (debuginfod_fetch__configured()) {
+		cap->fetch = debuginfod_fetch__new(&fopts);
+		if (!cap->fetch)
+			log_warn("debuginfod: cannot start fetching debug files: %s; stripped "
+				 "binaries get no lines",
+				 strerror(errno));
+		else
+			log_info("debuginfod: fetching the missing debug files of stripped "
+				 "binaries from %s",
+				 getenv("DEBUGINFOD_URLS"));
+	}
+	sopts.fetch = cap->fetch;
 	cap->sym = symbolizer__new(&sopts);
 	if (!cap->sym)
 		goto fail;
@@ -378,6 +398,7 @@ void capture__delete(struct capture *cap)
 	proc_watch__delete(cap->watch);
 	unwind_loader__delete(cap->unwinder);
 	symbolizer__delete(cap->sym);
+	debuginfod_fetch__delete(cap->fetch);
 	bpf_session__delete(cap->session);
 	free(cap);
 }
@@ -418,6 +439,8 @@ int capture__drain(struct capture *cap)
 	n = add_batches(cap, &cap->batch, offcpu);
 	if (!n && lock)
 		n = builder__add_batch(cap->builders[SLOT_CONTENTION], lock, BATCH_LOCK, 0);
+	/* Here, where the caller's status line is cleared: the fetch thread never logs warnings. */
+	debuginfod_fetch__warn_new_failures(cap->fetch);
 	return n;
 }
 
@@ -436,11 +459,32 @@ static int drain_pending(struct capture *cap)
 	return add_batches(cap, NULL, &cap->offcpu_batch);
 }
 
-int capture__finish(struct capture *cap, uint64_t duration_ns)
+/* Wait (bounded by one fetch's timeout) for the debug files still on their way. */
+static void wait_for_debug_files(struct capture *cap)
+{
+	struct debuginfod_fetch_stats st;
+	double timeout_s = debuginfod_fetch__timeout_s(cap->cfg->debuginfod_timeout_s);
+	uint64_t left;
+
+	debuginfod_fetch__stats(cap->fetch, &st);
+	if (!st.pending)
+		return;
+	log_info("debuginfod: waiting up to %g s for %" PRIu64 " debug file%s", timeout_s,
+		 st.pending, st.pending == 1 ? "" : "s");
+	left = debuginfod_fetch__wait(cap->fetch, (uint64_t)(timeout_s * NSEC_PER_SEC));
+	if (left)
+		log_info("debuginfod: %" PRIu64 " debug file%s still on the way; their binaries "
+			 "have no lines in this profile",
+			 left, left == 1 ? "" : "s");
+}
+
+int capture__finish(struct capture *cap, uint64_t duration_ns, bool wait_debug_info)
 {
 	int err;
 
 	bpf_session__detach(cap->session);
+	if (wait_debug_info && cap->fetch)
+		wait_for_debug_files(cap);
 	err = capture__drain(cap);
 	if (!err)
 		err = drain_pending(cap);
@@ -484,6 +528,12 @@ void capture__watch_stats(const struct capture *cap, struct proc_watch_stats *ou
 void capture__symbolizer_stats(const struct capture *cap, struct symbolizer_stats *out)
 {
 	symbolizer__stats(cap->sym, out);
+}
+
+bool capture__debuginfod_stats(const struct capture *cap, struct debuginfod_fetch_stats *out)
+{
+	debuginfod_fetch__stats(cap->fetch, out);
+	return cap->fetch != NULL;
 }
 
 int capture__nr_cpus(const struct capture *cap)

@@ -7,12 +7,14 @@
 #ifndef HOSTPROF_CAPTURE_H
 #define HOSTPROF_CAPTURE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "collector.h"
 #include "config.h"
+#include "debuginfod_fetch.h"
 #include "profile.h"
 #include "symbolize.h"
 #include "unwind_loader.h"
@@ -47,9 +49,11 @@ void capture__tick(struct capture *cap);
 int capture__drain(struct capture *cap);
 /*
  * Stop sampling, drain what is left, and count the threads still off the CPU up to now. Then
- * the summary's "samples = recorded + lost" adds up exactly. 0 or -errno.
+ * the summary's "samples = recorded + lost" adds up exactly. With wait_debug_info, the debug
+ * files still being fetched from debuginfod are waited for first (at most the fetch timeout), so
+ * that a short capture gets their lines; an agent never waits. 0 or -errno.
  */
-int capture__finish(struct capture *cap, uint64_t duration_ns);
+int capture__finish(struct capture *cap, uint64_t duration_ns, bool wait_debug_info);
 
 struct identity;
 /* Name processes with the agent's identity rules from now on (borrowed; see builder.h). */
@@ -81,6 +85,8 @@ struct unwind_report {
 };
 /* false when user stacks come from frame pointers only (--unwind fp, or no bpf_loop). */
 bool capture__unwind_report(struct capture *cap, struct unwind_report *out);
+/* The debug files fetched from debuginfod; false when it is off (DEBUGINFOD_URLS unset). */
+bool capture__debuginfod_stats(const struct capture *cap, struct debuginfod_fetch_stats *out);
 /* CPUs the sampler is (or was) attached to. */
 int capture__nr_cpus(const struct capture *cap);
 /* Processes recorded so far (in the first profile). */

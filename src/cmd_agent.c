@@ -87,9 +87,17 @@ static void print_help(FILE *out)
 		"      --output-dir DIR    also write each window as pprof files into DIR\n"
 		"      --cache-dir DIR     unwind tables cached on disk (default "
 		"/var/cache/hostprof)\n"
+		"                          and debuginfod's files (in DIR/debuginfod)\n"
 		"  -v, --verbose           debug messages\n"
 		"  -q, --quiet             errors only\n"
 		"  -h, --help              show this help\n"
+		"\n"
+		"Debug info: with DEBUGINFOD_URLS in the agent's environment, the debug files of\n"
+		"stripped binaries that are missing here are fetched from those debuginfod "
+		"servers\n"
+		"in the background (never delaying a window); --set debuginfod.timeout=10s bounds\n"
+		"each fetch (default DEBUGINFOD_TIMEOUT when set, else 10s). /metrics counts "
+		"them.\n"
 		"\n"
 		"Tokens never go on the command line: put them in a file and name it in the\n"
 		"config, under export.otlp.header_files (systemd LoadCredential=, a k8s Secret).\n"
@@ -613,7 +621,8 @@ static bool capture_changed(const struct config *x, const struct config *y)
 	       x->stack_map_entries != y->stack_map_entries ||
 	       x->counts_map_entries != y->counts_map_entries || x->max_procs != y->max_procs ||
 	       x->max_dsos != y->max_dsos || x->max_cached_locations != y->max_cached_locations ||
-	       !same_str(x->cache_dir, y->cache_dir);
+	       !same_str(x->cache_dir, y->cache_dir) ||
+	       x->debuginfod_timeout_s != y->debuginfod_timeout_s;
 }
 
 static bool lists_differ(const char *const *x, size_t nx, const char *const *y, size_t ny)
@@ -783,7 +792,7 @@ static void finish(struct agent *a)
 	if (a->httpd)
 		httpd__set_ready(a->httpd, false, "shutting down");
 	if (a->cap) {
-		capture__finish(a->cap, clock__ns(CLOCK_MONOTONIC) - a->window_start);
+		capture__finish(a->cap, clock__ns(CLOCK_MONOTONIC) - a->window_start, false);
 		n = capture__profiles(a->cap, profiles);
 		if (n && a->deliver && deliverer__deliver(a->deliver, profiles, n))
 			a->ctr.window_failures++;

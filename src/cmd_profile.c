@@ -95,6 +95,20 @@ static void print_help(FILE *out)
 		"      --cache-dir DIR     keep unwind tables on disk here between runs (default\n"
 		"                          /var/cache/hostprof as root; --cache-dir '' for none)\n"
 		"\n"
+		"Symbols: stripped binaries get their functions and file:line from separate debug\n"
+		"files, by build-id under /usr/lib/debug and by .gnu_debuglink. With "
+		"DEBUGINFOD_URLS\n"
+		"set (space-separated debuginfod servers), the debug files missing here are "
+		"fetched\n"
+		"in the background into CACHE-DIR/debuginfod (DEBUGINFOD_CACHE_PATH wins), and "
+		"the\n"
+		"end of the capture waits for the ones still on the way:\n"
+		"      --debuginfod-timeout SECONDS  per debug file (default DEBUGINFOD_TIMEOUT "
+		"when\n"
+		"                          set, else 10); a server that fails is asked again "
+		"after\n"
+		"                          10 minutes, and the summary counts the failures\n"
+		"\n"
 		"Export (files are written either way; receivers are sent the profile at the "
 		"end):\n"
 		"      --otlp-endpoint URL     an OTLP profiles receiver, e.g.\n"
@@ -174,6 +188,7 @@ enum {
 	OPT_UNWIND_DEPTH,
 	OPT_UNWIND_ROWS,
 	OPT_CACHE_DIR,
+	OPT_DEBUGINFOD_TIMEOUT,
 };
 
 /* "--duration" for 'd': error messages name the flag as the user knows it. */
@@ -239,6 +254,7 @@ static int parse_args(int argc, char **argv, struct config *c)
 		{"unwind-depth", required_argument, NULL, OPT_UNWIND_DEPTH},
 		{"unwind-table-rows", required_argument, NULL, OPT_UNWIND_ROWS},
 		{"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
+		{"debuginfod-timeout", required_argument, NULL, OPT_DEBUGINFOD_TIMEOUT},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
@@ -373,6 +389,10 @@ static int parse_args(int argc, char **argv, struct config *c)
 			break;
 		case OPT_EXPORT_DEADLINE:
 			rc = config__parse_duration(optarg, &c->export_deadline_s, err,
+						    sizeof(err));
+			break;
+		case OPT_DEBUGINFOD_TIMEOUT:
+			rc = config__parse_duration(optarg, &c->debuginfod_timeout_s, err,
 						    sizeof(err));
 			break;
 		case 'q':
@@ -577,7 +597,7 @@ static int run_loop(struct run *r)
 	status__delete(st); /* erases it: what follows starts on a clean line */
 	if (!c->quiet)
 		log_info("capture ended: %s", why);
-	return capture__finish(r->cap, clock__ns(CLOCK_MONOTONIC) - start);
+	return capture__finish(r->cap, clock__ns(CLOCK_MONOTONIC) - start, true);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -638,6 +658,22 @@ static void print_unwinding(struct capture *cap)
 		       u.tables.no_room);
 }
 
+/* Debug files from debuginfod, and one line per kind of failure. */
+static void print_debuginfod(const struct capture *cap)
+{
+	struct debuginfod_fetch_stats st;
+
+	if (!capture__debuginfod_stats(cap, &st))
+		return;
+	printf("Debug files from debuginfod: %" PRIu64 " fetched, %" PRIu64 " failed, %" PRIu64
+	       " pending\n",
+	       st.ok, st.failed, st.pending);
+	for (int i = 0; i < DEBUGINFOD_FAILURE__COUNT; i++)
+		if (st.failures[i])
+			printf("  %" PRIu64 " %s\n", st.failures[i],
+			       debuginfod_fetch__failure_text(i));
+}
+
 static void print_summary(struct run *r, double elapsed_s)
 {
 	const struct collector_stats *st = capture__stats(r->cap);
@@ -678,6 +714,7 @@ static void print_summary(struct run *r, double elapsed_s)
 		       "behind)\n",
 		       ws.read, ws.missed, ws.dropped);
 	print_unwinding(r->cap);
+	print_debuginfod(r->cap);
 	if (r->cfg->types & (PROFILE_TYPE_WALL | PROFILE_TYPE_OFFCPU))
 		printf("Off-CPU: %" PRIu64 " waits recorded\n", st->offcpu_events);
 	if (r->cfg->types & PROFILE_TYPE_CONTENTION)

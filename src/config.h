@@ -96,6 +96,8 @@ struct config {
 	uint32_t unwind_procs;	/* processes with tables at once */
 	size_t unwind_binaries; /* binaries with tables at once */
 	const char *cache_dir;	/* unwind tables cached on disk; NULL: none */
+	/* per debuginfod fetch (when DEBUGINFOD_URLS is set); 0: DEBUGINFOD_TIMEOUT, else 10 s */
+	double debuginfod_timeout_s;
 
 	const char *proc_root;
 	const char *kallsyms_path;

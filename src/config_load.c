@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "debuginfod_fetch.h"
 #include "hostprof_abi.h"
 #include "log.h"
 
@@ -71,6 +72,7 @@ enum key_id {
 	K_KUBE_INSECURE,
 	K_KUBE_REFRESH,
 	K_DOCKER_ROOT,
+	K_DEBUGINFOD_TIMEOUT,
 	K_RELABEL,
 	NR_KEYS,
 };
@@ -134,6 +136,7 @@ static const struct key_def {
 	[K_KUBE_INSECURE] = {"kubernetes.insecure", KIND_BOOL},
 	[K_KUBE_REFRESH] = {"kubernetes.refresh_interval", KIND_INTERVAL, 1, 3600},
 	[K_DOCKER_ROOT] = {"docker.root", KIND_STRING},
+	[K_DEBUGINFOD_TIMEOUT] = {"debuginfod.timeout", KIND_INTERVAL, 0.1, 600},
 	[K_RELABEL] = {"relabel", KIND_RELABEL},
 };
 
@@ -411,6 +414,9 @@ static int set_scalar(struct config *c, int id, const char *text, char *err, siz
 		return 0;
 	case K_DOCKER_ROOT:
 		return set_string(c, &c->docker_root, text);
+	case K_DEBUGINFOD_TIMEOUT:
+		c->debuginfod_timeout_s = d;
+		return 0;
 	default:
 		return fail(err, len, "cannot be set from text");
 	}
@@ -1070,6 +1076,10 @@ static void print_value(FILE *out, const struct config *c, int id, int indent)
 		break;
 	case K_DOCKER_ROOT:
 		print_string(out, c->docker_root);
+		break;
+	case K_DEBUGINFOD_TIMEOUT:
+		/* What applies: unset, DEBUGINFOD_TIMEOUT or the built-in default decides. */
+		fprintf(out, "%gs", debuginfod_fetch__timeout_s(c->debuginfod_timeout_s));
 		break;
 	default:
 		break;

@@ -20,6 +20,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "clock.h"
+#include "debuginfod_fetch.h"
 #include "dso.h"
 #include "gopclntab.h"
 #include "log.h"
@@ -51,6 +53,14 @@ struct file_id {
 	ino_t ino;
 	off_t size;
 	struct timespec mtime, ctime;
+};
+
+/* Where a binary's separate debug file from debuginfod stands. */
+enum dso_fetch {
+	FETCH_NONE,    /* nothing to fetch, no fetcher, or settled */
+	FETCH_WANTED,  /* to be asked (a fresh dso, or the queue was full) */
+	FETCH_PENDING, /* asked: being fetched */
+	FETCH_FAILED,  /* none to be had now: asked again after the fetcher's retry interval */
 };
 
 struct dso {
@@ -89,6 +99,11 @@ struct dso {
 	 */
 	char *debug_path;
 	struct file_id debug_fid;
+	/* What neither the binary nor a local debug file gave: debuginfod may. */
+	bool lacks_symtab, lacks_dwarf;
+	enum dso_fetch fetch;
+	uint64_t fetch_gen;	 /* FETCH_PENDING: the fetcher's generation when last asked */
+	uint64_t fetch_retry_ns; /* FETCH_FAILED: ask again from then on (CLOCK_MONOTONIC) */
 
 	/* cache links */
 	struct dso *hnext;
@@ -104,6 +119,7 @@ struct dso_cache {
 	struct dso *lru_head, *lru_tail;
 	uint64_t clock;	  /* bumped on every use; orders entries that share an identity */
 	char *debug_root; /* NULL: DSO_DEBUG_ROOT; "": no lookups under a root */
+	struct debuginfod_fetch *fetch; /* borrowed; NULL: no debuginfod */
 	/* The debug sections of big binaries (libc's debug file, libpython) take tens of MiB
 	 * each: the open DWARF handles have a byte budget of their own, least recently used
 	 * closed first (and opened again when needed). */
@@ -995,25 +1011,14 @@ static struct dso *find_debug_file(const struct dso *d, const char *open_path,
 }
 
 /*
- * Completes what a stripped binary lacks from its separate debug file: the function symbols of
- * its .symtab, and the path of its DWARF, opened on the first line lookup. Addresses need no
- * translation: a debug file keeps the binary's section addresses. Failures are quiet: the
- * binary's .dynsym is what it was without a debug file.
+ * Completes what d lacks (d->lacks_symtab, d->lacks_dwarf) from a debug file read into dbg: the
+ * function symbols of its .symtab, and the path of its DWARF, opened on the first line lookup.
+ * Addresses need no translation: a debug file keeps the binary's section addresses. dbg is
+ * consumed.
  */
-static void use_debug_file(struct dso *d, const char *open_path, const char *display_path,
-			   const char *root, const struct debug_hints *h)
+static void adopt_debug_file(struct dso *d, struct dso *dbg, const struct debug_hints *dh)
 {
-	struct debug_hints dh;
-	struct dso *dbg;
-
-	if (!d->readable || (h->has_symtab && h->has_debug_info) ||
-	    (!d->build_id_len && !h->link[0]))
-		return;
-	dbg = find_debug_file(d, open_path, display_path, root, h, &dh);
-	if (!dbg)
-		return;
-	log_debug("%s: separate debug file %s", d->path, dbg->path);
-	if (!h->has_symtab && dh.has_symtab && dbg->nsyms) {
+	if (d->lacks_symtab && dh->has_symtab && dbg->nsyms) {
 		struct dso_sym *syms = d->syms;
 		char *names = d->names;
 
@@ -1022,13 +1027,40 @@ static void use_debug_file(struct dso *d, const char *open_path, const char *dis
 		d->nsyms = dbg->nsyms;
 		dbg->syms = syms;
 		dbg->names = names;
+		d->lacks_symtab = false;
 	}
-	if (!h->has_debug_info && dh.has_debug_info) {
+	if (d->lacks_dwarf && dh->has_debug_info) {
+		/* A handle opened (or tried) on the binary alone had no DWARF to give. */
+		dwarf_close(d);
+		free(d->debug_path);
 		d->debug_path = dbg->path;
 		d->debug_fid = dbg->fid;
 		dbg->path = NULL;
+		d->lacks_dwarf = false;
 	}
 	dso_free(dbg);
+}
+
+/*
+ * Looks for the separate debug file of a stripped binary on this host. Failures are quiet: the
+ * binary's .dynsym is what it was without a debug file, and debuginfod may still have one.
+ */
+static void use_debug_file(struct dso *d, const char *open_path, const char *display_path,
+			   const char *root, const struct debug_hints *h)
+{
+	struct debug_hints dh;
+	struct dso *dbg;
+
+	d->lacks_symtab = !h->has_symtab;
+	d->lacks_dwarf = !h->has_debug_info;
+	if (!d->readable || (h->has_symtab && h->has_debug_info) ||
+	    (!d->build_id_len && !h->link[0]))
+		return;
+	dbg = find_debug_file(d, open_path, display_path, root, h, &dh);
+	if (!dbg)
+		return;
+	log_debug("%s: separate debug file %s", d->path, dbg->path);
+	adopt_debug_file(d, dbg, &dh);
 }
 
 /*
@@ -1286,18 +1318,71 @@ void dso_cache__dwarf_stats(const struct dso_cache *c, size_t *bytes, uint64_t *
 	*closed = c->dwarf_closed;
 }
 
-struct dso *dso_cache__get(struct dso_cache *c, uint64_t dev, uint64_t inode, const char *open_path,
-			   const char *display_path)
+void dso_cache__set_fetcher(struct dso_cache *c, struct debuginfod_fetch *f)
+{
+	c->fetch = f;
+}
+
+/* A failed fetch is asked about again this often; the fetcher says when it really retries. */
+#define FETCH_RECHECK_NS (60 * 1000000000ULL)
+
+/*
+ * Asks the fetcher about d's debug file when there may be news: a fresh dso, a fetch that ended
+ * since the last ask (the generation moved), or a failure old enough to be retried. A file that
+ * arrived is adopted as a local debug file would be, and only when its build-id is d's.
+ */
+static void poll_fetch(struct dso_cache *c, struct dso *d)
+{
+	char path[PATH_MAX];
+	struct debug_hints dh;
+	struct dso *dbg;
+	uint64_t gen;
+
+	if (!c->fetch || d->fetch == FETCH_NONE)
+		return;
+	/* Read before asking: a fetch that ends meanwhile moves it again, and is not missed. */
+	gen = debuginfod_fetch__generation(c->fetch);
+	if (d->fetch == FETCH_PENDING && gen == d->fetch_gen)
+		return;
+	if (d->fetch == FETCH_FAILED && clock__ns(CLOCK_MONOTONIC) < d->fetch_retry_ns)
+		return;
+	switch (debuginfod_fetch__get(c->fetch, d->build_id, d->build_id_len, d->path, path,
+				      sizeof(path))) {
+	case DEBUGINFOD_PENDING:
+	case DEBUGINFOD_BUSY: /* queued later: asked again when a fetch ends */
+		d->fetch = FETCH_PENDING;
+		d->fetch_gen = gen;
+		return;
+	case DEBUGINFOD_FAILED:
+		d->fetch = FETCH_FAILED;
+		d->fetch_retry_ns = clock__ns(CLOCK_MONOTONIC) + FETCH_RECHECK_NS;
+		return;
+	case DEBUGINFOD_READY:
+		break;
+	}
+	dbg = load_debug_file(d, path, false, 0, &dh);
+	/* load_debug_file() refuses another build-id; a file without one proves nothing. */
+	if (!dbg || !dbg->build_id_len) {
+		log_debug("%s: debuginfod's file %s is not its debug file, ignored", d->path, path);
+		dso_free(dbg);
+		debuginfod_fetch__reject(c->fetch, d->build_id, d->build_id_len);
+		d->fetch = FETCH_FAILED;
+		d->fetch_retry_ns = clock__ns(CLOCK_MONOTONIC) + FETCH_RECHECK_NS;
+		return;
+	}
+	log_debug("%s: debug file %s from debuginfod", d->path, path);
+	adopt_debug_file(d, dbg, &dh);
+	d->fetch = FETCH_NONE;
+}
+
+static struct dso *cache_get(struct dso_cache *c, uint64_t dev, uint64_t inode,
+			     const char *open_path, const char *display_path)
 {
 	struct dso *d, *next, *latest = NULL, *fresh;
 	size_t b;
 	struct stat st;
 	bool have_st;
 
-	if (!c) {
-		errno = EINVAL;
-		return NULL;
-	}
 	b = dso_bucket(c, dev, inode);
 	/*
 	 * One stat() per lookup tells whether the file behind this identity is still the one we
@@ -1343,8 +1428,32 @@ struct dso *dso_cache__get(struct dso_cache *c, uint64_t dev, uint64_t inode, co
 			cache_remove(c, d);
 	}
 	fresh->cache = c;
+	/* Only a build-id names the file on a debuginfod server. */
+	if (c->fetch && fresh->readable && fresh->build_id_len &&
+	    (fresh->lacks_symtab || fresh->lacks_dwarf))
+		fresh->fetch = FETCH_WANTED;
 	cache_insert(c, fresh);
 	return fresh;
+}
+
+struct dso *dso_cache__get(struct dso_cache *c, uint64_t dev, uint64_t inode, const char *open_path,
+			   const char *display_path)
+{
+	struct dso *d;
+
+	if (!c) {
+		errno = EINVAL;
+		return NULL;
+	}
+	d = cache_get(c, dev, inode, open_path, display_path);
+	if (d)
+		poll_fetch(c, d);
+	return d;
+}
+
+bool dso__debug_pending(const struct dso *d)
+{
+	return d && (d->fetch == FETCH_WANTED || d->fetch == FETCH_PENDING);
 }
 
 /* ------------------------------------------------------------------------------------------ */

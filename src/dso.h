@@ -17,7 +17,7 @@ struct dso;
 struct dso_cache;
 
 struct dso_symbol {
-	const char *name; /* owned by the dso; valid while the dso is */
+	const char *name; /* owned by the dso: valid until the next dso_cache__get() */
 	uint64_t addr;	  /* ELF virtual address of the symbol's start */
 	uint64_t size;
 };
@@ -32,6 +32,16 @@ void dso_cache__delete(struct dso_cache *c);
  * beside the binary only. Binaries already cached keep what they found. Returns 0 or -errno.
  */
 int dso_cache__set_debug_root(struct dso_cache *c, const char *dir);
+
+struct debuginfod_fetch;
+/*
+ * Ask debuginfod (through f, borrowed: it must outlive the cache) for the debug file of binaries
+ * that have a build-id but no DWARF or no .symtab, here or in a local debug file. The ask never
+ * blocks: while the fetch runs the binary is symbolized without it (dso__debug_pending() says
+ * so), and the dso_cache__get() after it ended adopts the file, once its build-id is checked.
+ * Set it before the first dso_cache__get(); NULL switches it off for binaries read later.
+ */
+void dso_cache__set_fetcher(struct dso_cache *c, struct debuginfod_fetch *f);
 
 /*
  * The dso for the file with this identity, opening `open_path` (a path that this process can open,
@@ -55,6 +65,10 @@ size_t dso_cache__size(const struct dso_cache *c);
 void dso_cache__set_dwarf_budget(struct dso_cache *c, size_t bytes);
 /* The bytes held by open DWARF handles, and how many were closed to keep the budget. */
 void dso_cache__dwarf_stats(const struct dso_cache *c, size_t *bytes, uint64_t *closed);
+
+/* true while debuginfod may still bring d's debug file: what d says now (symbols, lines) can
+ * change at a later dso_cache__get(), so it is not to be cached for good. */
+bool dso__debug_pending(const struct dso *d);
 
 /* false when the file could not be opened or parsed as ELF; dso__error() says why. */
 bool dso__readable(const struct dso *d);

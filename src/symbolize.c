@@ -73,6 +73,8 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	s->dsos = dso_cache__new(opts->max_dsos);
 	if (s->dsos && opts->max_dwarf_bytes)
 		dso_cache__set_dwarf_budget(s->dsos, opts->max_dwarf_bytes);
+	if (s->dsos)
+		dso_cache__set_fetcher(s->dsos, opts->fetch);
 	if (!s->dsos)
 		goto fail;
 	s->ksyms = ksyms__load(opts->kallsyms_path);
@@ -345,6 +347,7 @@ void symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_re
 	}
 	out->mapping.build_id_hex = dso__build_id_hex(d);
 	out->mapping.htlhash_hex = dso__htlhash_hex(d);
+	out->debug_pending = dso__debug_pending(d);
 	if (dso__readable(d) && dso__file_addr(d, m->start, m->pgoff, lookup, &out->address)) {
 		uint64_t start;
 

@@ -15,13 +15,15 @@
 #include "proc_watch.h"
 
 struct symbolizer;
+struct debuginfod_fetch;
 
 struct symbolizer_opts {
 	const char *proc_root;	   /* "/proc" */
 	const char *kallsyms_path; /* "/proc/kallsyms" */
 	size_t max_procs;
 	size_t max_dsos;
-	size_t max_dwarf_bytes; /* open DWARF handles; 0: DSO_DEFAULT_DWARF_BYTES */
+	size_t max_dwarf_bytes;		/* open DWARF handles; 0: DSO_DEFAULT_DWARF_BYTES */
+	struct debuginfod_fetch *fetch; /* borrowed; NULL: no debug files from debuginfod */
 };
 
 struct symbolizer_stats {
@@ -81,6 +83,9 @@ struct frame {
 	 */
 	size_t nr_lines;
 	struct frame_line lines[FRAME_MAX_LINES];
+	/* The binary's debug file is being fetched (debuginfod): a later lookup of the same
+	 * address may say more, so the answer is not to be cached. */
+	bool debug_pending;
 };
 
 /* Returns NULL and sets errno. Kernel symbols that cannot be read are logged once and every

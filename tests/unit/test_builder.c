@@ -2,10 +2,12 @@
 /*
  * Sample batches into a profile through the symbolizer and a fake /proc: stack order (kernel
  * frames above user frames, leaf first), value = count * period, locations shared between samples,
- * names and labels, and the address cache surviving being emptied when it fills up.
+ * names and labels, the address cache surviving being emptied when it fills up, and addresses
+ * kept out of it while their binary's debug file is being fetched.
  */
 #include "builder.h"
 #include "check.h"
+#include "debuginfod_fetch.h"
 #include "fake_proc.h"
 
 static struct raw_sample sample(uint32_t tid, uint64_t count, uint32_t nr_user, uint32_t nr_kern)
@@ -19,6 +21,23 @@ static struct raw_sample sample(uint32_t tid, uint64_t count, uint32_t nr_user, 
 	snprintf(s.process_name, sizeof(s.process_name), "fakeproc");
 	snprintf(s.thread_name, sizeof(s.thread_name), "worker-%u", tid);
 	return s;
+}
+
+/* The first line of fixtures/name, without its newline; "" when it cannot be read. */
+static void read_fixture_line(const char *name, char *out, size_t len)
+{
+	char path[3 * PATH_MAX];
+	FILE *f;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "%s/%s", fixtures, name);
+	f = fopen(path, "r");
+	if (f) {
+		if (!fgets(out, (int)len, f))
+			out[0] = '\0';
+		fclose(f);
+	}
+	out[strcspn(out, "\n")] = '\0';
 }
 
 static const char *frame_name(const struct profile *p, const uint32_t *locs, size_t i)
@@ -108,21 +127,13 @@ static void test_batch(size_t cache_cap)
 	}
 	/* The mapping carries the binary's file id, as python computed it. */
 	{
-		char path[3 * PATH_MAX], want[64] = "";
-		FILE *f;
+		char want[64];
 		const uint32_t *locs =
 			profile__stack_at(p, profile__sample_at(p, 1)->stack, &depth);
 		const struct profile_location *leaf =
 			depth ? profile__location_at(p, locs[depth - 3]) : NULL;
 
-		snprintf(path, sizeof(path), "%s/fx_pie.htlhash", fixtures);
-		f = fopen(path, "r");
-		if (f) {
-			if (!fgets(want, sizeof(want), f))
-				want[0] = '\0';
-			fclose(f);
-		}
-		want[strcspn(want, "\n")] = '\0';
+		read_fixture_line("fx_pie.htlhash", want, sizeof(want));
 		CHECK(leaf && leaf->mapping, "leaf mapping");
 		if (leaf && leaf->mapping)
 			CHECK_STR(profile__string_at(
@@ -138,12 +149,89 @@ out:
 	profile__delete(p);
 }
 
+/* The leaf's name in the one-frame stack of the profile's newest sample. */
+static const char *newest_leaf(const struct profile *p)
+{
+	size_t n = profile__nr_samples(p), depth = 0;
+	const uint32_t *locs =
+		n > 1 ? profile__stack_at(p, profile__sample_at(p, n - 1)->stack, &depth) : NULL;
+
+	return depth ? profile__location_name(p, locs[0]) : "";
+}
+
+/*
+ * While debuginfod fetches a binary's debug file, its addresses stay out of the location cache:
+ * the drain after the fetch names what the stripped library could not. The file is planted in
+ * libdebuginfod's cache (libfx.so, whose .symtab the stripped copy lacks), so no server is needed;
+ * DEBUGINFOD_URLS names a port nothing listens on.
+ */
+static void test_debug_pending(void)
+{
+	struct profile_desc d = {.sample_type = "cpu",
+				 .sample_unit = "nanoseconds",
+				 .period_type = "cpu",
+				 .period_unit = "nanoseconds",
+				 .period = 1};
+	char hex[128] = "", cache[PATH_MAX + 32], cmd[8 * PATH_MAX];
+	uint64_t hidden = func_addr("libfx.so", "fx_lib_hidden");
+	uint64_t user[] = {STRIPPED_BASE + hidden + 4};
+	struct raw_sample s = sample(1, 1, 1, 0);
+	struct symbolizer_opts o = {.proc_root = root,
+				    .kallsyms_path = "tests/fixtures/kallsyms/mixed",
+				    .max_procs = 8,
+				    .max_dsos = 8};
+	struct debuginfod_fetch_opts fo = {.timeout_s = 10, .max_entries = 16};
+	struct sample_batch batch = {0};
+	struct debuginfod_fetch *f = NULL;
+	struct profile *p = profile__new(&d);
+	struct symbolizer *sym = NULL;
+	struct builder *b = NULL;
+
+	read_fixture_line("libfx-stripped.so.buildid", hex, sizeof(hex));
+	CHECK(hex[0] && hidden, "fixtures missing: run make unit-fixtures");
+	snprintf(cache, sizeof(cache), "%s/debuginfod-cache", root);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/%s && cp %s/libfx.so %s/%s/debuginfo", cache, hex,
+		 fixtures, cache, hex);
+	CHECK(hex[0] && system(cmd) == 0, "%s failed", cmd);
+	setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+	setenv("DEBUGINFOD_URLS", "http://127.0.0.1:9", 1);
+	o.fetch = f = debuginfod_fetch__new(&fo);
+	sym = symbolizer__new(&o);
+	b = p && sym ? builder__new(p, sym, 1024) : NULL;
+	CHECK(f && b, "setup failed: %s", strerror(errno));
+	if (!f || !b)
+		goto out;
+
+	CHECK(sample_batch__add(&batch, &s, user, NULL) == 0, "add");
+	CHECK(builder__add_batch(b, &batch, BATCH_CPU, 1) == 0, "while pending");
+	CHECK(!strncmp(newest_leaf(p), "[unknown]", 9), "pending: %s", newest_leaf(p));
+	CHECK_U64(debuginfod_fetch__wait(f, 10ULL * 1000000000), 0);
+	CHECK(builder__add_batch(b, &batch, BATCH_CPU, 1) == 0, "after the fetch");
+	CHECK_STR(newest_leaf(p), "fx_lib_hidden");
+	/* Settled: from now on the address is cached as usual. */
+	uint64_t hits, misses, before;
+
+	builder__cache_stats(b, &hits, &before);
+	CHECK(builder__add_batch(b, &batch, BATCH_CPU, 1) == 0, "cached");
+	builder__cache_stats(b, &hits, &misses);
+	CHECK(misses == before && hits > 0, "misses %" PRIu64 " -> %" PRIu64, before, misses);
+out:
+	sample_batch__release(&batch);
+	builder__delete(b);
+	symbolizer__delete(sym);
+	debuginfod_fetch__delete(f);
+	profile__delete(p);
+	unsetenv("DEBUGINFOD_URLS");
+	unsetenv("DEBUGINFOD_CACHE_PATH");
+}
+
 int main(void)
 {
 	fake_proc__create();
 	test_batch(262144);
 	/* The smallest cache is emptied again and again: the profile must not change. */
 	test_batch(1);
+	test_debug_pending();
 	fake_proc__remove();
 	return check_summary("test_builder");
 }
