@@ -145,6 +145,20 @@ static int render_capture(struct metrics_text *m, struct capture *cap)
 			     "symbolized: read, already exited, or dropped (the loop was behind).",
 			     "result", watched, 3);
 	}
+	if (!err) {
+		struct capture_memory mem;
+
+		capture__memory(cap, &mem);
+		struct labelled bytes[] = {
+			{"processes", mem.sym.procs_bytes},   {"binaries", mem.sym.dsos_bytes},
+			{"dwarf", mem.sym.dwarf_bytes},	      {"locations", mem.location_bytes},
+			{"perf_maps", mem.sym.perfmap_bytes}, {"new_processes", mem.watch_bytes},
+		};
+
+		err = family(m, "hostprof_cache_bytes", METRICS_GAUGE,
+			     "Memory of each cache (what hostprof profile --stats prints).",
+			     "cache", bytes, sizeof(bytes) / sizeof(bytes[0]));
+	}
 	if (!err)
 		err = family(m, "hostprof_symbol_cache_entries", METRICS_GAUGE,
 			     "Entries of the symbolizer's caches (bounded by limits.max_processes "

@@ -79,6 +79,13 @@ uint64_t builder__samples_dropped(const struct builder *b)
 	return b->samples_dropped;
 }
 
+size_t builder__cache_memory(const struct builder *b, size_t *entries, size_t *capacity)
+{
+	*entries = b->used;
+	*capacity = b->max_slots;
+	return b->nr_slots * sizeof(*b->slots) + b->nr_dropped_slots * sizeof(*b->dropped);
+}
+
 void builder__cache_stats(const struct builder *b, uint64_t *hits, uint64_t *misses)
 {
 	*hits = b->cache_hits;

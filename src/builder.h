@@ -41,6 +41,8 @@ uint64_t builder__samples_dropped(const struct builder *b);
 /* Lookups of the (pid, address) → location cache that found the location, and that had to
  * symbolize the address. */
 void builder__cache_stats(const struct builder *b, uint64_t *hits, uint64_t *misses);
+/* The location cache's bytes; its entries and the slots it may grow to. */
+size_t builder__cache_memory(const struct builder *b, size_t *entries, size_t *capacity);
 
 /* Add every sample of the batch. 0 or -ENOMEM. */
 int builder__add_batch(struct builder *b, const struct sample_batch *batch, enum batch_kind kind,

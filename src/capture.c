@@ -135,6 +135,34 @@ uint64_t capture__samples_left_out(const struct capture *cap)
 	return n;
 }
 
+void capture__memory(const struct capture *cap, struct capture_memory *out)
+{
+	struct unwind_loader_stats us;
+	struct proc_watch_stats ws;
+
+	memset(out, 0, sizeof(*out));
+	symbolizer__stats(cap->sym, &out->sym);
+	for (int slot = 0; slot < NR_SLOTS; slot++) {
+		size_t entries, capacity;
+
+		if (!cap->builders[slot])
+			continue;
+		out->location_bytes +=
+			builder__cache_memory(cap->builders[slot], &entries, &capacity);
+		out->locations += entries;
+		out->locations_max += capacity;
+	}
+	if (cap->unwinder) {
+		unwind_loader__stats(cap->unwinder, &us);
+		out->unwind_binaries = us.binaries;
+		out->unwind_rows = us.rows_used;
+		out->unwind_rows_max = us.rows_capacity;
+	}
+	proc_watch__stats(cap->watch, &ws);
+	out->watch_queued = ws.queued;
+	out->watch_bytes = ws.queued * sizeof(struct proc_watch_item);
+}
+
 void capture__location_cache(const struct capture *cap, uint64_t *hits, uint64_t *misses)
 {
 	*hits = cap->loc_hits;

@@ -75,6 +75,15 @@ size_t capture__profiles(const struct capture *cap, const struct profile **out);
 /* The profile of one type (PROFILE_TYPE_* bit), or NULL when it is not being made. */
 const struct profile *capture__profile(const struct capture *cap, unsigned int type);
 const struct collector_stats *capture__stats(const struct capture *cap);
+/* The caches' sizes, bounds and memory (hostprof profile --stats, the agent's /metrics). */
+struct capture_memory {
+	struct symbolizer_stats sym;			 /* processes, binaries, DWARF, JIT maps */
+	size_t locations, locations_max, location_bytes; /* the builders' location caches */
+	size_t unwind_binaries;				 /* with tables loaded */
+	uint64_t unwind_rows, unwind_rows_max;		 /* 16 bytes each, in BPF memory */
+	size_t watch_queued, watch_bytes;		 /* processes read, waiting for the loop */
+};
+void capture__memory(const struct capture *cap, struct capture_memory *out);
 /* What the process watcher did (all zero without it). */
 void capture__watch_stats(const struct capture *cap, struct proc_watch_stats *out);
 void capture__symbolizer_stats(const struct capture *cap, struct symbolizer_stats *out);

@@ -29,6 +29,7 @@
 #include "deliver.h"
 #include "encode.h"
 #include "log.h"
+#include "metrics.h"
 #include "otlp_config.h"
 #include "profile.h"
 #include "status.h"
@@ -78,6 +79,8 @@ static void print_help(FILE *out)
 		"                          repeatable (default: profile.pb.gz)\n"
 		"      --include-idle      also count samples of the idle task (pid 0)\n"
 		"      --top N             functions in the summary (default 10)\n"
+		"      --stats             end the summary with each cache's entries, bound and\n"
+		"                          memory, and hostprof's own RSS\n"
 		"      --stack-map-entries N   distinct stacks kept per drain (default 16384)\n"
 		"      --counts-map-entries N  distinct (thread, stack) pairs per drain (default\n"
 		"                          16384); raise both when the summary reports losses\n"
@@ -94,6 +97,13 @@ static void print_help(FILE *out)
 		"                          fall back to frame pointers, and the summary says so\n"
 		"      --cache-dir DIR     keep unwind tables on disk here between runs (default\n"
 		"                          /var/cache/hostprof as root; --cache-dir '' for none)\n"
+		"\n"
+		"Symbolizer caches (least recently used entries go first; see --stats):\n"
+		"      --max-processes N   process snapshots (maps, identity) kept (default 4096)\n"
+		"      --max-binaries N    binaries' symbol tables kept (default 1024)\n"
+		"      --max-dwarf-mb N    memory of open DWARF handles, MiB (default 32)\n"
+		"      --max-cached-locations N  (pid, address) -> location entries per profile\n"
+		"                          type (default 262144)\n"
 		"\n"
 		"Symbols: stripped binaries get their functions and file:line from separate debug\n"
 		"files, by build-id under /usr/lib/debug and by .gnu_debuglink. With "
@@ -189,6 +199,11 @@ enum {
 	OPT_UNWIND_ROWS,
 	OPT_CACHE_DIR,
 	OPT_DEBUGINFOD_TIMEOUT,
+	OPT_STATS,
+	OPT_MAX_PROCS,
+	OPT_MAX_BINARIES,
+	OPT_MAX_LOCATIONS,
+	OPT_MAX_DWARF_MB,
 };
 
 /* "--duration" for 'd': error messages name the flag as the user knows it. */
@@ -234,6 +249,11 @@ static int parse_args(int argc, char **argv, struct config *c)
 		{"output", required_argument, NULL, 'o'},
 		{"include-idle", no_argument, NULL, OPT_INCLUDE_IDLE},
 		{"top", required_argument, NULL, OPT_TOP},
+		{"stats", no_argument, NULL, OPT_STATS},
+		{"max-processes", required_argument, NULL, OPT_MAX_PROCS},
+		{"max-binaries", required_argument, NULL, OPT_MAX_BINARIES},
+		{"max-cached-locations", required_argument, NULL, OPT_MAX_LOCATIONS},
+		{"max-dwarf-mb", required_argument, NULL, OPT_MAX_DWARF_MB},
 		{"stack-map-entries", required_argument, NULL, OPT_STACK_ENTRIES},
 		{"counts-map-entries", required_argument, NULL, OPT_COUNTS_ENTRIES},
 		{"otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT},
@@ -387,6 +407,28 @@ static int parse_args(int argc, char **argv, struct config *c)
 		case OPT_CACHE_DIR:
 			c->cache_dir = optarg[0] ? optarg : NULL;
 			break;
+		case OPT_STATS:
+			c->print_stats = true;
+			break;
+		case OPT_MAX_PROCS:
+			rc = config__parse_count(optarg, 16, 1 << 20, &c->max_procs, err,
+						 sizeof(err));
+			break;
+		case OPT_MAX_BINARIES:
+			rc = config__parse_count(optarg, 16, 1 << 20, &c->max_dsos, err,
+						 sizeof(err));
+			break;
+		case OPT_MAX_LOCATIONS:
+			rc = config__parse_count(optarg, 1024, 1 << 26, &c->max_cached_locations,
+						 err, sizeof(err));
+			break;
+		case OPT_MAX_DWARF_MB: {
+			size_t mb = 0;
+
+			rc = config__parse_count(optarg, 1, 16384, &mb, err, sizeof(err));
+			c->max_dwarf_bytes = mb << 20;
+			break;
+		}
 		case OPT_EXPORT_DEADLINE:
 			rc = config__parse_duration(optarg, &c->export_deadline_s, err,
 						    sizeof(err));
@@ -674,6 +716,62 @@ static void print_debuginfod(const struct capture *cap)
 			       debuginfod_fetch__failure_text(i));
 }
 
+/* "1.5 MiB", "312 KiB", "87 B": memory as a person reads it. */
+static const char *human_bytes(uint64_t n, char *buf, size_t len)
+{
+	if (n >= (1ULL << 20))
+		snprintf(buf, len, "%.1f MiB", (double)n / (1 << 20));
+	else if (n >= 1024)
+		snprintf(buf, len, "%.0f KiB", (double)n / 1024);
+	else
+		snprintf(buf, len, "%" PRIu64 " B", n);
+	return buf;
+}
+
+/* entries UINT64_MAX: not counted (shown as "-"). */
+static void print_cache_row(const char *name, uint64_t entries, const char *bound, uint64_t bytes,
+			    const char *note)
+{
+	char b[32], e[32] = "-";
+
+	if (entries != UINT64_MAX)
+		snprintf(e, sizeof(e), "%" PRIu64, entries);
+	printf("  %-24s %10s %12s %10s%s%s\n", name, e, bound, human_bytes(bytes, b, sizeof(b)),
+	       note[0] ? "  " : "", note);
+}
+
+/* --stats: what each cache holds against its bound, so that a person can size the limits. */
+static void print_stats(struct run *r)
+{
+	struct capture_memory m;
+	struct metrics_self self;
+	char bound[32], b[32];
+
+	capture__memory(r->cap, &m);
+	printf("\nCaches                      entries        bound     memory\n");
+	snprintf(bound, sizeof(bound), "%zu", m.sym.procs_max);
+	print_cache_row("processes (maps)", m.sym.procs_cached, bound, m.sym.procs_bytes,
+			"--max-processes");
+	snprintf(bound, sizeof(bound), "%zu", m.sym.dsos_max);
+	print_cache_row("binaries (symbols)", m.sym.dsos_cached, bound, m.sym.dsos_bytes,
+			"--max-binaries");
+	print_cache_row("DWARF (open handles)", UINT64_MAX,
+			human_bytes(m.sym.dwarf_max, b, sizeof(b)), m.sym.dwarf_bytes,
+			"--max-dwarf-mb");
+	snprintf(bound, sizeof(bound), "%zu", m.locations_max);
+	print_cache_row("locations", m.locations, bound, m.location_bytes,
+			"--max-cached-locations, per profile type");
+	print_cache_row("JIT perf maps", m.sym.perfmaps, "16", m.sym.perfmap_bytes, "");
+	snprintf(bound, sizeof(bound), "%" PRIu64, m.unwind_rows_max);
+	print_cache_row("unwind rows (BPF)", m.unwind_rows, bound, m.unwind_rows * 16,
+			"--unwind-table-rows; kernel memory");
+	print_cache_row("new processes queued", m.watch_queued, "256", m.watch_bytes, "");
+	if (metrics__self(&self) == 0)
+		printf("  %-24s %34s  %s\n", "hostprof resident (RSS)",
+		       human_bytes(self.resident_bytes, b, sizeof(b)),
+		       "all of the above, and more");
+}
+
 static void print_summary(struct run *r, double elapsed_s)
 {
 	const struct collector_stats *st = capture__stats(r->cap);
@@ -726,6 +824,8 @@ static void print_summary(struct run *r, double elapsed_s)
 		summary__print_top(&sum, r->cfg->top_n, stdout);
 		summary__release(&sum);
 	}
+	if (r->cfg->print_stats)
+		print_stats(r);
 }
 
 static int start_delivery(struct run *r)

@@ -78,6 +78,7 @@ struct config {
 	struct output outputs[CONFIG_MAX_OUTPUTS];
 	size_t nr_outputs;
 	size_t top_n;
+	bool print_stats; /* the caches' sizes and memory after the summary (--stats) */
 	bool quiet;
 	bool verbose;
 

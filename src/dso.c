@@ -81,6 +81,7 @@ struct dso {
 	struct dso_sym *syms; /* sorted by addr, one per address */
 	size_t nsyms;
 	char *names; /* one block holding every symbol name */
+	size_t names_bytes;
 
 	/*
 	 * DWARF is big and most binaries never need it (no sample lands in them, or they have
@@ -490,6 +491,7 @@ static int store_symbols(struct dso *d, struct raw_syms *rs)
 	d->nsyms = 0;
 	d->syms = calloc(nout, sizeof(*d->syms));
 	d->names = malloc(names_len);
+	d->names_bytes = names_len;
 	if (!d->syms || !d->names)
 		goto out;
 	p = d->names;
@@ -1021,12 +1023,15 @@ static void adopt_debug_file(struct dso *d, struct dso *dbg, const struct debug_
 	if (d->lacks_symtab && dh->has_symtab && dbg->nsyms) {
 		struct dso_sym *syms = d->syms;
 		char *names = d->names;
+		size_t names_bytes = d->names_bytes;
 
 		d->syms = dbg->syms;
 		d->names = dbg->names;
+		d->names_bytes = dbg->names_bytes;
 		d->nsyms = dbg->nsyms;
 		dbg->syms = syms;
 		dbg->names = names;
+		dbg->names_bytes = names_bytes;
 		d->lacks_symtab = false;
 	}
 	if (d->lacks_dwarf && dh->has_debug_info) {
@@ -1310,6 +1315,25 @@ static bool same_build_id(const struct dso *a, const struct dso *b)
 void dso_cache__set_dwarf_budget(struct dso_cache *c, size_t bytes)
 {
 	c->max_dwarf_bytes = bytes;
+}
+
+static size_t opt_bytes(const char *s)
+{
+	return s ? strlen(s) + 1 : 0;
+}
+
+size_t dso_cache__memory(const struct dso_cache *c)
+{
+	size_t bytes;
+
+	if (!c)
+		return 0;
+	bytes = sizeof(*c) + ((size_t)1 << c->bucket_bits) * sizeof(*c->buckets);
+	for (const struct dso *d = c->lru_head; d; d = d->lru_next)
+		bytes += sizeof(*d) + d->nsegs * sizeof(*d->segs) + d->nsyms * sizeof(*d->syms) +
+			 d->names_bytes + opt_bytes(d->path) + opt_bytes(d->error) +
+			 opt_bytes(d->open_path) + opt_bytes(d->debug_path);
+	return bytes;
 }
 
 void dso_cache__dwarf_stats(const struct dso_cache *c, size_t *bytes, uint64_t *closed)

@@ -886,6 +886,30 @@ int proc_table__adopt(struct proc_table *t, struct proc *p)
 	return 0;
 }
 
+static size_t str_bytes(const char *s)
+{
+	return s ? strlen(s) + 1 : 0;
+}
+
+size_t proc_table__memory(const struct proc_table *t)
+{
+	size_t bytes;
+
+	if (!t)
+		return 0;
+	bytes = sizeof(*t) + ((size_t)1 << t->bucket_bits) * sizeof(*t->buckets);
+	for (const struct proc_node *n = t->lru_head; n; n = n->lru_next) {
+		const struct proc *p = &n->proc;
+
+		bytes += sizeof(*n) + p->maps.n * sizeof(*p->maps.v) + str_bytes(p->exe_path) +
+			 str_bytes(p->cmdline) + str_bytes(p->service_name) +
+			 str_bytes(p->systemd_unit);
+		for (size_t i = 0; i < p->maps.n; i++)
+			bytes += str_bytes(p->maps.v[i].path);
+	}
+	return bytes;
+}
+
 struct proc *proc_table__peek(struct proc_table *t, pid_t pid)
 {
 	struct proc_node *node = t && pid > 0 ? table_lookup(t, pid) : NULL;

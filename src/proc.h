@@ -90,6 +90,8 @@ struct proc *proc_table__get(struct proc_table *t, pid_t pid);
  */
 int proc_table__refresh(struct proc_table *t, pid_t pid);
 size_t proc_table__size(const struct proc_table *t);
+/* Bytes held by the table and its snapshots (what malloc was asked for, not its overhead). */
+size_t proc_table__memory(const struct proc_table *t);
 /*
  * Read a snapshot of pid into *out, as the table would, without touching the table: it reads only
  * the table's root and options, which never change, so another thread may call it while the table

@@ -280,5 +280,6 @@ void proc_watch__stats(struct proc_watch *w, struct proc_watch_stats *out)
 		return;
 	pthread_mutex_lock(&w->lock);
 	*out = w->stats;
+	out->queued = w->len;
 	pthread_mutex_unlock(&w->lock);
 }

@@ -45,6 +45,7 @@ struct proc_watch_stats {
 	uint64_t read;	  /* processes snapshotted */
 	uint64_t missed;  /* gone before they could be read */
 	uint64_t dropped; /* read, but the queue was full (the capture loop was behind) */
+	size_t queued;	  /* waiting now */
 };
 
 struct proc_watch;

@@ -53,6 +53,7 @@ struct symbolizer {
 	struct refresh_slot refreshed[REFRESH_SLOTS];
 	struct perfmap_slot perfmaps[PERFMAP_SLOTS];
 	char proc_root[PATH_MAX];
+	size_t max_procs, max_dsos, max_dwarf_bytes; /* the caps, for the stats */
 	uint64_t lookups;
 	char path[PATH_MAX];
 	/* The frame's file names when they had to be joined to their compilation directory. */
@@ -70,6 +71,10 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	if (!s->procs)
 		goto fail;
 	snprintf(s->proc_root, sizeof(s->proc_root), "%s", opts->proc_root);
+	s->max_procs = opts->max_procs;
+	s->max_dsos = opts->max_dsos;
+	s->max_dwarf_bytes =
+		opts->max_dwarf_bytes ? opts->max_dwarf_bytes : DSO_DEFAULT_DWARF_BYTES;
 	s->dsos = dso_cache__new(opts->max_dsos);
 	if (s->dsos && opts->max_dwarf_bytes)
 		dso_cache__set_dwarf_budget(s->dsos, opts->max_dwarf_bytes);
@@ -406,6 +411,15 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)
 {
 	*out = s->stats;
 	out->procs_cached = proc_table__size(s->procs);
+	out->procs_max = s->max_procs;
+	out->procs_bytes = proc_table__memory(s->procs);
 	out->dsos_cached = dso_cache__size(s->dsos);
+	out->dsos_max = s->max_dsos;
+	out->dsos_bytes = dso_cache__memory(s->dsos);
+	out->dwarf_max = s->max_dwarf_bytes;
+	for (size_t i = 0; i < PERFMAP_SLOTS; i++) {
+		out->perfmaps += s->perfmaps[i].map != NULL;
+		out->perfmap_bytes += perfmap__memory(s->perfmaps[i].map);
+	}
 	dso_cache__dwarf_stats(s->dsos, &out->dwarf_bytes, &out->dwarf_closed);
 }

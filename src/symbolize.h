@@ -32,11 +32,13 @@ struct symbolizer_stats {
 	uint64_t frames_kernel;
 	uint64_t frames_kernel_unresolved;
 	uint64_t frames_proc_gone; /* of the unresolved: the process had exited before we read it */
-	size_t procs_cached;
-	size_t dsos_cached;
-	size_t dwarf_bytes;    /* held by open DWARF handles */
-	uint64_t dwarf_closed; /* handles closed to keep the DWARF budget */
-	bool kernel_symbols;   /* kallsyms was readable */
+	size_t procs_cached, procs_max, procs_bytes; /* maps snapshots */
+	size_t dsos_cached, dsos_max, dsos_bytes;    /* binaries' symbol tables */
+	size_t perfmaps, perfmap_bytes;		     /* JIT maps */
+	size_t dwarf_bytes;			     /* held by open DWARF handles */
+	size_t dwarf_max;			     /* their budget */
+	uint64_t dwarf_closed;			     /* handles closed to keep the DWARF budget */
+	bool kernel_symbols;			     /* kallsyms was readable */
 };
 
 /* The mapping a native frame belongs to, as the profile model wants it: start and limit in the

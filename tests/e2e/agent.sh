@@ -361,11 +361,13 @@ t_agent_sigterm() {
 }
 
 t_agent_http() {
-	local cpu rss ok bad
+	local cpu rss ok bad binbytes watched
 	need_agent_run agent_http || return
 	cpu=$(awk '/^hostprof_samples_total\{type="cpu"\} / { print $2 }' "$AGENT_METRICS" 2>/dev/null)
 	rss=$(awk '/^process_resident_memory_bytes / { printf "%.1f", $2 / 1048576 }' "$AGENT_METRICS" 2>/dev/null)
 	ok=$(awk '/^hostprof_export_success_total\{exporter="otlp"\} / { print $2 }' "$AGENT_METRICS" 2>/dev/null)
+	binbytes=$(awk '/^hostprof_cache_bytes\{cache="binaries"\} / { print $2 }' "$AGENT_METRICS" 2>/dev/null)
+	watched=$(awk '/^hostprof_processes_watched_total\{result="read"\} / { print $2 }' "$AGENT_METRICS" 2>/dev/null)
 	# Every line is a comment or NAME{LABELS} VALUE, as the text format has it.
 	bad=$(grep -vcE '^(#.*|[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [-+0-9.eEInfNa]+)$' "$AGENT_METRICS" 2>/dev/null)
 	if [ "$AGENT_HEALTHZ" != 200 ]; then
@@ -375,12 +377,14 @@ t_agent_http() {
 		fail agent_http "/readyz answered '$AGENT_READYZ'"
 	elif [ -z "$cpu" ] || [ "$cpu" -le 0 ] || [ -z "$rss" ] || [ -z "$ok" ] || [ "$ok" -le 0 ]; then
 		fail agent_http "/metrics lacks samples ($cpu), the agent's RSS ($rss) or successful exports ($ok)"
+	elif [ -z "$binbytes" ] || [ "$binbytes" -le 0 ] || [ -z "$watched" ] || [ "$watched" -le 0 ]; then
+		fail agent_http "/metrics lacks the binaries' cache memory ('$binbytes') or processes read at their first sample ('$watched')"
 	elif [ "$bad" -ne 0 ]; then
 		fail agent_http "$bad lines of /metrics are not in the text format: $(grep -vE '^(#.*|[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [-+0-9.eEInfNa]+)$' "$AGENT_METRICS" | head -2)"
 	elif grep -q 'otlp-secret-e2e' "$AGENT_LOG" "$AGENT_METRICS"; then
 		fail agent_http "the OTLP token appears in the log or /metrics"
 	else
-		pass agent_http "/healthz 200, /readyz ready, /metrics: $cpu cpu samples, $ok exports delivered, agent RSS $rss MiB after ~45 s"
+		pass agent_http "/healthz 200, /readyz ready, /metrics: $cpu cpu samples, $ok exports delivered, agent RSS $rss MiB after ~45 s, binaries' tables $binbytes bytes, $watched processes read at their first sample"
 	fi
 }
 

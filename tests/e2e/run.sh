@@ -633,6 +633,31 @@ t_short_lived_loop() {
 	fi
 }
 
+t_stats() {
+	local procs bins rss
+	hp stats profile --all --duration 2 --frequency "$FREQ" --stats --max-processes 16 \
+		--max-binaries 32 --max-dwarf-mb 8 -o "$WORK/stats.folded"
+	if [ "$HP_RC" -ne 0 ]; then
+		fail stats "profile --stats failed: $(hp_failure stats)"
+		return
+	fi
+	# "  processes (maps)   ENTRIES   BOUND   MEMORY UNIT  note"
+	procs=$(awk '/^  processes \(maps\)/ { print $3, $4 }' "$WORK/stats.out")
+	bins=$(awk '/^  binaries \(symbols\)/ { print $3, $4, $5 }' "$WORK/stats.out")
+	rss=$(awk '/^  hostprof resident/ { print $4, $5 }' "$WORK/stats.out")
+	if [ -z "$procs" ] || [ -z "$bins" ] || [ -z "$rss" ]; then
+		fail stats "no cache table after the summary: $(grep -A9 '^Caches' "$WORK/stats.out" | tr '\n' '|')"
+	elif [ "${procs#* }" != 16 ] || [ "${procs% *}" -gt 16 ] || [ "${procs% *}" -lt 1 ]; then
+		fail stats "processes row '$procs': want 1..16 entries under the bound 16 (--max-processes 16)"
+	elif [ "$(cut -d' ' -f2 <<<"$bins")" != 32 ] || [ "$(cut -d' ' -f1 <<<"$bins")" -gt 32 ]; then
+		fail stats "binaries row '$bins': want at most 32 under the bound 32"
+	elif ! grep -q '^  DWARF (open handles).*8.0 MiB' "$WORK/stats.out"; then
+		fail stats "DWARF row without the 8 MiB budget: $(grep 'DWARF' "$WORK/stats.out")"
+	else
+		pass stats "processes $procs, binaries $bins (entries bound MiB), RSS $rss"
+	fi
+}
+
 t_command_mode() {
 	local n total out comms
 	hp cmd profile --duration 10 --frequency "$FREQ" -o "$WORK/cmd.folded" -- "$WL/short_lived" 2
@@ -1433,7 +1458,7 @@ main() {
 		capture_ratio
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
-		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop command_mode threads \
+		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode threads \
 		jit_node nofp_unwind nofp_ratio python_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		agent_service agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \

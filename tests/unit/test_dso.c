@@ -792,6 +792,7 @@ static void test_cache(void)
 	const char *pie = fx("fx_pie"), *lib = fx("libfx.so"), *two = fx("fx_twoexec");
 	const char *p = tmp("reused");
 	char want[128], path[PATH_MAX];
+	size_t mem;
 
 	errno = 0;
 	CHECK(dso_cache__new(0) == NULL && errno == EINVAL, "cap 0 is refused");
@@ -803,10 +804,16 @@ static void test_cache(void)
 	if (!c)
 		return;
 	/* Same identity: the same object, read once. */
+	mem = dso_cache__memory(c);
+	CHECK(mem > 0 && dso_cache__memory(NULL) == 0, "an empty cache has its buckets");
 	a = dso_cache__get(c, 8, 1, pie, pie);
+	CHECK(a && dso_cache__memory(c) > mem + 2 * strlen(pie),
+	      "memory counts a binary's tables: %zu -> %zu", mem, dso_cache__memory(c));
+	mem = dso_cache__memory(c);
 	d = dso_cache__get(c, 8, 1, pie, pie);
 	CHECK(a && a == d, "same identity, same dso");
 	CHECK_U64(dso_cache__size(c), 1);
+	CHECK(dso_cache__memory(c) == mem, "a hit costs no memory");
 	/* Another path to the same file (as map_files of two processes) is still one dso. */
 	CHECK(symlink(pie, tmp("pie-link")) == 0, "symlink: %s", strerror(errno));
 	d = dso_cache__get(c, 8, 1, tmp("pie-link"), pie);

@@ -697,6 +697,7 @@ static void test_read_and_adopt(void)
 	char root[PATH_MAX], cmd[2 * PATH_MAX];
 	struct proc_table *t, *reader;
 	struct proc p, *q;
+	size_t before = 0;
 
 	snprintf(root, sizeof(root), "%s/proc", tmpdir);
 	CHECK(make_fake_pid(320, true, true) == 0 && make_fake_pid(321, true, true) == 0,
@@ -707,6 +708,8 @@ static void test_read_and_adopt(void)
 		goto out;
 	CHECK(proc_table__peek(t, 320) == NULL, "peek reads nothing");
 	CHECK(proc_table__size(t) == 0, "and adds nothing");
+	CHECK(proc_table__memory(t) > 0, "an empty table has its buckets");
+	before = proc_table__memory(t);
 	CHECK(proc_table__read(reader, 320, &p) == 0, "read 320 aside");
 	CHECK(proc_table__size(reader) == 0, "the reader stays empty");
 	CHECK(p.pid == 320 && p.maps.n == 6 && !strcmp(p.comm, "proc320") && p.exe_path &&
@@ -715,6 +718,9 @@ static void test_read_and_adopt(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s/320'", root);
 	CHECK(system(cmd) == 0, "320 exits");
 	CHECK(proc_table__adopt(t, &p) == 0, "adopted after it exited");
+	/* 6 mappings, 4 paths, comm and exe at least. */
+	CHECK(proc_table__memory(t) >= before + 6 * sizeof(struct mapping) + 40,
+	      "memory counts the snapshot: %zu -> %zu", before, proc_table__memory(t));
 	CHECK(p.maps.n == 0 && !p.exe_path, "the table owns the contents now");
 	q = proc_table__peek(t, 320);
 	CHECK(q && q->maps.n == 6 && maps__find(&q->maps, 0x55d000001010ULL) != NULL,
@@ -730,6 +736,7 @@ static void test_read_and_adopt(void)
 
 	proc_table__forget(t, 320);
 	CHECK(proc_table__peek(t, 320) == NULL && proc_table__size(t) == 0, "forgotten on exec");
+	CHECK(proc_table__memory(t) == before, "and its memory is back to the empty table's");
 	CHECK(proc_table__get(t, 320) == NULL && errno == ESRCH, "and gone for good");
 	proc_table__forget(t, 999); /* unknown: a no-op */
 
