@@ -16,8 +16,8 @@
  *     opened inside it), then three warm passes over the same list. Nothing caches results per
  *     address at this level: a warm pass pays every lookup, with the DWARF open and its per-CU
  *     tables built. Prints "key value" lines; then writes OUT (untimed, after the peak RSS is
- *     read): per address "addr<TAB>function<TAB>line<TAB>frames", frames being the inline chain
- *     "function:line|..." innermost first.
+ *     read): per address "addr<TAB>function<TAB>line", then a TAB and "function:line" for each
+ *     frame of the inline chain, innermost first (C++ names may hold '|' or ':', never a TAB).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -279,8 +279,11 @@ static int run(int argc, char **argv)
 		fprintf(f, "0x%" PRIx64 "\t%s\t%" PRId64 "\t", addrs[i], fn ? fn : "??",
 			k ? lines[0].line : 0);
 		for (size_t j = 0; j < k; j++)
-			fprintf(f, "%s%s:%" PRId64, j ? "|" : "",
-				lines[j].function ? lines[j].function : "??", lines[j].line);
+			fprintf(f, "%s%s:%" PRId64, j ? "\t" : "",
+				lines[j].function ? lines[j].function
+				: j || !fn	  ? "??"
+						  : fn,
+				lines[j].line);
 		fputc('\n', f);
 	}
 	fclose(f);
