@@ -15,11 +15,12 @@ Per binary:
 - hostprof: `bench_symbolize run` in its own process: dso__find_symbol + dso__find_lines per
   address; cold = the first pass (loads the ELF, opens the DWARF, builds every table it meets),
   warm = the median of three more passes over the same list (DWARF open, tables built; nothing
-  caches results per address at this level). Peak RSS: that process's ru_maxrss (it also holds
-  the address list, 8 bytes an address).
+  caches results per address at this level). The process also holds the address list (8 bytes
+  an address).
 - eu-addr2line -a -f -i and addr2line -a -f -i: the list as one batch on stdin (-a only to split
   the output per address). Cold = that batch; warm = the list given twice in one batch, minus the
-  cold time: the second pass's marginal cost with everything loaded. Peak RSS from wait4().
+  cold time: the second pass's marginal cost with everything loaded.
+- Peak RSS of each process: /usr/bin/time -f %M.
 - Agreement with eu-addr2line: the innermost frame's function and line (the function from DWARF,
   or from the symbol table where DWARF names none, as both do); then whole inline chains
   (every frame's function and line).
@@ -83,15 +84,26 @@ def targets():
     return found, skipped
 
 
+TIME = shutil.which("time", path="/usr/bin:/bin")
+
+
 def timed(cmd, stdin_path, stdout_path):
-    """Runs cmd; returns (seconds, peak RSS KiB, exit status)."""
-    with open(stdin_path) as fin, open(stdout_path, "w") as fout:
+    """Runs cmd; returns (seconds, peak RSS KiB, exit status). The RSS comes from /usr/bin/time,
+    which forks the command from its own small process: a child forked from this Python, which
+    holds the parsed outputs, would count the Python's pages in its peak (Linux keeps the peak
+    of the pre-exec copy). Without /usr/bin/time, wait4() here, and the figure may be high."""
+    with tempfile.NamedTemporaryFile("r") as rss, open(stdin_path) as fin, \
+            open(stdout_path, "w") as fout:
+        full = [TIME, "-q", "-f", "%M", "-o", rss.name] + cmd if TIME else cmd
         t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, stdin=fin, stdout=fout, stderr=subprocess.DEVNULL)
+        p = subprocess.Popen(full, stdin=fin, stdout=fout, stderr=subprocess.DEVNULL)
         _, status, ru = os.wait4(p.pid, 0)
         dt = time.perf_counter() - t0
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return dt, ru.ru_maxrss, p.returncode
+        peak = ru.ru_maxrss
+        if TIME:
+            text = rss.read().split()
+            peak = int(text[-1]) if text and text[-1].isdigit() else 0
+    return dt, peak, os.waitstatus_to_exitcode(status)
 
 
 def parse_addr2line(path):
@@ -185,14 +197,15 @@ def run_target(name, binary, symfile, bench, n, seed, tmp):
     with open(twice, "w") as f:
         f.write(open(addrs_path).read() * 2)
 
-    hp_out = os.path.join(tmp, "hp.tsv")
-    out = subprocess.run([bench, "run", binary, addrs_path, hp_out], capture_output=True,
-                         text=True, check=True).stdout
-    kv = dict(line.split(None, 1) for line in out.splitlines() if line.strip())
+    hp_out, hp_kv = os.path.join(tmp, "hp.tsv"), os.path.join(tmp, "hp.txt")
+    _, hp_rss, st = timed([bench, "run", binary, addrs_path, hp_out], os.devnull, hp_kv)
+    if st:
+        raise SystemExit(f"bench_symbolize run {binary} failed ({st})")
+    kv = dict(line.split(None, 1) for line in open(hp_kv) if line.strip())
     r["hostprof"] = {"cold_addr_per_s": float(kv["cold_addr_per_s"]),
                      "warm_addr_per_s": float(kv["warm_addr_per_s"]),
                      "cold_s": float(kv["cold_s"]), "warm_s": float(kv["warm_s"]),
-                     "peak_rss_kib": int(kv["peak_rss_kib"]),
+                     "peak_rss_kib": hp_rss if TIME else int(kv["peak_rss_kib"]),
                      "dwarf_bytes": int(kv["dwarf_bytes"]),
                      "with_lines": int(kv["with_lines"]), "with_inlines": int(kv["with_inlines"])}
     for tool in ["eu-addr2line", "addr2line"]:
@@ -242,7 +255,7 @@ def main():
       "cold = first pass (loads the ELF, opens the DWARF, builds each CU's tables as met), warm = "
       "median of 3 further passes (DWARF open and tables built, no per-address result cache). "
       "The tools: the list as one batch on stdin (`-a -f -i -e BIN`); their warm = the list given "
-      "twice in one batch, minus the cold run. Peak RSS of each process.")
+      "twice in one batch, minus the cold run. Peak RSS of each process (`/usr/bin/time -f %M`).")
     w("")
     with tempfile.TemporaryDirectory(prefix="hostprof-symbench.") as tmp:
         for name, binary, symfile in found:
@@ -271,7 +284,8 @@ def main():
             a = r["agreement"]
             sp = r["speedup_warm_vs_eu"]
             w(f"Warm speed-up over eu-addr2line: {sp:.1f}x (target >= {TARGET_SPEEDUP:.0f}x: "
-              f"{'met' if sp >= TARGET_SPEEDUP else 'NOT met'}).")
+              f"{'met' if sp >= TARGET_SPEEDUP else 'NOT met'}); hostprof warm over "
+              f"eu-addr2line's one batch: {h['warm_addr_per_s'] / eu['cold_addr_per_s']:.1f}x.")
             w(f"Agreement with eu-addr2line, innermost function and line: "
               f"{a['innermost_agree_pct']:.2f}% ({a['disagreements']} disagreements; target >= "
               f"{TARGET_AGREE_PCT:.0f}%: {'met' if a['innermost_agree_pct'] >= TARGET_AGREE_PCT else 'NOT met'}). "
