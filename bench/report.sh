@@ -18,8 +18,9 @@
 #     program calling into a shared library): RSS, PSS, and the memlock of its BPF maps.
 #  4. Export size: the same run exports OTLP (gzip) to a local receiver and writes pprof files:
 #     bytes per minute of each.
-#  5. The unwinding and scheduler figures of `make bench-unwind` and the soak of `make
-#     bench-soak`, when they are in OUTDIR, are gathered at the end.
+#  5. The unwinding and scheduler figures of `make bench-unwind`, the symbolization figures of
+#     `make bench-symbolize` and the soak of `make bench-soak`, when they are in OUTDIR, are
+#     gathered at the end.
 #
 # Usage (root): bench/report.sh [--smoke] OUTDIR
 #   --smoke: one short repetition of everything (about 20 s), for `make test`: it shows that the
@@ -258,10 +259,10 @@ wait 2>/dev/null
 BG=()
 
 # ---- the report ----
-python3 - "$results" "$outdir" "$smoke" "$outdir/unwind.md" "$outdir/soak.txt" <<'EOF'
+python3 - "$results" "$outdir" "$smoke" "$outdir/unwind.md" "$outdir/soak.txt" "$outdir/symbolize.md" <<'EOF'
 import json, os, platform, statistics, subprocess, sys
 
-results, outdir, smoke, unwind_md, soak_txt = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4], sys.argv[5]
+results, outdir, smoke, unwind_md, soak_txt, symbolize_md = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4], sys.argv[5], sys.argv[6]
 raw = {}
 for line in open(results):
     key, value = line.split(None, 1)
@@ -396,7 +397,16 @@ if os.path.exists(soak_txt):
 else:
     w("`make bench-soak` has not run here yet.")
 w("")
-w("Symbolization throughput against eu-addr2line is not measured yet (the symbols issue).")
+if os.path.exists(symbolize_md):
+    w(f"From `make bench-symbolize` ({os.path.basename(symbolize_md)}):")
+    w("")
+    # One heading level down: its sections sit inside this one.
+    w("\n".join("#" + l if l.startswith("##") else l for l in open(symbolize_md).read().strip().splitlines()))
+    symbolize_json = os.path.splitext(symbolize_md)[0] + ".json"
+    if os.path.exists(symbolize_json):
+        summary["symbolize"] = json.load(open(symbolize_json))
+else:
+    w("`make bench-symbolize` has not written its figures here yet.")
 if warnings:
     w("")
     w("## Warnings")

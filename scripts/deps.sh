@@ -17,6 +17,12 @@ test_pkgs=(golang-go protobuf-compiler python3 clang-format cppcheck binutils op
 # The unwinding tests: libc's symbols (libc6-dbg) name the frames that stacks must pass through,
 # and perf (linux-perf) is the independent DWARF unwinder they are compared with.
 test_pkgs+=(libc6-dbg linux-perf)
+# make bench-symbolize compares hostprof's DWARF symbolization with eu-addr2line (elfutils) and
+# addr2line (binutils, above) on libc (libc6-dbg) and on libstdc++'s unstripped copy
+# (libstdc++6-12-dbg: C++ namespaces, classes and deep inlining).
+test_pkgs+=(elfutils libstdc++6-12-dbg)
+# GNU time (/usr/bin/time -f %M): the peak RSS of each process that benchmark compares.
+test_pkgs+=(time)
 # lld links the arm64 unwind-table fixture (clang --target=aarch64-linux-gnu -fuse-ld=lld): the
 # aarch64 CFI is checked on any host. Without it the test skips arm64.
 test_pkgs+=(lld)

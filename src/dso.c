@@ -23,6 +23,7 @@
 #include "clock.h"
 #include "debuginfod_fetch.h"
 #include "dso.h"
+#include "dwarf_index.h"
 #include "gopclntab.h"
 #include "log.h"
 #include "minidebuginfo.h"
@@ -91,7 +92,9 @@ struct dso {
 	char *open_path;
 	Dwarf *dw;
 	Elf *dw_elf;
-	size_t dw_bytes;  /* what the open DWARF holds in memory (its debug sections) */
+	struct dwarf_index *dw_index; /* the open DWARF's per-CU function tables */
+	unsigned int dw_lookups;      /* picks the lookups whose heap growth is measured */
+	size_t dw_bytes;	      /* what the open DWARF holds in memory (its debug sections) */
 	bool dwarf_tried; /* an open was attempted: a file without usable DWARF is not retried */
 	struct dso_cache *cache; /* the DWARF budget is the cache's */
 	/*
@@ -151,10 +154,12 @@ static void dwarf_close(struct dso *d)
 		dwarf_end(d->dw);
 	if (d->dw_elf)
 		elf_end(d->dw_elf);
+	dwarf_index__delete(d->dw_index);
 	if (d->cache && d->dw)
 		d->cache->dwarf_bytes -= d->dw_bytes;
 	d->dw = NULL;
 	d->dw_elf = NULL;
+	d->dw_index = NULL;
 	d->dw_bytes = 0;
 	d->dwarf_tried = false;
 }
@@ -1696,6 +1701,9 @@ static Dwarf *dso_dwarf(struct dso *d)
 	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	if (!dw)
 		goto fail;
+	d->dw_index = dwarf_index__new();
+	if (!d->dw_index)
+		goto fail;
 	/*
 	 * dwarf_begin_elf() has read every debug section it uses into memory, so the fd can go:
 	 * a dso holds no fds, whatever the number of cached binaries.
@@ -1706,6 +1714,8 @@ static Dwarf *dso_dwarf(struct dso *d)
 	d->dw_elf = elf;
 	return dw;
 fail:
+	if (dw)
+		dwarf_end(dw);
 	if (elf)
 		elf_end(elf);
 	close(fd);
@@ -1729,102 +1739,63 @@ static bool cu_of(Dwarf *dw, Dwarf_Addr pc, Dwarf_Die *cu)
 	return false;
 }
 
-#define SCOPE_MAX_DEPTH 64
+static size_t find_lines(struct dso *d, uint64_t file_addr, struct dso_line *out, size_t max,
+			 size_t *grew);
 
 /*
- * Appends to chain the subprogram and inlined-subroutine DIEs under parent that contain pc,
- * outermost first. Lexical blocks are looked through; namespaces and classes are searched too,
- * because GCC nests C++ function definitions in them. The depth bound keeps corrupt DWARF with
- * cyclic or absurdly deep trees from running away.
+ * The heap is measured around every lookup that opens the DWARF, around the part of a lookup
+ * that meets a CU for the first time, and around one other lookup in 2^DWARF_MEASURE_SHIFT.
+ * Not around every lookup: mallinfo2() walks every arena's bins under their locks, and two
+ * calls cost a warm lookup's time several times over. A CU's first lookup builds what the CU
+ * will ever need (libdw's line table and abbreviations, our function table with every name and
+ * call site read): later lookups in it read only. What may still escape is what libdw makes
+ * lazily on its own, once per CU of the file (its record of a CU when first reached): bounded
+ * by the size of the file's DWARF, not by the number of lookups, and caught in part by the
+ * sampled lookups.
  */
-static size_t scope_chain(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *chain, size_t n, size_t max,
-			  int depth)
-{
-	Dwarf_Die child;
-
-	if (depth > SCOPE_MAX_DEPTH || dwarf_child(parent, &child) != 0)
-		return n;
-	do {
-		size_t m;
-
-		switch (dwarf_tag(&child)) {
-		case DW_TAG_subprogram:
-		case DW_TAG_inlined_subroutine:
-			if (dwarf_haspc(&child, pc) <= 0)
-				break;
-			if (n < max)
-				chain[n++] = child;
-			return scope_chain(&child, pc, chain, n, max, depth + 1);
-		case DW_TAG_lexical_block:
-		case DW_TAG_try_block:
-		case DW_TAG_catch_block:
-			if (dwarf_haspc(&child, pc) > 0)
-				return scope_chain(&child, pc, chain, n, max, depth + 1);
-			break;
-		case DW_TAG_namespace:
-		case DW_TAG_module:
-		case DW_TAG_class_type:
-		case DW_TAG_structure_type:
-		case DW_TAG_union_type:
-			m = scope_chain(&child, pc, chain, n, max, depth + 1);
-			if (m > n)
-				return m;
-			break;
-		default:
-			break;
-		}
-	} while (dwarf_siblingof(&child, &child) == 0);
-	return n;
-}
-
-/* The linkage (mangled) name when there is one, so that the demangler gives the full name;
- * through DW_AT_abstract_origin and DW_AT_specification, where inlined and out-of-line
- * instances keep their names. */
-static const char *die_function_name(Dwarf_Die *die)
-{
-	Dwarf_Attribute a;
-	const char *name;
-
-	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
-	if (!name)
-		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
-	if (!name)
-		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
-	return name;
-}
-
-static size_t find_lines(struct dso *d, uint64_t file_addr, struct dso_line *out, size_t max);
+#define DWARF_MEASURE_SHIFT 6
 
 size_t dso__find_lines(struct dso *d, uint64_t file_addr, struct dso_line *out, size_t max)
 {
-	bool was_open = d && d->dw;
-	size_t before = heap_in_use(), n = find_lines(d, file_addr, out, max), after, grew;
+	bool was_open = d && d->dw, whole;
+	size_t before = 0, n, after, grew = 0;
 
-	if (d && d->dw && d->cache) {
+	whole = !was_open || (d && !(d->dw_lookups++ & ((1u << DWARF_MEASURE_SHIFT) - 1)));
+	if (whole)
+		before = heap_in_use();
+	n = find_lines(d, file_addr, out, max, whole ? NULL : &grew);
+	if (!d || !d->dw || !d->cache || (!whole && !grew))
+		return n;
+	if (whole) {
 		after = heap_in_use();
 		grew = after > before ? after - before : 0;
-		if (!was_open && grew < debug_bytes(d->dw_elf))
-			grew = debug_bytes(d->dw_elf);
-		dwarf_budget(d->cache, d, grew);
 	}
+	if (!was_open && grew < debug_bytes(d->dw_elf))
+		grew = debug_bytes(d->dw_elf);
+	dwarf_budget(d->cache, d, grew);
 	return n;
 }
 
-static size_t find_lines(struct dso *d, uint64_t file_addr, struct dso_line *out, size_t max)
+/* grew, when not NULL: set to the heap growth of the CU's first lookup, 0 when not its first. */
+static size_t find_lines(struct dso *d, uint64_t file_addr, struct dso_line *out, size_t max,
+			 size_t *grew)
 {
-	Dwarf_Die cu, chain[SCOPE_MAX_DEPTH];
-	struct dso_line all[SCOPE_MAX_DEPTH + 1];
-	const char *file = NULL;
-	Dwarf_Files *files = NULL;
-	size_t nfiles = 0, nchain, n = 0;
-	Dwarf_Line *line;
+	struct dwarf_frame frames[DWARF_INDEX_MAX_DEPTH + 1];
+	struct dso_line all[DWARF_INDEX_MAX_DEPTH + 1];
+	const char *file = NULL, *comp_dir;
+	size_t n = 0, before = 0, after;
 	Dwarf_Attribute ca;
-	const char *comp_dir;
+	Dwarf_Line *line;
+	bool first, built;
+	Dwarf_Die cu;
+	int lineno = 0, nf;
 	Dwarf *dw;
-	int lineno = 0;
 
 	if (!d || !out || !max || !(dw = dso_dwarf(d)) || !cu_of(dw, file_addr, &cu))
 		return 0;
+	first = grew && !dwarf_index__has(d->dw_index, &cu);
+	if (first)
+		before = heap_in_use();
 	comp_dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &ca));
 	line = dwarf_getsrc_die(&cu, file_addr);
 	if (line) {
@@ -1832,8 +1803,13 @@ static size_t find_lines(struct dso *d, uint64_t file_addr, struct dso_line *out
 		if (dwarf_lineno(line, &lineno) || lineno < 0)
 			lineno = 0;
 	}
-	nchain = scope_chain(&cu, file_addr, chain, 0, SCOPE_MAX_DEPTH, 0);
-	if (!nchain) {
+	nf = dwarf_index__frames(d->dw_index, &cu, file_addr, frames, DWARF_INDEX_MAX_DEPTH + 1,
+				 &built);
+	if (first) {
+		after = heap_in_use();
+		*grew = after > before ? after - before : 0;
+	}
+	if (nf <= 0) {
 		/* Lines without a function DIE: the caller names it from the symbol table. */
 		if (!line)
 			return 0;
@@ -1842,24 +1818,13 @@ static size_t find_lines(struct dso *d, uint64_t file_addr, struct dso_line *out
 	}
 	/* The innermost frame is where the line table says; each inlined frame's caller is at
 	 * that frame's call site. */
-	for (size_t i = nchain; i-- > 0;) {
-		Dwarf_Attribute a;
-		Dwarf_Word w;
-
-		all[n++] = (struct dso_line){.function = die_function_name(&chain[i]),
+	for (int i = 0; i < nf; i++) {
+		all[n++] = (struct dso_line){.function = frames[i].function,
 					     .file = file,
 					     .comp_dir = comp_dir,
 					     .line = lineno};
-		if (dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine)
-			break;
-		file = NULL;
-		lineno = 0;
-		if (dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_file, &a), &w) == 0 &&
-		    (files || dwarf_getsrcfiles(&cu, &files, &nfiles) == 0) && w < nfiles)
-			file = dwarf_filesrc(files, w, NULL, NULL);
-		if (dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_line, &a), &w) == 0 &&
-		    w <= INT32_MAX)
-			lineno = (int)w;
+		file = frames[i].call_file;
+		lineno = (int)frames[i].call_line;
 	}
 	if (n <= max) {
 		memcpy(out, all, n * sizeof(*out));

@@ -5,8 +5,9 @@
 #   X.syms     `nm -S --defined-only` (X.dynsyms: the same over .dynsym, for the stripped library)
 #   X.funcs    every defined FUNC/IFUNC symbol's value, from `readelf -sW`
 #   X.phdrs    the PT_LOAD lines of `readelf -lW`
-#   X.lines    for every instruction of fx_inline's fx_outer, `addr2line -a -f -i`: the address,
-#              then (function, file:line) pairs of its inline chain, innermost first
+#   X.lines    for every instruction of fx_inline's fx_outer (of fx_ranges' fx_nest, fx_split and
+#              fx_split's .cold part), `addr2line -a -f -i`: the address, then (function,
+#              file:line) pairs of its inline chain, innermost first
 #   X.demangle for objects with C++ and Rust (legacy and v0) symbols: "mangled<TAB>readable" per
 #              defined code symbol, the readable form from `nm --demangle` (binutils)
 # Included from the top Makefile: uses its $(OUTPUT), $(CC), $(Q) and $(msg).
@@ -23,9 +24,11 @@ UNIT_FX_OBJDUMP ?= objdump
 UNIT_FX_ADDR2LINE ?= addr2line
 
 UNIT_FX_BINS := $(UNIT_FX_DIR)/fx_pie $(UNIT_FX_DIR)/fx_nopie $(UNIT_FX_DIR)/libfx.so \
-	$(UNIT_FX_DIR)/libfx-stripped.so $(UNIT_FX_DIR)/fx_twoexec $(UNIT_FX_DIR)/fx_inline
+	$(UNIT_FX_DIR)/libfx-stripped.so $(UNIT_FX_DIR)/fx_twoexec $(UNIT_FX_DIR)/fx_inline \
+	$(UNIT_FX_DIR)/fx_ranges
 UNIT_FX_META := $(foreach b,$(UNIT_FX_BINS),$(b).buildid $(b).htlhash $(b).syms $(b).funcs $(b).phdrs) \
 	$(UNIT_FX_DIR)/libfx-stripped.so.dynsyms $(UNIT_FX_DIR)/fx_inline.lines \
+	$(UNIT_FX_DIR)/fx_ranges.lines \
 	$(UNIT_FX_DIR)/fx_cxx.o.demangle $(UNIT_FX_DIR)/fx_rust_legacy.o.demangle \
 	$(UNIT_FX_DIR)/fx_rust_v0.o.demangle
 
@@ -75,6 +78,23 @@ $(UNIT_FX_DIR)/fx_inline.lines: $(UNIT_FX_DIR)/fx_inline
 	set -- $$range; start=$$((0x$$1)); end=$$((0x$$1 + 0x$$2)); \
 	$(UNIT_FX_OBJDUMP) -d --start-address=$$start --stop-address=$$end $< | \
 		sed -n 's/^ *\([0-9a-f][0-9a-f]*\):.*/0x\1/p' | \
+		$(UNIT_FX_ADDR2LINE) -a -f -i -e $< > $@.tmp && mv $@.tmp $@
+
+# DWARF function ranges: nested and sibling inlined instances, a function split into a hot and a
+# .cold part (DW_AT_ranges), and a CU without functions. Fail here if the compiler did not split.
+$(UNIT_FX_DIR)/fx_ranges: $(UNIT_FX_SRC)/fx_ranges.c $(UNIT_FX_SRC)/fx_nofunc.c | $(UNIT_FX_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) $(UNIT_FX_CFLAGS) -g -fPIE -pie $^ -o $@.tmp
+	$(Q)$(UNIT_FX_NM) $@.tmp | grep -q ' fx_split\.cold$$' || \
+		{ echo "$@: the compiler made no fx_split.cold" >&2; rm -f $@.tmp; exit 1; }
+	$(Q)mv $@.tmp $@
+
+$(UNIT_FX_DIR)/fx_ranges.lines: $(UNIT_FX_DIR)/fx_ranges
+	$(Q)set -e; $(UNIT_FX_NM) -S $< | awk '$$4 ~ /^fx_(nest|split)/ { print $$1, $$2 }' | \
+	while read -r a s; do \
+		start=$$((0x$$a)); end=$$((0x$$a + 0x$$s)); \
+		$(UNIT_FX_OBJDUMP) -d --start-address=$$start --stop-address=$$end $<; \
+	done | sed -n 's/^ *\([0-9a-f][0-9a-f]*\):.*/0x\1/p' | \
 		$(UNIT_FX_ADDR2LINE) -a -f -i -e $< > $@.tmp && mv $@.tmp $@
 
 # Mangled names, made by the compilers themselves. Without rustc the Rust objects are empty

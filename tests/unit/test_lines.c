@@ -2,9 +2,12 @@
 /*
  * File, line and inline frames from DWARF, end to end: dso → symbolizer → builder → profile →
  * folded, pprof and OTLP. The fixture fx_inline has a two-deep chain of always-inline functions
- * in fx_outer; what each address must resolve to comes from binutils' addr2line (X.lines), not
- * from our reader.
+ * in fx_outer; fx_ranges has deeper and sibling inlined instances, a function split into a hot
+ * and a .cold part (DW_AT_ranges) and a CU without functions, for the per-CU function index
+ * (dwarf_index.c). What each address must resolve to comes from binutils' addr2line (X.lines),
+ * not from our reader.
  */
+#include <dwarf.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +15,7 @@
 #include "builder.h"
 #include "check.h"
 #include "dso.h"
+#include "dwarf_index.h"
 #include "encode.h"
 #include "fake_proc.h"
 
@@ -27,17 +31,18 @@ struct expect {
 	} lines[DSO_MAX_LINES];
 };
 
-static struct expect expects[MAX_ADDRS];
-static size_t nr_expects;
+static struct expect expects[MAX_ADDRS], range_expects[MAX_ADDRS];
+static size_t nr_expects, nr_range_expects;
 
 /* Reads `addr2line -a -f -i` output: "0xADDR", then (function, file:line) pairs. */
-static void read_expects(void)
+static void read_expects(const char *binary, struct expect *into, size_t *count)
 {
 	char path[3 * PATH_MAX], fn[64], pos[256];
 	struct expect *e = NULL;
+	size_t nr = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/fx_inline.lines", fixtures);
+	snprintf(path, sizeof(path), "%s/%s.lines", fixtures, binary);
 	f = fopen(path, "r");
 	CHECK(f != NULL, "%s missing: run make unit-fixtures", path);
 	if (!f)
@@ -47,9 +52,9 @@ static void read_expects(void)
 
 		fn[strcspn(fn, "\n")] = '\0';
 		if (!strncmp(fn, "0x", 2)) {
-			if (nr_expects == MAX_ADDRS)
+			if (nr == MAX_ADDRS)
 				break;
-			e = &expects[nr_expects++];
+			e = &into[nr++];
 			e->addr = strtoull(fn, NULL, 16);
 			e->n = 0;
 			continue;
@@ -71,6 +76,7 @@ static void read_expects(void)
 		e->n++;
 	}
 	fclose(f);
+	*count = nr;
 }
 
 /* An address whose chain is fx_leaf → fx_mid → fx_outer, and its expectation. */
@@ -84,27 +90,24 @@ static const struct expect *deepest(void)
 	return NULL;
 }
 
-static void test_dso_lines(void)
+/* Every address of binary's X.lines through dso__find_lines(), against addr2line's chains. */
+static void compare_lines(struct dso_cache *c, const char *binary, const struct expect *want,
+			  size_t nr_want)
 {
 	char path[3 * PATH_MAX];
-	struct dso_cache *c = dso_cache__new(4);
 	struct dso_line got[DSO_MAX_LINES];
 	struct dso *d;
 	struct stat st;
-	size_t agree = 0;
 
-	snprintf(path, sizeof(path), "%s/fx_inline", fixtures);
-	CHECK(c && stat(path, &st) == 0, "setup: %s", path);
-	if (!c || stat(path, &st))
-		goto out;
+	snprintf(path, sizeof(path), "%s/%s", fixtures, binary);
+	CHECK(stat(path, &st) == 0, "setup: %s", path);
 	d = dso_cache__get(c, st.st_dev, st.st_ino, path, path);
-	CHECK(d && dso__readable(d), "fx_inline unreadable: %s", dso__error(d));
+	CHECK(d && dso__readable(d), "%s unreadable: %s", binary, dso__error(d));
 	if (!d)
-		goto out;
-	CHECK(nr_expects > 4, "only %zu addresses in fx_inline.lines", nr_expects);
-	CHECK(deepest() != NULL, "addr2line shows no fx_leaf/fx_mid/fx_outer chain");
-	for (size_t i = 0; i < nr_expects; i++) {
-		const struct expect *e = &expects[i];
+		return;
+	CHECK(nr_want > 4, "only %zu addresses in %s.lines", nr_want, binary);
+	for (size_t i = 0; i < nr_want; i++) {
+		const struct expect *e = &want[i];
 		size_t n = dso__find_lines(d, e->addr, got, DSO_MAX_LINES);
 		bool same = n == e->n;
 
@@ -122,13 +125,32 @@ static void test_dso_lines(void)
 			       !strcmp(file, e->lines[j].file) && got[j].line == e->lines[j].line;
 		}
 		CHECK(same,
-		      "0x%" PRIx64 ": %zu frames (want %zu), first %s %s:%" PRId64
+		      "%s 0x%" PRIx64 ": %zu frames (want %zu), first %s %s:%" PRId64
 		      " (want %s %s:%" PRId64 ")",
-		      e->addr, n, e->n, n ? got[0].function : "-", n ? got[0].file : "-",
+		      binary, e->addr, n, e->n, n ? got[0].function : "-", n ? got[0].file : "-",
 		      n ? got[0].line : 0, e->lines[0].function, e->lines[0].file,
 		      e->lines[0].line);
-		agree += same;
 	}
+}
+
+static void test_dso_lines(void)
+{
+	char path[3 * PATH_MAX];
+	struct dso_cache *c = dso_cache__new(4);
+	struct dso_line got[DSO_MAX_LINES];
+	struct dso *d;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/fx_inline", fixtures);
+	CHECK(c && stat(path, &st) == 0, "setup: %s", path);
+	if (!c || stat(path, &st))
+		goto out;
+	CHECK(deepest() != NULL, "addr2line shows no fx_leaf/fx_mid/fx_outer chain");
+	compare_lines(c, "fx_inline", expects, nr_expects);
+	compare_lines(c, "fx_ranges", range_expects, nr_range_expects);
+	d = dso_cache__get(c, st.st_dev, st.st_ino, path, path);
+	if (!d)
+		goto out;
 	/* Asking for fewer keeps the innermost and the real function last. */
 	if (deepest()) {
 		size_t n = dso__find_lines(d, deepest()->addr, got, 2);
@@ -147,6 +169,179 @@ static void test_dso_lines(void)
 	}
 out:
 	dso_cache__delete(c);
+}
+
+/* addr's chain through the index alone, against addr2line's: the functions, and each inlined
+ * frame's call line, which is the next frame's line. */
+static bool index_agrees(struct dwarf_index *x, Dwarf *dw, const struct expect *e)
+{
+	struct dwarf_frame fr[DWARF_INDEX_MAX_DEPTH + 1];
+	Dwarf_Die cu;
+	bool built;
+	int n;
+
+	if (!dwarf_addrdie(dw, e->addr, &cu))
+		return false;
+	n = dwarf_index__frames(x, &cu, e->addr, fr, DWARF_INDEX_MAX_DEPTH + 1, &built);
+	if (n < 0 || (size_t)n != e->n)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (!fr[i].function || strcmp(fr[i].function, e->lines[i].function) ||
+		    fr[i].inlined != (i + 1 < n) ||
+		    (i + 1 < n && fr[i].call_line != e->lines[i + 1].line))
+			return false;
+	return true;
+}
+
+struct func_ranges {
+	const char *name;
+	int ranges;
+};
+
+static int count_ranges(Dwarf_Die *die, void *arg)
+{
+	struct func_ranges *f = arg;
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+
+	if (!dwarf_diename(die) || strcmp(dwarf_diename(die), f->name))
+		return DWARF_CB_OK;
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0)
+		f->ranges++;
+	return DWARF_CB_ABORT;
+}
+
+static const struct expect *find_range_expect(bool (*pred)(const struct expect *))
+{
+	for (size_t i = 0; i < nr_range_expects; i++)
+		if (pred(&range_expects[i]))
+			return &range_expects[i];
+	return NULL;
+}
+
+static bool is_nested(const struct expect *e)
+{
+	return e->n == 4 && !strcmp(e->lines[0].function, "fx_r_leaf") &&
+	       !strcmp(e->lines[1].function, "fx_r_mid") &&
+	       !strcmp(e->lines[2].function, "fx_r_top") &&
+	       !strcmp(e->lines[3].function, "fx_nest");
+}
+
+/* An address of fx_split's .cold part, inside an instance inlined there. */
+static bool in_cold_inline(const struct expect *e)
+{
+	uint64_t cold = func_addr("fx_ranges", "fx_split.cold");
+	uint64_t hot = func_addr("fx_ranges", "fx_split");
+
+	return cold && e->addr >= cold && (cold > hot || e->addr < hot) && e->n >= 2 &&
+	       !strcmp(e->lines[e->n - 1].function, "fx_split");
+}
+
+static bool in_hot_split(const struct expect *e)
+{
+	uint64_t hot = func_addr("fx_ranges", "fx_split");
+
+	return hot && e->addr >= hot && !strcmp(e->lines[e->n - 1].function, "fx_split");
+}
+
+/* The index on its own, over fx_ranges: nested and sibling inlined instances, a function and
+ * an inlined instance with several ranges, a CU without functions, and bad arguments. */
+static void test_dwarf_index(void)
+{
+	struct dwarf_frame fr[DWARF_INDEX_MAX_DEPTH + 1];
+	struct func_ranges split = {.name = "fx_split"};
+	struct dwarf_index_stats st;
+	const struct expect *nested = find_range_expect(is_nested), *sibling = NULL;
+	char path[3 * PATH_MAX];
+	struct dwarf_index *x = dwarf_index__new();
+	Dwarf_Off off = 0, next;
+	Dwarf *dw = NULL;
+	size_t hsize;
+	bool built, found_nofunc = false;
+	int fd, n;
+
+	snprintf(path, sizeof(path), "%s/fx_ranges", fixtures);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	dw = fd >= 0 ? dwarf_begin(fd, DWARF_C_READ) : NULL;
+	CHECK(x && dw, "setup: %s", path);
+	if (!x || !dw)
+		goto out;
+	for (size_t i = 0; i < nr_range_expects; i++)
+		CHECK(index_agrees(x, dw, &range_expects[i]),
+		      "index: 0x%" PRIx64 " (%s, %zu frames)", range_expects[i].addr,
+		      range_expects[i].lines[0].function, range_expects[i].n);
+
+	/* The fixture has what the index is for. */
+	CHECK(nested != NULL, "fx_ranges.lines has no fx_r_leaf/fx_r_mid/fx_r_top/fx_nest chain");
+	for (size_t i = 0; nested && i < nr_range_expects; i++)
+		if (is_nested(&range_expects[i]) &&
+		    range_expects[i].lines[2].line != nested->lines[2].line)
+			sibling = &range_expects[i];
+	CHECK(sibling != NULL, "no two sibling instances of fx_r_mid in fx_r_top");
+	CHECK(find_range_expect(in_cold_inline) != NULL, "no inlined code in fx_split.cold");
+	CHECK(find_range_expect(in_hot_split) != NULL, "no address in fx_split's hot part");
+	{
+		Dwarf_Die cu;
+		uint64_t hot = func_addr("fx_ranges", "fx_split");
+
+		if (hot && dwarf_addrdie(dw, hot, &cu))
+			dwarf_getfuncs(&cu, count_ranges, &split, 0);
+		CHECK(split.ranges >= 2, "fx_split has %d ranges, want a hot and a cold one",
+		      split.ranges);
+	}
+
+	/* Everything so far was in one CU. */
+	dwarf_index__stats(x, &st);
+	CHECK(st.cus == 1 && st.funcs >= 8 && st.segments > st.funcs && st.bytes > 0,
+	      "stats: %zu CUs, %zu functions, %zu segments, %zu bytes", st.cus, st.funcs,
+	      st.segments, st.bytes);
+	/* Too deep for the room given: the innermost, and the real function last. */
+	if (nested) {
+		Dwarf_Die cu;
+
+		n = dwarf_addrdie(dw, nested->addr, &cu)
+			    ? dwarf_index__frames(x, &cu, nested->addr, fr, 2, &built)
+			    : -1;
+		CHECK(n == 2 && !built && !strcmp(fr[0].function, "fx_r_leaf") &&
+			      !strcmp(fr[1].function, "fx_nest") && !fr[1].inlined,
+		      "2 of 4 frames: %d", n);
+	}
+
+	/* A CU without functions: an empty table, built once. */
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		const char *name;
+
+		if (dwarf_offdie(dw, off + hsize, &cu) && (name = dwarf_diename(&cu)) &&
+		    strstr(name, "fx_nofunc.c")) {
+			uint64_t pc = func_addr("fx_ranges", "fx_nest");
+
+			found_nofunc = true;
+			n = dwarf_index__frames(x, &cu, pc, fr, DWARF_INDEX_MAX_DEPTH, &built);
+			CHECK(n == 0 && built, "no-function CU: %d frames, built %d", n, built);
+			n = dwarf_index__frames(x, &cu, pc, fr, DWARF_INDEX_MAX_DEPTH, &built);
+			CHECK(n == 0 && !built, "no-function CU again: %d frames, built %d", n,
+			      built);
+			CHECK(dwarf_index__has(x, &cu), "no-function CU not kept");
+		}
+		off = next;
+	}
+	CHECK(found_nofunc, "fx_ranges has no fx_nofunc.c CU");
+	dwarf_index__stats(x, &st);
+	CHECK_U64(st.cus, 2);
+
+	/* Bad arguments. */
+	CHECK(dwarf_index__frames(NULL, NULL, 0, fr, 1, &built) == -EINVAL, "NULL index");
+	CHECK(dwarf_index__frames(x, NULL, 0, fr, 1, &built) == -EINVAL, "NULL CU");
+	CHECK(dwarf_index__frames(x, NULL, 0, fr, 0, &built) == -EINVAL, "no room");
+	CHECK(!dwarf_index__has(NULL, NULL), "has(NULL)");
+out:
+	dwarf_index__delete(x);
+	dwarf_index__delete(NULL);
+	if (dw)
+		dwarf_end(dw);
+	if (fd >= 0)
+		close(fd);
 }
 
 /* Over the DWARF budget, the least recently used handle is closed, and opened again when its
@@ -411,8 +606,10 @@ int main(void)
 
 	fake_proc__create();
 	o.proc_root = root;
-	read_expects();
+	read_expects("fx_inline", expects, &nr_expects);
+	read_expects("fx_ranges", range_expects, &nr_range_expects);
 	test_dso_lines();
+	test_dwarf_index();
 	s = symbolizer__new(&o);
 	CHECK(s != NULL, "symbolizer: %s", strerror(errno));
 	CHECK(mkdtemp(tmp) != NULL, "mkdtemp");
