@@ -1410,6 +1410,32 @@ EOF
 # before any test starts, so editing this file during a run does not derail it.
 # Node with --perf-basic-prof: JIT frames are named from /tmp/perf-PID.map, and OTLP marks them
 # profile.frame.type "v8js".
+# A process that generates machine code at run time (mmap, then mprotect) and names it in its perf
+# map, as a JIT does: the samples in that code are named from the map.
+t_jit_mmap() {
+	local pid out n total
+	start_workload jit_mmap 4
+	pid=$WPID
+	sleep 0.3
+	hp jitmap profile --pid "$pid" --duration 3 --frequency "$FREQ" -o "$WORK/jitmap.folded"
+	stop_workload "$pid"
+	if [ "$HP_RC" -ne 0 ]; then
+		fail jit_mmap "capture of jit_mmap failed: $(hp_failure jitmap)"
+		return
+	fi
+	outputs_ok jit_mmap "$WORK/jitmap.folded" || return
+	out=$(folded shares "$WORK/jitmap.folded" jit_hot_loop)
+	n=$(kv jit_hot_loop <<<"$out" | cut -d' ' -f1)
+	total=$(kv samples <<<"$out")
+	if [ "${total:-0}" -lt 50 ] || ! fcheck "${n:-0} >= 0.8 * $total"; then
+		fail jit_mmap "${n:-0} of ${total:-0} samples have the leaf jit_hot_loop (need >= 50 samples and >= 80%); leaves: $(folded leaves "$WORK/jitmap.folded" -n 5 | tr '\n' ' ')"
+	elif ! grep -q 'run_jit;jit_hot_loop ' "$WORK/jitmap.folded"; then
+		fail jit_mmap "no stack reaches jit_hot_loop from its native caller run_jit: $(grep -m2 jit_hot_loop "$WORK/jitmap.folded" | tr '\n' ' ')"
+	else
+		pass jit_mmap "$n of $total samples named jit_hot_loop from /tmp/perf-$pid.map, under run_jit"
+	fi
+}
+
 t_jit_node() {
 	local node pid hot decoded
 	node=$(command -v node || command -v nodejs)
@@ -1459,7 +1485,7 @@ main() {
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
 		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode threads \
-		jit_node nofp_unwind nofp_ratio python_unwind cxx_unwind perf_agree unwind_summary \
+		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		agent_service agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \
 		agent_sigterm agent_http agent_config_errors agent_print_config agent_soak \
