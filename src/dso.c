@@ -1167,6 +1167,9 @@ struct dso *dso_cache__get(struct dso_cache *c, uint64_t dev, uint64_t inode, co
 		if (same_build_id(d, fresh)) {
 			d->fid = fresh->fid;
 			d->have_fid = fresh->have_fid;
+			/* A DWARF open refused because the file had changed may now succeed. */
+			if (!d->dw)
+				d->dwarf_tried = false;
 			set_open_path(d, open_path);
 			dso_free(fresh);
 			return touch(c, d);

@@ -350,6 +350,80 @@ out:
 	dso_cache__delete(c);
 }
 
+/* Replace the contents of path in place (the same inode): what `cp new old` does. */
+static bool overwrite(const char *path, const char *from, const char *append)
+{
+	char cmd[4 * PATH_MAX];
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "cat '%s' > '%s'", from, path);
+	if (system(cmd) != 0)
+		return false;
+	if (!append)
+		return true;
+	f = fopen(path, "a");
+	if (!f)
+		return false;
+	fputs(append, f);
+	return fclose(f) == 0;
+}
+
+/*
+ * A binary rewritten on disk after it was read (same dev and inode; the fid check in dso.c): a
+ * dso read before must not take its lines from the new contents, the cache reads the file again,
+ * and a different binary behind the same inode becomes a dso of its own.
+ */
+static void test_replaced(const char *tmp)
+{
+	char src[3 * PATH_MAX], pie[3 * PATH_MAX], path[PATH_MAX + 32];
+	struct dso_cache *c = dso_cache__new(8);
+	struct dso_line got[DSO_MAX_LINES];
+	const struct expect *e = deepest();
+	struct dso *d, *again, *other;
+	struct dso_symbol sym;
+	struct stat st, st2;
+	char old_id[2 * DSO_BUILD_ID_MAX + 1];
+
+	snprintf(src, sizeof(src), "%s/fx_inline", fixtures);
+	snprintf(pie, sizeof(pie), "%s/fx_pie", fixtures);
+	snprintf(path, sizeof(path), "%s/replaced", tmp);
+	if (!c || !e || !overwrite(path, src, NULL) || stat(path, &st)) {
+		CHECK(0, "setup: copy of fx_inline");
+		dso_cache__delete(c);
+		return;
+	}
+	d = dso_cache__get(c, st.st_dev, st.st_ino, path, path);
+	CHECK(d && dso__readable(d), "the copy is readable");
+	if (!d)
+		goto out;
+	snprintf(old_id, sizeof(old_id), "%s", dso__build_id_hex(d));
+
+	/* The same bytes and one more: the DWARF would still answer, but it is another file. */
+	CHECK(overwrite(path, src, "x"), "rewrite in place");
+	CHECK(stat(path, &st2) == 0 && st2.st_ino == st.st_ino, "the inode stayed");
+	CHECK_U64(dso__find_lines(d, e->addr, got, DSO_MAX_LINES), 0);
+
+	/* Read again: the same build-id is the same dso, and it has lines again. */
+	again = dso_cache__get(c, st.st_dev, st.st_ino, path, path);
+	CHECK(again == d, "same build-id, same dso");
+	CHECK_U64(dso__find_lines(again, e->addr, got, DSO_MAX_LINES), e->n);
+
+	/* Another binary behind the same inode: a dso of its own, with that binary's symbols. */
+	CHECK(overwrite(path, pie, NULL), "rewrite with fx_pie");
+	other = dso_cache__get(c, st.st_dev, st.st_ino, path, path);
+	CHECK(other && other != again && dso__readable(other), "a new dso for the new contents");
+	if (other) {
+		CHECK(strcmp(dso__build_id_hex(other), old_id) != 0, "its build-id is fx_pie's");
+		CHECK(dso__find_symbol(other, func_addr("fx_pie", "fx_beta"), &sym) &&
+			      !strcmp(sym.name, "fx_beta"),
+		      "fx_pie's symbols");
+		CHECK_U64(dso__find_lines(other, e->addr, got, DSO_MAX_LINES), 0);
+	}
+out:
+	unlink(path);
+	dso_cache__delete(c);
+}
+
 static void test_symbolizer_lines(struct symbolizer *s)
 {
 	const struct expect *e = deepest();
@@ -522,6 +596,7 @@ int main(void)
 		test_profile_and_encoders(s, tmp);
 		test_dwarf_budget(tmp);
 		test_garbage_dwarf(tmp);
+		test_replaced(tmp);
 	}
 	symbolizer__delete(s);
 	{
