@@ -65,4 +65,28 @@ static inline void fuzz_input__write(struct fuzz_input *in, const uint8_t *data,
 	}
 }
 
+/*
+ * A target that reads its input from the file defines FUZZ_INPUT_NAME (the memfd's name) before
+ * including this header, and fuzz_init() for what else it sets up once; then `input` is its file.
+ */
+#ifdef FUZZ_INPUT_NAME
+#include "log.h"
+
+static struct fuzz_input input;
+static void fuzz_init(void);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	/* Broken input is the normal case here: its warnings would drown libFuzzer's output. */
+	log_set_level(LOG_ERROR);
+	fuzz_input__init(&input, FUZZ_INPUT_NAME);
+	fuzz_init();
+	return 0;
+}
+#endif
+
 #endif /* HOSTPROF_FUZZ_H */

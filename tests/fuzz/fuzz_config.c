@@ -4,25 +4,18 @@
  * printed back when it loads (the printer walks every key the loader may have set).
  */
 #include "config_load.h"
+#define FUZZ_INPUT_NAME "fuzz-config"
 #include "fuzz.h"
-#include "log.h"
 
-static struct fuzz_input input;
 static FILE *devnull;
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
+static void fuzz_init(void)
 {
-	(void)argc;
-	(void)argv;
-	log_set_level(LOG_ERROR);
-	fuzz_input__init(&input, "fuzz-config");
 	devnull = fopen("/dev/null", "w");
 	if (!devnull)
 		abort();
-	return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

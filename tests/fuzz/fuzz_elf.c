@@ -13,26 +13,18 @@
 #include <sys/stat.h>
 
 #include "dso.h"
+#define FUZZ_INPUT_NAME "fuzz-elf"
 #include "fuzz.h"
-#include "log.h"
 #include "unwind_table.h"
 
 #define MAX_ADDRS 48
 #define MAP_START 0x7f0000000000ULL
 
-static struct fuzz_input input;
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
+static void fuzz_init(void)
 {
-	(void)argc;
-	(void)argv;
-	log_set_level(LOG_ERROR);
 	elf_version(EV_CURRENT);
-	fuzz_input__init(&input, "fuzz-elf");
-	return 0;
 }
 
 /* Strings the API hands out must be readable to their end: ASan checks every byte. */

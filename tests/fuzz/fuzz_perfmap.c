@@ -7,25 +7,19 @@
  */
 #include <string.h>
 
+#define FUZZ_INPUT_NAME "fuzz-perfmap"
 #include "fuzz.h"
-#include "log.h"
 #include "perfmap.h"
 
 #define MAX_LOOKUPS 256
 
-static struct fuzz_input input;
 static volatile size_t sink;
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
+static void fuzz_init(void)
 {
-	(void)argc;
-	(void)argv;
-	log_set_level(LOG_ERROR);
-	fuzz_input__init(&input, "fuzz-perfmap");
-	return 0;
+	/* Nothing beyond the input file. */
 }
 
 static struct perfmap *parse(const struct perfmap_limits *limits)
