@@ -15,6 +15,9 @@ test_pkgs+=(libc6-dbg linux-perf)
 # lld links the arm64 unwind-table fixture (clang --target=aarch64-linux-gnu -fuse-ld=lld): the
 # aarch64 CFI is checked on any host. Without it the test skips arm64.
 test_pkgs+=(lld)
+# make fuzz (and its short run in make check) links libFuzzer and the sanitizer runtimes of clang,
+# which libclang-rt-dev holds (clang only recommends it).
+test_pkgs+=(libclang-rt-dev)
 # The agent's deployment artifacts: yamllint lints the chart and the example config, and
 # systemd-analyze (package systemd) verifies the unit.
 test_pkgs+=(yamllint systemd)
