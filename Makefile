@@ -73,7 +73,8 @@ help:
 	@echo "make deps       install the missing Debian packages of the build and tests (root)"
 	@echo "make run        profile the whole host for 5 s into ./profile.pb.gz and ./profile.folded"
 	@echo "make test       unit tests (no root), then end-to-end tests on the real kernel"
-	@echo "make check      -Werror build, unit tests under ASan+UBSan, static analysis"
+	@echo "make check      -Werror build, unit tests under ASan+UBSan, a short fuzz run, static analysis"
+	@echo "make fuzz       every fuzz target for FUZZ_SECONDS (30) each; crashing inputs in $(OUTPUT)/fuzz"
 	@echo "make format     clang-format every source file in place"
 	@echo "make bench      run the benchmarks (not part of make test); report in $(OUTPUT)/bench"
 
@@ -130,6 +131,7 @@ include tests/unit/fixtures.mk
 include tests/e2e/workloads.mk
 include tests/grpc/grpc.mk
 include tests/browser/browser.mk
+include tests/fuzz/fuzz.mk
 -include bench/bench.mk
 include deploy.mk
 
@@ -155,11 +157,14 @@ run: deps-build
 	$(Q)$(OUTPUT)/hostprof profile --all --duration 5 -o profile.pb.gz -o profile.folded
 
 # check: warnings are errors, unit tests under ASan and UBSan in a separate build directory,
-# and cppcheck over src/.
+# every fuzz target for FUZZ_CHECK_SECONDS (it shares the corpus with make fuzz, so each run
+# starts from what the earlier ones found), and cppcheck over src/.
+FUZZ_CHECK_SECONDS ?= 15
 check: deps-test
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/check \
 		EXTRA_CFLAGS='-Werror -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' \
 		EXTRA_LDFLAGS='-fsanitize=address,undefined' all unit
+	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_CHECK_SECONDS)
 	$(Q)$(MAKE) --no-print-directory bpf-cross
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		--suppress=missingIncludeSystem -Iinclude -Isrc src/
@@ -173,7 +178,8 @@ bpf-cross: | $(OUTPUT)/bpf
 			-Iinclude -Ibpf -c $$f -o $(OUTPUT)/bpf-arm64/$$(basename $$f .c).o || exit 1; \
 	done
 
-FORMAT_FILES = $(wildcard src/*.c src/*.h bpf/*.c bpf/*.h include/*.h tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/fixtures/*.c bench/*.c)
+FORMAT_FILES = $(wildcard src/*.c src/*.h bpf/*.c bpf/*.h include/*.h tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/fixtures/*.c bench/*.c \
+	tests/fuzz/*.c tests/fuzz/*.h)
 
 format:
 	$(Q)clang-format -i $(FORMAT_FILES)

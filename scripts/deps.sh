@@ -28,6 +28,9 @@ test_pkgs+=(time)
 test_pkgs+=(lld)
 # xz compresses the MiniDebugInfo fixtures (.gnu_debugdata), as distributions make them.
 test_pkgs+=(xz-utils)
+# make fuzz (and its short run in make check) links libFuzzer and the sanitizer runtimes of clang,
+# which libclang-rt-dev holds (clang only recommends it).
+test_pkgs+=(libclang-rt-dev)
 # The agent's deployment artifacts: yamllint lints the chart and the example config, and
 # systemd-analyze (package systemd) verifies the unit.
 test_pkgs+=(yamllint systemd)

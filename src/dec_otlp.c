@@ -238,6 +238,15 @@ static int decode_location(struct otlp_dec *d, struct otlp_out *o, int32_t li, u
 		if (err)
 			goto out;
 		r = profile__function(o->p, &f);
+		if (r == 0) {
+			/* A function with no name and no file is the model's "no function", which
+			 * a line may not name: it is a function all the same, "[unknown]". */
+			r = profile__string(o->p, "[unknown]");
+			if (r > 0) {
+				f.name = (uint32_t)r;
+				r = profile__function(o->p, &f);
+			}
+		}
 		if (r < 0) {
 			err = (int)r;
 			goto out;
@@ -251,6 +260,18 @@ static int decode_location(struct otlp_dec *d, struct otlp_out *o, int32_t li, u
 	if (nl == 1 && lines[0].line == 0)
 		nl = 0;
 	r = profile__location_with_lines(o->p, &l, lines, nl);
+	if (r == 0) {
+		/*
+		 * Nothing in it (address 0, no mapping, no lines, no kind) is the model's "no
+		 * location", which no stack may hold. It is still a frame of the sample: it gets a
+		 * name, as the pprof decoder names a location without lines.
+		 */
+		r = profile__string(o->p, "[unknown]");
+		if (r > 0) {
+			l.label = (uint32_t)r;
+			r = profile__location_with_lines(o->p, &l, lines, nl);
+		}
+	}
 	if (r < 0) {
 		err = (int)r;
 		goto out;

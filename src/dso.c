@@ -1444,6 +1444,9 @@ static struct dso *cache_get(struct dso_cache *c, uint64_t dev, uint64_t inode,
 		if (same_build_id(d, fresh)) {
 			d->fid = fresh->fid;
 			d->have_fid = fresh->have_fid;
+			/* A DWARF open refused because the file had changed may now succeed. */
+			if (!d->dw)
+				d->dwarf_tried = false;
 			set_open_path(d, open_path);
 			dso_free(fresh);
 			return touch(c, d);
@@ -1628,6 +1631,38 @@ static size_t debug_bytes(Elf *elf)
 	return total;
 }
 
+/*
+ * Whether the DWARF string sections end with a NUL. libdw (0.188) reads the names of a line
+ * table's files and directories in .debug_line_str with strlen(), and so reads past the section
+ * when its last string is unterminated (found by tests/fuzz/fuzz_elf). A compiler never writes
+ * that; such a file gets no lines. Called after dwarf_begin_elf(), which has decompressed them.
+ */
+static bool dwarf_strings_terminated(Elf *elf)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || (strcmp(name, ".debug_str") && strcmp(name, ".debug_line_str") &&
+			      strcmp(name, ".zdebug_str") && strcmp(name, ".zdebug_line_str")))
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (data && data->d_buf && data->d_size &&
+		    ((const char *)data->d_buf)[data->d_size - 1] != '\0')
+			return false;
+	}
+	return true;
+}
+
 /* Account for what d's DWARF grew by, and close the least recently used others until the
  * budget holds (the newest is kept even alone over it: it is needed now). */
 static void dwarf_budget(struct dso_cache *c, struct dso *newest, size_t grew)
@@ -1699,7 +1734,7 @@ static Dwarf *dso_dwarf(struct dso *d)
 	if (!elf)
 		goto fail;
 	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-	if (!dw)
+	if (!dw || !dwarf_strings_terminated(elf))
 		goto fail;
 	d->dw_index = dwarf_index__new();
 	if (!d->dw_index)

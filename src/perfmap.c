@@ -135,7 +135,9 @@ static void finish(struct perfmap *m)
 	size_t counts[FRAME_JIT_OTHER + 1] = {0}, out = 0;
 	enum frame_kind major = FRAME_JIT_OTHER;
 
-	qsort(m->v, m->n, sizeof(*m->v), cmp_entry);
+	/* An empty map has no array at all, and qsort's base must not be NULL even for 0. */
+	if (m->n)
+		qsort(m->v, m->n, sizeof(*m->v), cmp_entry);
 	for (size_t i = 0; i < m->n; i++) {
 		if (out && m->v[out - 1].start == m->v[i].start)
 			out--;

@@ -781,6 +781,22 @@ static void set_reg(struct builder *b, const struct cie *cie, struct frame_state
 }
 
 /*
+ * A factored offset times the CIE's data alignment. Both come from the file, and their product
+ * may not fit 64 bits (undefined behaviour in int64_t; found by tests/fuzz/fuzz_elf): it
+ * saturates, far outside what a row holds, so the rule ends up unsupported.
+ */
+static int64_t scaled(__int128 factored, int64_t align)
+{
+	__int128 v = factored * align; /* |each| < 2^64: the product fits 128 bits */
+
+	if (v > INT64_MAX)
+		return INT64_MAX;
+	if (v < INT64_MIN)
+		return INT64_MIN;
+	return (int64_t)v;
+}
+
+/*
  * Execute a CFA program: a CIE's initial instructions (fde_end == 0: only the state changes) or
  * an FDE's, emitting a row wherever the location advances. Opcodes and their operands follow
  * DWARF 5 §6.4.2; the GNU ones follow binutils. An opcode we do not know, or a program that ends
@@ -811,7 +827,7 @@ static int run_program(struct builder *b, const struct cie *cie, struct rd *r,
 		case CFA_offset:
 			if (!rd_uleb(r, &off))
 				goto bad;
-			set_reg(b, cie, st, low, RULE_OFFSET, (int64_t)off * cie->data_align);
+			set_reg(b, cie, st, low, RULE_OFFSET, scaled(off, cie->data_align));
 			continue;
 		case CFA_restore:
 			restore_reg(b, cie, st, low, in_fde);
@@ -843,27 +859,28 @@ static int run_program(struct builder *b, const struct cie *cie, struct rd *r,
 		case CFA_offset_extended:
 			if (!rd_uleb(r, &reg) || !rd_uleb(r, &off))
 				goto bad;
-			set_reg(b, cie, st, reg, RULE_OFFSET, (int64_t)off * cie->data_align);
+			set_reg(b, cie, st, reg, RULE_OFFSET, scaled(off, cie->data_align));
 			continue;
 		case CFA_offset_extended_sf:
 			if (!rd_uleb(r, &reg) || !rd_sleb(r, &soff))
 				goto bad;
-			set_reg(b, cie, st, reg, RULE_OFFSET, soff * cie->data_align);
+			set_reg(b, cie, st, reg, RULE_OFFSET, scaled(soff, cie->data_align));
 			continue;
 		case CFA_GNU_negative_offset_extended:
 			if (!rd_uleb(r, &reg) || !rd_uleb(r, &off))
 				goto bad;
-			set_reg(b, cie, st, reg, RULE_OFFSET, -(int64_t)off * cie->data_align);
+			set_reg(b, cie, st, reg, RULE_OFFSET,
+				scaled(-(__int128)off, cie->data_align));
 			continue;
 		case CFA_val_offset:
 			if (!rd_uleb(r, &reg) || !rd_uleb(r, &off))
 				goto bad;
-			set_reg(b, cie, st, reg, RULE_VAL_OFFSET, (int64_t)off * cie->data_align);
+			set_reg(b, cie, st, reg, RULE_VAL_OFFSET, scaled(off, cie->data_align));
 			continue;
 		case CFA_val_offset_sf:
 			if (!rd_uleb(r, &reg) || !rd_sleb(r, &soff))
 				goto bad;
-			set_reg(b, cie, st, reg, RULE_VAL_OFFSET, soff * cie->data_align);
+			set_reg(b, cie, st, reg, RULE_VAL_OFFSET, scaled(soff, cie->data_align));
 			continue;
 		case CFA_restore_extended:
 			if (!rd_uleb(r, &reg))
@@ -909,7 +926,7 @@ static int run_program(struct builder *b, const struct cie *cie, struct rd *r,
 				goto bad;
 			st->cfa_kind = CFA_REG;
 			st->cfa_reg = reg;
-			st->cfa_off = soff * cie->data_align;
+			st->cfa_off = scaled(soff, cie->data_align);
 			continue;
 		case CFA_def_cfa_register:
 			if (!rd_uleb(r, &reg))
@@ -928,7 +945,7 @@ static int run_program(struct builder *b, const struct cie *cie, struct rd *r,
 		case CFA_def_cfa_offset_sf:
 			if (!rd_sleb(r, &soff))
 				goto bad;
-			st->cfa_off = soff * cie->data_align;
+			st->cfa_off = scaled(soff, cie->data_align);
 			continue;
 		case CFA_def_cfa_expression:
 			if (!rd_uleb(r, &off) || off > (uint64_t)(r->end - r->p))

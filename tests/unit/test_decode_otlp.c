@@ -422,6 +422,86 @@ static void test_broken(void)
 	expect_refused(badidx, sizeof(badidx), "bad stack index", "stack index 5");
 }
 
+/*
+ * A location with nothing in it (address 0, no mapping, no lines) equals the model's "no location"
+ * entry, which profile__stack() refuses: the decoder used to fail with -EINVAL and no message
+ * (found by tests/fuzz/fuzz_dec_otlp). It is a frame like any other, named "[unknown]".
+ */
+static void test_empty_location(void)
+{
+	/* dictionary { location_table: [{}, {}, {address: 0x1234}], stack_table: [{},
+	 * {location_indices: [2, 1]}], string_table: [""] } and one sample { stack_index: 1 values:
+	 * [1] }. */
+	static const uint8_t req[] = {0x0a, 0x0b, 0x12, 0x09, 0x12, 0x07, 0x12, 0x05, 0x08,
+				      0x01, 0x22, 0x01, 0x01, 0x12, 0x13, 0x12, 0x00, 0x12,
+				      0x00, 0x12, 0x03, 0x10, 0xb4, 0x24, 0x3a, 0x00, 0x3a,
+				      0x04, 0x0a, 0x02, 0x02, 0x01, 0x2a, 0x00};
+	struct profile **ps = NULL;
+	const struct profile_sample *smp;
+	const struct profile_location *l;
+	const uint32_t *stack = NULL;
+	size_t n = 0, depth = 0;
+	char err[256] = "";
+	int e = dec_otlp__parse(req, sizeof(req), "empty-loc.otlp.pb", &ps, &n, err, sizeof(err));
+
+	CHECK(e == 0 && n == 1, "empty location: %d (%s)", e, err);
+	if (e || n != 1)
+		return;
+	CHECK_U64(profile__nr_samples(ps[0]), 2);
+	smp = profile__sample_at(ps[0], 1);
+	if (smp)
+		stack = profile__stack_at(ps[0], smp->stack, &depth);
+	CHECK(stack && depth == 2, "two frames: %zu", depth);
+	if (stack && depth == 2) {
+		l = profile__location_at(ps[0], stack[0]);
+		CHECK(l && l->address == 0x1234, "the first frame is the one at 0x1234");
+		CHECK(stack[1] != 0, "the empty location is a real one");
+		CHECK_STR(profile__location_name(ps[0], stack[1]), "[unknown]");
+	}
+	profile__delete(ps[0]);
+	free(ps);
+}
+
+/* The same for a line whose function has no name and no file (the model's "no function"). */
+static void test_empty_function(void)
+{
+	/* dictionary { location_table: [{}, {lines: [{function_index: 1, line: 7}]}],
+	 * function_table: [{}, {}], stack_table: [{}, {location_indices: [1]}], string_table: [""]
+	 * } and one sample { stack_index: 1 values: [1] }. */
+	static const uint8_t req[] = {0x0a, 0x0b, 0x12, 0x09, 0x12, 0x07, 0x12, 0x05, 0x08, 0x01,
+				      0x22, 0x01, 0x01, 0x12, 0x17, 0x12, 0x00, 0x12, 0x06, 0x1a,
+				      0x04, 0x08, 0x01, 0x10, 0x07, 0x1a, 0x00, 0x1a, 0x00, 0x3a,
+				      0x00, 0x3a, 0x03, 0x0a, 0x01, 0x01, 0x2a, 0x00};
+	struct profile **ps = NULL;
+	const struct profile_sample *smp;
+	const struct profile_line *lines = NULL;
+	const uint32_t *stack = NULL;
+	size_t n = 0, depth = 0, nl = 0;
+	char err[256] = "";
+	int e = dec_otlp__parse(req, sizeof(req), "empty-fn.otlp.pb", &ps, &n, err, sizeof(err));
+
+	CHECK(e == 0 && n == 1, "empty function: %d (%s)", e, err);
+	if (e || n != 1)
+		return;
+	smp = profile__sample_at(ps[0], 1);
+	if (smp)
+		stack = profile__stack_at(ps[0], smp->stack, &depth);
+	CHECK(stack && depth == 1, "one frame: %zu", depth);
+	if (stack && depth == 1)
+		lines = profile__location_lines(ps[0], stack[0], &nl);
+	CHECK(lines && nl == 1, "one line: %zu", nl);
+	if (lines && nl == 1) {
+		const struct profile_function *fn = profile__function_at(ps[0], lines[0].function);
+
+		CHECK(fn != NULL, "the line names a function");
+		if (fn)
+			CHECK_STR(profile__string_at(ps[0], fn->name), "[unknown]");
+		CHECK_U64(lines[0].line, 7);
+	}
+	profile__delete(ps[0]);
+	free(ps);
+}
+
 int main(void)
 {
 	char cmd[300];
@@ -433,6 +513,8 @@ int main(void)
 	test_model_round_trip();
 	test_folded_identity();
 	test_broken();
+	test_empty_location();
+	test_empty_function();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", tmpdir);

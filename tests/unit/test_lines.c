@@ -9,6 +9,7 @@
  */
 #include <dwarf.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -444,6 +445,234 @@ static void test_dwarf_after_fd_closed(const char *tmp)
 	      "a mapped path that names another file is not trusted");
 }
 
+/* Where the section called name lies in the file (libelf); false when it has none. */
+static bool section_at(const char *path, const char *name, uint64_t *off, uint64_t *size)
+{
+	int fd = open(path, O_RDONLY);
+	Elf_Scn *scn = NULL;
+	bool found = false;
+	size_t shstrndx;
+	Elf *elf;
+
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf && !elf_getshdrstrndx(elf, &shstrndx)) {
+		while (!found && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			const char *n;
+
+			if (!gelf_getshdr(scn, &sh))
+				continue;
+			n = elf_strptr(elf, shstrndx, sh.sh_name);
+			if (n && !strcmp(n, name) && sh.sh_type != SHT_NOBITS) {
+				*off = sh.sh_offset;
+				*size = sh.sh_size;
+				found = true;
+			}
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
+static bool write_bytes(const char *path, const uint8_t *buf, size_t len)
+{
+	FILE *f = fopen(path, "w");
+	bool ok = f && fwrite(buf, 1, len, f) == len;
+
+	if (f && fclose(f))
+		ok = false;
+	return ok;
+}
+
+/*
+ * A copy of fx_inline whose DWARF is broken: the dso stays readable with its ELF symbols, and a
+ * line lookup at every address of fx_outer returns at most max frames with readable strings
+ * (ASan in make check reads them). Returns how many addresses still got lines.
+ */
+static size_t check_broken_dwarf(struct dso_cache *c, const char *path, const char *what)
+{
+	uint64_t outer = func_addr("fx_inline", "fx_outer");
+	struct dso_line got[DSO_MAX_LINES];
+	struct dso_symbol sym;
+	size_t with_lines = 0;
+	struct stat st;
+	struct dso *d;
+
+	CHECK(stat(path, &st) == 0, "%s: %s", what, path);
+	d = dso_cache__get(c, st.st_dev, st.st_ino, path, path);
+	CHECK(d && dso__readable(d), "%s: unreadable: %s", what, dso__error(d));
+	if (!d || !dso__readable(d))
+		return 0;
+	CHECK(outer && dso__find_symbol(d, outer, &sym) && !strcmp(sym.name, "fx_outer"),
+	      "%s: the symbol table still names fx_outer", what);
+	for (size_t i = 0; i < nr_expects; i++) {
+		size_t n = dso__find_lines(d, expects[i].addr, got, DSO_MAX_LINES);
+		size_t chars = 0;
+
+		CHECK(n <= DSO_MAX_LINES, "%s: %zu frames", what, n);
+		for (size_t j = 0; j < n && j < DSO_MAX_LINES; j++)
+			chars += (got[j].function ? strlen(got[j].function) : 0) +
+				 (got[j].file ? strlen(got[j].file) : 0) +
+				 (got[j].comp_dir ? strlen(got[j].comp_dir) : 0);
+		with_lines += n > 0 && chars > 0;
+	}
+	return with_lines;
+}
+
+/* Garbage DWARF in a valid ELF file: no crash, no lines made up, the symbols still work. */
+static void test_garbage_dwarf(const char *tmp)
+{
+	char src[3 * PATH_MAX], path[PATH_MAX + 32];
+	struct dso_cache *c = dso_cache__new(8);
+	uint64_t info_off = 0, info_size = 0, str_off = 0, str_size = 0;
+	uint8_t *orig = NULL, *buf = NULL;
+	uint32_t x = 2463534242u;
+	size_t len = 0;
+	FILE *f;
+
+	snprintf(src, sizeof(src), "%s/fx_inline", fixtures);
+	f = fopen(src, "r");
+	if (f && !fseek(f, 0, SEEK_END) && (len = (size_t)ftell(f)) > 0 && !fseek(f, 0, SEEK_SET)) {
+		orig = malloc(len);
+		buf = malloc(len);
+		if (orig && fread(orig, 1, len, f) != len)
+			len = 0;
+	}
+	if (f)
+		fclose(f);
+	CHECK(c && orig && buf && len, "setup: read %s", src);
+	CHECK(section_at(src, ".debug_info", &info_off, &info_size) && info_size > 16 &&
+		      info_off + info_size <= len,
+	      "fx_inline has .debug_info");
+	CHECK(section_at(src, ".debug_line_str", &str_off, &str_size) && str_size > 1 &&
+		      str_off + str_size <= len,
+	      "fx_inline has .debug_line_str (DWARF 5)");
+	if (!c || !orig || !buf || !len || !info_size || info_off + info_size > len)
+		goto out;
+
+	/* .debug_info of random bytes (xorshift32). */
+	memcpy(buf, orig, len);
+	for (uint64_t i = 0; i < info_size; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		buf[info_off + i] = (uint8_t)x;
+	}
+	snprintf(path, sizeof(path), "%s/garbage-info", tmp);
+	CHECK(write_bytes(path, buf, len), "write %s", path);
+	check_broken_dwarf(c, path, "random .debug_info");
+
+	/* A truncated CU: its unit_length (the first 4 bytes, 32-bit DWARF) runs past the
+	 * section, and then one that ends inside its own header. */
+	memcpy(buf, orig, len);
+	buf[info_off] = (uint8_t)(info_size * 2);
+	buf[info_off + 1] = (uint8_t)(info_size * 2 >> 8);
+	buf[info_off + 2] = (uint8_t)(info_size * 2 >> 16);
+	buf[info_off + 3] = 0;
+	snprintf(path, sizeof(path), "%s/garbage-cu-long", tmp);
+	CHECK(write_bytes(path, buf, len), "write %s", path);
+	check_broken_dwarf(c, path, "CU longer than .debug_info");
+	memcpy(buf, orig, len);
+	memcpy(buf + info_off, "\x04\0\0\0", 4);
+	snprintf(path, sizeof(path), "%s/garbage-cu-short", tmp);
+	CHECK(write_bytes(path, buf, len), "write %s", path);
+	check_broken_dwarf(c, path, "CU cut inside its header");
+
+	/*
+	 * The last string of .debug_line_str unterminated: libdw would strlen() past the section
+	 * (found by tests/fuzz/fuzz_elf; ASan reports it). The dso must refuse that DWARF.
+	 */
+	if (str_size > 1 && str_off + str_size <= len) {
+		memcpy(buf, orig, len);
+		buf[str_off + str_size - 1] = 'x';
+		snprintf(path, sizeof(path), "%s/garbage-line-str", tmp);
+		CHECK(write_bytes(path, buf, len), "write %s", path);
+		CHECK_U64(check_broken_dwarf(c, path, "unterminated .debug_line_str"), 0);
+	}
+out:
+	free(orig);
+	free(buf);
+	dso_cache__delete(c);
+}
+
+/* Replace the contents of path in place (the same inode): what `cp new old` does. */
+static bool overwrite(const char *path, const char *from, const char *append)
+{
+	char cmd[4 * PATH_MAX];
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "cat '%s' > '%s'", from, path);
+	if (system(cmd) != 0)
+		return false;
+	if (!append)
+		return true;
+	f = fopen(path, "a");
+	if (!f)
+		return false;
+	fputs(append, f);
+	return fclose(f) == 0;
+}
+
+/*
+ * A binary rewritten on disk after it was read (same dev and inode; the fid check in dso.c): a
+ * dso read before must not take its lines from the new contents, the cache reads the file again,
+ * and a different binary behind the same inode becomes a dso of its own.
+ */
+static void test_replaced(const char *tmp)
+{
+	char src[3 * PATH_MAX], pie[3 * PATH_MAX], path[PATH_MAX + 32];
+	struct dso_cache *c = dso_cache__new(8);
+	struct dso_line got[DSO_MAX_LINES];
+	const struct expect *e = deepest();
+	struct dso *d, *again, *other;
+	struct dso_symbol sym;
+	struct stat st, st2;
+	char old_id[2 * DSO_BUILD_ID_MAX + 1];
+
+	snprintf(src, sizeof(src), "%s/fx_inline", fixtures);
+	snprintf(pie, sizeof(pie), "%s/fx_pie", fixtures);
+	snprintf(path, sizeof(path), "%s/replaced", tmp);
+	if (!c || !e || !overwrite(path, src, NULL) || stat(path, &st)) {
+		CHECK(0, "setup: copy of fx_inline");
+		dso_cache__delete(c);
+		return;
+	}
+	d = dso_cache__get(c, st.st_dev, st.st_ino, path, path);
+	CHECK(d && dso__readable(d), "the copy is readable");
+	if (!d)
+		goto out;
+	snprintf(old_id, sizeof(old_id), "%s", dso__build_id_hex(d));
+
+	/* The same bytes and one more: the DWARF would still answer, but it is another file. */
+	CHECK(overwrite(path, src, "x"), "rewrite in place");
+	CHECK(stat(path, &st2) == 0 && st2.st_ino == st.st_ino, "the inode stayed");
+	CHECK_U64(dso__find_lines(d, e->addr, got, DSO_MAX_LINES), 0);
+
+	/* Read again: the same build-id is the same dso, and it has lines again. */
+	again = dso_cache__get(c, st.st_dev, st.st_ino, path, path);
+	CHECK(again == d, "same build-id, same dso");
+	CHECK_U64(dso__find_lines(again, e->addr, got, DSO_MAX_LINES), e->n);
+
+	/* Another binary behind the same inode: a dso of its own, with that binary's symbols. */
+	CHECK(overwrite(path, pie, NULL), "rewrite with fx_pie");
+	other = dso_cache__get(c, st.st_dev, st.st_ino, path, path);
+	CHECK(other && other != again && dso__readable(other), "a new dso for the new contents");
+	if (other) {
+		CHECK(strcmp(dso__build_id_hex(other), old_id) != 0, "its build-id is fx_pie's");
+		CHECK(dso__find_symbol(other, func_addr("fx_pie", "fx_beta"), &sym) &&
+			      !strcmp(sym.name, "fx_beta"),
+		      "fx_pie's symbols");
+		CHECK_U64(dso__find_lines(other, e->addr, got, DSO_MAX_LINES), 0);
+	}
+out:
+	unlink(path);
+	dso_cache__delete(c);
+}
+
 static void test_symbolizer_lines(struct symbolizer *s)
 {
 	const struct expect *e = deepest();
@@ -618,6 +847,8 @@ int main(void)
 		test_profile_and_encoders(s, tmp);
 		test_dwarf_budget(tmp);
 		test_dwarf_after_fd_closed(tmp);
+		test_garbage_dwarf(tmp);
+		test_replaced(tmp);
 	}
 	symbolizer__delete(s);
 	{

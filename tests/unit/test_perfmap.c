@@ -110,6 +110,53 @@ static void test_broken(void)
 	CHECK(perfmap__load(FX, NULL) == NULL, "a directory loaded");
 }
 
+static struct perfmap *parse_bytes(const char *buf, size_t len)
+{
+	FILE *f = tmpfile();
+	struct perfmap *m = NULL;
+
+	CHECK(f != NULL, "tmpfile: %s", strerror(errno));
+	if (!f)
+		return NULL;
+	if (fwrite(buf, 1, len, f) == len && fseek(f, 0, SEEK_SET) == 0)
+		m = perfmap__parse(f, NULL);
+	fclose(f);
+	return m;
+}
+
+/*
+ * Maps with nothing to keep. An empty one sorted a NULL array (undefined behaviour, reported by
+ * UBSan in make check; found by tests/fuzz/fuzz_perfmap).
+ */
+static void test_empty(void)
+{
+	/* A NUL inside a name, a line of NULs, control bytes: bad lines; the good one stays. */
+	static const char binary[] = "7f0000001000 10 na\0me\n\0\0\0\n\x01\x02 10 x\n"
+				     "7f0000002000 20 kept\n";
+	struct perfmap *m = parse_bytes("", 0);
+
+	CHECK(m && perfmap__nr_entries(m) == 0 && perfmap__bad_lines(m) == 0 &&
+		      !perfmap__truncated(m),
+	      "empty map");
+	CHECK(!perfmap__find(m, 0x7f0000001000, &(struct perfmap_sym){0}), "found in nothing");
+	perfmap__delete(m);
+
+	m = parse_bytes("zz\n\n1 0 zero\n", 13); /* an empty line is a bad one too */
+	CHECK(m && perfmap__nr_entries(m) == 0 && perfmap__bad_lines(m) == 3,
+	      "only bad lines: %zu entries, %zu bad", m ? perfmap__nr_entries(m) : 0,
+	      m ? perfmap__bad_lines(m) : 0);
+	perfmap__delete(m);
+
+	m = parse_bytes(binary, sizeof(binary) - 1);
+	CHECK(m && perfmap__nr_entries(m) == 1 && perfmap__bad_lines(m) == 3,
+	      "binary junk: %zu entries, %zu bad", m ? perfmap__nr_entries(m) : 0,
+	      m ? perfmap__bad_lines(m) : 0);
+	if (m)
+		check_find(m, 0x7f0000002010, "kept", FRAME_JIT_OTHER);
+	CHECK(!perfmap__find(m, 0x7f0000001000, &(struct perfmap_sym){0}), "the NUL line is gone");
+	perfmap__delete(m);
+}
+
 static void test_bounds(void)
 {
 	struct perfmap_limits entries = {.max_entries = 2, .max_bytes = 1 << 20};
@@ -213,6 +260,7 @@ int main(void)
 	test_v8();
 	test_runtimes();
 	test_broken();
+	test_empty();
 	test_bounds();
 	test_symbolizer();
 	return check_summary("test_perfmap");

@@ -1036,6 +1036,48 @@ static void test_corrupt(void)
 				      err);
 		}
 	}
+	/*
+	 * A register saved at a factored offset whose product with the data alignment (-8) does
+	 * not fit 64 bits: undefined behaviour in the builder once (UBSan in make check; found by
+	 * tests/fuzz/fuzz_elf), and a wrapped offset of 0 that claimed rbp at CFA+0. The first FDE
+	 * whose program has room (and no augmentation data) starts with
+	 * DW_CFA_offset_extended_sf rbp, -2^62 (then nops): rbp is not recoverable there.
+	 */
+	{
+		static const uint8_t huge[] = {0x11, 0x06, 0x80, 0x80, 0x80, 0x80,
+					       0x80, 0x80, 0x80, 0x80, 0x40};
+		const struct cfi_fde *f = NULL;
+		uint32_t flen = 0;
+
+		for (size_t i = 0; i < c.nr_fdes && !f; i++) {
+			uint64_t at = off + c.fdes[i].off;
+
+			memcpy(&flen, orig + at, 4);
+			if (c.fdes[i].end > c.fdes[i].start && flen >= 13 + sizeof(huge) &&
+			    at + 4 + flen <= off + size && orig[at + 16] == 0 &&
+			    !overlaps_another(&c, &c.fdes[i]))
+				f = &c.fdes[i];
+		}
+		CHECK(f != NULL, "an FDE with room for the program");
+		if (f) {
+			uint64_t at = off + f->off;
+			const struct hp_unwind_row *r;
+			struct unwind_table *t;
+
+			memcpy(buf, orig, len);
+			memset(buf + at + 17, 0, flen - 13);
+			memcpy(buf + at + 17, huge, sizeof(huge));
+			CHECK(write_file(tmp("huge"), buf, len), "write %s", tmp("huge"));
+			err[0] = '\0';
+			t = unwind_table__build(tmp("huge"), NULL, err, sizeof(err));
+			CHECK(t != NULL, "huge offset: %s", err);
+			r = t ? unwind_table__find(t, f->start) : NULL;
+			CHECK(r && r->pc == f->start && r->fp_rule == HP_REG_UNDEFINED,
+			      "huge offset at 0x%" PRIx64 ": %s", f->start,
+			      r ? describe(err, sizeof(err), r) : "no row");
+			unwind_table__delete(t);
+		}
+	}
 	/* Cut in the middle of .eh_frame: the section header table is gone too. */
 	CHECK(write_file(tmp("truncated"), orig, off + size / 2), "write %s", tmp("truncated"));
 	err[0] = '\0';
