@@ -18,12 +18,17 @@ old_stats=$(sysctl -n kernel.bpf_stats_enabled)
 trap 'rm -rf "$out"; sysctl -qw kernel.bpf_stats_enabled="$old_stats"' EXIT
 sysctl -qw kernel.bpf_stats_enabled=1
 
-# sampler_cost MODE BINARY DEPTH: "runs ns_per_run" of hp_cpu_sample over one capture.
+# sampler_cost MODE BINARY DEPTH: "runs ns_per_run" of hp_cpu_sample over one capture. MODE fp,
+# dwarf, or tailcall (dwarf as kernels without bpf_loop walk: across tail calls, whose time the
+# kernel counts to the program that began the chain).
 sampler_cost() {
-	local mode=$1 bin=$2 depth=$3 pid hp
+	local mode=$1 bin=$2 depth=$3 pid hp walker=
 	"$bin" "$depth" $((secs + 3)) &
 	pid=$!
-	"$hostprof" profile --pid "$pid" --unwind "$mode" --frequency 999 \
+	if [ "$mode" = tailcall ]; then
+		mode=dwarf walker=tailcall
+	fi
+	HOSTPROF_UNWIND_WALKER=$walker "$hostprof" profile --pid "$pid" --unwind "$mode" --frequency 999 \
 		--duration $((secs + 1)) -q -o "$out/u.folded" >"$out/hp.log" 2>&1 &
 	hp=$!
 	sleep "$secs"
@@ -46,7 +51,8 @@ echo
 echo "| unwinder | binary | depth | samples | ns per sample |"
 echo "|---|---|---|---|---|"
 for depth in 10 64; do
-	for run in "fp $deep_fp frame-pointers" "dwarf $deep_nofp no-frame-pointers" "dwarf $deep_fp frame-pointers"; do
+	for run in "fp $deep_fp frame-pointers" "dwarf $deep_nofp no-frame-pointers" "dwarf $deep_fp frame-pointers" \
+		"tailcall $deep_nofp no-frame-pointers"; do
 		set -- $run
 		read -r n ns < <(sampler_cost "$1" "$2" "$depth")
 		echo "| $1 | $3 | $depth | ${n:-?} | ${ns:-?} |"

@@ -80,7 +80,31 @@ struct cpu_sample {
 	bool in_kernel;
 	__u64 user_hash; /* != 0: walked into `walked` */
 	struct hp_user_stack *walked;
+	bool walk_failed; /* the tail-call walk could not start: frame pointers instead */
 };
+
+/* The tail-call walk of the sample being taken on this CPU (kernels without bpf_loop). */
+struct cpu_tail {
+	struct hp_walk_saved walk;
+	__u32 tid;
+	bool has_mm;
+	bool in_kernel;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_tail);
+} cpu_tail_state SEC(".maps");
+
+/* Entry 0: hp_cpu_walk, set by userspace when it walks with tail calls. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cpu_walk_progs SEC(".maps");
 
 static __always_inline int record(struct bpf_perf_event_data *ctx, const struct cpu_sample *smp,
 				  void *stacks, void *ustacks, void *counts)
@@ -96,7 +120,7 @@ static __always_inline int record(struct bpf_perf_event_data *ctx, const struct 
 		if (hp_store_user_stack(ustacks, smp->user_hash, smp->walked,
 					HP_LOSS_USER_STACK_MAP_FULL))
 			key.user_stack_hash = smp->user_hash;
-	} else if (smp->has_mm && !unwind_tables) {
+	} else if (smp->has_mm && (!unwind_tables || smp->walk_failed)) {
 		err = bpf_get_stackid(ctx, stacks, BPF_F_USER_STACK);
 		if (err >= 0)
 			key.user_stack_id = err;
@@ -135,6 +159,30 @@ static __always_inline int record(struct bpf_perf_event_data *ctx, const struct 
 	return 0;
 }
 
+/*
+ * The walk goes on in hp_cpu_walk, which records the sample when it is over; this returns only
+ * when the tail call failed (then nothing was walked).
+ */
+static __always_inline void start_tail_walk(struct bpf_perf_event_data *ctx,
+					    const struct cpu_sample *smp, const struct hp_uregs *r)
+{
+	struct hp_user_stack *stack;
+	struct cpu_tail *t;
+	struct hp_walk w;
+	__u32 zero = 0;
+
+	t = bpf_map_lookup_elem(&cpu_tail_state, &zero);
+	stack = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!t || !stack || !r->pc)
+		return;
+	hp_walk_begin(&w, smp->tgid, r, stack->pcs);
+	hp_walk_save(&w, &t->walk);
+	t->tid = smp->tid;
+	t->has_mm = smp->has_mm;
+	t->in_kernel = smp->in_kernel;
+	bpf_tail_call(ctx, &cpu_walk_progs, 0);
+}
+
 SEC("perf_event")
 int hp_cpu_sample(struct bpf_perf_event_data *ctx)
 {
@@ -158,9 +206,49 @@ int hp_cpu_sample(struct bpf_perf_event_data *ctx)
 		struct hp_uregs r;
 
 		sampled_uregs(ctx, smp.in_kernel, &r);
-		smp.walked = hp_walk_user(smp.tgid, &r, &smp.user_hash);
+		if (unwind_tail_calls) {
+			start_tail_walk(ctx, &smp, &r);
+			/* Here only when the walk could not start. */
+			smp.walk_failed = true;
+		} else {
+			smp.walked = hp_walk_user(smp.tgid, &r, &smp.user_hash);
+		}
 	}
 	if (buffer == 0)
+		return record(ctx, &smp, &stacks_0, &ustacks_0, &counts_0);
+	return record(ctx, &smp, &stacks_1, &ustacks_1, &counts_1);
+}
+
+/* A few frames of the walk of the sample being taken, then itself again, or the record. */
+SEC("perf_event")
+int hp_cpu_walk(struct bpf_perf_event_data *ctx)
+{
+	struct cpu_sample smp = {};
+	struct hp_user_stack *stack;
+	struct cpu_tail *t;
+	struct hp_walk w;
+	__u32 zero = 0;
+	bool over;
+
+	t = bpf_map_lookup_elem(&cpu_tail_state, &zero);
+	if (!t || !hp_walk_resume(&w, &t->walk, &stack))
+		return 0;
+	over = hp_walk_steps(&w);
+	hp_walk_save(&w, &t->walk);
+	/* On, while there is depth left; a failed tail call (the chain's limit) ends it there. */
+	if (!over && w.nr < unwind_depth)
+		bpf_tail_call(ctx, &cpu_walk_progs, 0);
+	smp.tgid = w.tgid;
+	smp.tid = t->tid;
+	smp.has_mm = t->has_mm;
+	smp.in_kernel = t->in_kernel;
+	smp.user_hash = hp_walk_end(&w);
+	stack->nr = w.nr;
+	if (w.nr)
+		smp.walked = stack;
+	else
+		bump(&losses, HP_LOSS_USER_STACK_MISSING);
+	if (active_buffer == 0)
 		return record(ctx, &smp, &stacks_0, &ustacks_0, &counts_0);
 	return record(ctx, &smp, &stacks_1, &ustacks_1, &counts_1);
 }

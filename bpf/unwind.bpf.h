@@ -23,6 +23,8 @@
 
 /* Set by userspace between open and load. */
 const volatile bool unwind_tables = false; /* walk with the tables (else bpf_get_stackid) */
+/* No bpf_loop (Linux before 5.17): the sampler walks across tail calls (see hp_walk_steps()). */
+const volatile bool unwind_tail_calls = false;
 const volatile __u32 unwind_depth = HP_UNWIND_MAX_DEPTH;
 
 /* max_entries is set by userspace (the --unwind-table-rows cap). */
@@ -452,6 +454,24 @@ static long hp_unwind_step(__u64 index, void *ctx)
 	return 0;
 }
 
+/* Count why the walk ended, and finish its hash (never 0: 0 means "no walked stack"). */
+static __always_inline __u64 hp_walk_end(struct hp_walk *w)
+{
+	if (!w->done)
+		w->stop = HP_UNWIND_STOP_DEPTH;
+	bump(&unwind_stops, w->stop);
+	w->hash ^= (w->hash >> 29) ^ w->nr;
+	return w->hash ? w->hash : 1;
+}
+
+static __always_inline void hp_walk_begin(struct hp_walk *w, __u32 tgid, const struct hp_uregs *r,
+					  __u64 *pcs)
+{
+	*w = (struct hp_walk){
+		.r = *r, .pcs = pcs, .tgid = tgid, .exact_pc = true, .hash = 0xcbf29ce484222325ULL};
+	w->proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+}
+
 /*
  * Walk the user stack of the current process (tgid) from r into pcs (HP_UNWIND_MAX_DEPTH
  * entries, leaf first). Returns the number of frames. Counts why the walk ended.
@@ -459,21 +479,81 @@ static long hp_unwind_step(__u64 index, void *ctx)
 static __always_inline __u32 hp_unwind_user(__u32 tgid, const struct hp_uregs *r, __u64 *pcs,
 					    __u64 *hash)
 {
-	struct hp_walk w = {
-		.r = *r, .pcs = pcs, .tgid = tgid, .exact_pc = true, .hash = 0xcbf29ce484222325ULL};
+	struct hp_walk w;
 
 	*hash = 0;
 	if (!r->pc)
 		return 0;
-	w.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	hp_walk_begin(&w, tgid, r, pcs);
 	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop))
 		bpf_loop(HP_UNWIND_MAX_DEPTH + 1, hp_unwind_step, &w, 0);
-	if (!w.done)
-		w.stop = HP_UNWIND_STOP_DEPTH;
-	bump(&unwind_stops, w.stop);
-	w.hash ^= (w.hash >> 29) ^ w.nr;
-	*hash = w.hash ? w.hash : 1;
+	*hash = hp_walk_end(&w);
 	return w.nr;
+}
+
+/*
+ * Kernels without bpf_loop: the walk goes on across tail calls, HP_TAIL_STEPS frames per program
+ * (the verifier checks each step of the loop, so it stays short), at most MAX_TAIL_CALL_CNT (33)
+ * programs: 4 frames each cover the default depth of 128. What a walk needs between two programs
+ * is kept in per-CPU memory, since a program's stack does not survive a tail call; the pointers
+ * into maps are looked up again by each program. Samples are taken with preemption off, so the
+ * CPU's slot belongs to one walk at a time.
+ */
+#define HP_TAIL_STEPS 4
+
+struct hp_walk_saved {
+	struct hp_uregs r;
+	__u64 hash;
+	__u32 tgid;
+	__u32 nr;
+	__u32 stop;
+	bool exact_pc;
+	bool done;
+	bool asked;
+};
+
+static __always_inline void hp_walk_save(const struct hp_walk *w, struct hp_walk_saved *s)
+{
+	s->r = w->r;
+	s->hash = w->hash;
+	s->tgid = w->tgid;
+	s->nr = w->nr;
+	s->stop = w->stop;
+	s->exact_pc = w->exact_pc;
+	s->done = w->done;
+	s->asked = w->asked;
+}
+
+/* Resume a saved walk into this CPU's scratch stack; false when the scratch is missing. */
+static __always_inline bool hp_walk_resume(struct hp_walk *w, const struct hp_walk_saved *s,
+					   struct hp_user_stack **stack)
+{
+	__u32 zero = 0;
+
+	*stack = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!*stack)
+		return false;
+	*w = (struct hp_walk){.r = s->r,
+			      .pcs = (*stack)->pcs,
+			      .hash = s->hash,
+			      .tgid = s->tgid,
+			      .nr = s->nr,
+			      .stop = s->stop,
+			      .exact_pc = s->exact_pc,
+			      .done = s->done,
+			      .asked = s->asked};
+	w->proc = bpf_map_lookup_elem(&unwind_procs, &w->tgid);
+	return true;
+}
+
+/* Up to HP_TAIL_STEPS frames; true when the walk is over. */
+static __always_inline bool hp_walk_steps(struct hp_walk *w)
+{
+	for (int i = 0; i < HP_TAIL_STEPS; i++) {
+		if (w->done || hp_unwind_step(i, w))
+			return true;
+	}
+	return w->done;
 }
 
 /*

@@ -53,6 +53,7 @@ struct bpf_session {
 	uint32_t *stack_ids; /* drain scratch: stack_map_entries ids */
 	uint32_t max_stack_ids;
 	bool unwinding;			 /* the user-stack walker is on */
+	bool tail_calls;		 /* ... across tail calls, in the cpu sampler only */
 	uint64_t *ustack_keys;		 /* drain scratch: stack_map_entries walked-stack hashes */
 	struct hp_user_stack ustack_buf; /* drain scratch: one walked stack */
 };
@@ -101,13 +102,43 @@ int bpf_session__preflight(const char *btf_path, char *msg, size_t len)
 	return 0;
 }
 
-/*
- * The walker needs bpf_loop (Linux 5.17). Without it the programs are loaded with the walker
- * compiled out (see bpf/unwind.bpf.h) and user stacks come from frame pointers.
- */
-static bool kernel_has_bpf_loop(void)
+static bool kernel_has_helper(enum bpf_func_id id)
 {
-	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, id, NULL) == 1;
+}
+
+/*
+ * How user stacks are walked with the tables. bpf_loop (Linux 5.17) runs the walk in one program.
+ * Without it, the cpu sampler walks across tail calls (hp_cpu_walk), which needs only what 5.15
+ * has (bpf_task_pt_regs, for samples that hit the kernel); the off-CPU and lock programs then take
+ * frame-pointer stacks. Older kernels walk with frame pointers only.
+ * HOSTPROF_UNWIND_WALKER=tailcall forces the tail calls on any kernel, to test them where bpf_loop
+ * exists.
+ */
+static void pick_walker(struct bpf_session *s, const struct bpf_session_opts *opts)
+{
+	const char *force = getenv("HOSTPROF_UNWIND_WALKER");
+	bool has_loop = kernel_has_helper(BPF_FUNC_loop);
+
+	s->unwinding = false;
+	s->tail_calls = false;
+	if (!opts->unwind)
+		return;
+	if (has_loop && !(force && !strcmp(force, "tailcall"))) {
+		s->unwinding = true;
+		return;
+	}
+	if (kernel_has_helper(BPF_FUNC_task_pt_regs) && kernel_has_helper(BPF_FUNC_tail_call)) {
+		s->unwinding = s->tail_calls = true;
+		if (!has_loop)
+			log_info("this kernel has no bpf_loop (Linux 5.17+): CPU samples walk user "
+				 "stacks with tail calls; off-CPU and lock stacks use frame "
+				 "pointers");
+		return;
+	}
+	log_warn(
+		"this kernel has neither bpf_loop (Linux 5.17+) nor bpf_task_pt_regs (5.15+): user "
+		"stacks come from frame pointers only, and stop early in code built without them");
 }
 
 /*
@@ -203,7 +234,8 @@ static int cpu_prealloc(struct cpu_bpf *skel, bool unwind)
 	return err;
 }
 
-static int configure(struct cpu_bpf *skel, const struct bpf_session_opts *opts, bool unwind)
+static int configure(struct cpu_bpf *skel, const struct bpf_session_opts *opts, bool unwind,
+		     bool tail_calls)
 {
 	struct bpf_map *stacks[] = {skel->maps.stacks_0, skel->maps.stacks_1};
 	struct bpf_map *ustacks[] = {skel->maps.ustacks_0, skel->maps.ustacks_1};
@@ -213,6 +245,8 @@ static int configure(struct cpu_bpf *skel, const struct bpf_session_opts *opts, 
 	skel->rodata->filter_pids = opts->filter_pids;
 	skel->rodata->include_idle = opts->include_idle;
 	skel->rodata->unwind_tables = unwind;
+	skel->rodata->unwind_tail_calls = tail_calls;
+	bpf_program__set_autoload(skel->progs.hp_cpu_walk, tail_calls);
 	skel->rodata->unwind_depth = opts->unwind_depth;
 	bpf_program__set_autoload(skel->progs.hp_unwind_exec, unwind);
 	bpf_program__set_autoload(skel->progs.hp_unwind_exit, unwind);
@@ -242,7 +276,7 @@ static int offcpu_configure(struct offcpu_bpf *o, const struct bpf_session_opts 
 
 	o->rodata->filter_pids = opts->filter_pids;
 	o->rodata->min_block_ns = opts->offcpu_min_ns;
-	o->rodata->unwind_tables = s->unwinding;
+	o->rodata->unwind_tables = s->unwinding && !s->tail_calls;
 	o->rodata->unwind_depth = opts->unwind_depth;
 	if (!err)
 		err = configure_unwind(o->maps.unwind_rows, o->maps.unwind_procs,
@@ -323,7 +357,7 @@ static int lock_open(struct bpf_session *s, const struct bpf_session_opts *opts)
 									: 1);
 	s->lock->rodata->filter_pids = opts->filter_pids;
 	s->lock->rodata->min_wait_ns = opts->lock_min_ns;
-	s->lock->rodata->unwind_tables = s->unwinding;
+	s->lock->rodata->unwind_tables = s->unwinding && !s->tail_calls;
 	s->lock->rodata->unwind_depth = opts->unwind_depth;
 	if (!err)
 		err = configure_unwind(s->lock->maps.unwind_rows, s->lock->maps.unwind_procs,
@@ -369,11 +403,8 @@ struct bpf_session *bpf_session__new(const struct bpf_session_opts *opts)
 		log_error("BPF object 'cpu': open failed: %s", strerror(-err));
 		goto fail;
 	}
-	s->unwinding = opts->unwind && kernel_has_bpf_loop();
-	if (opts->unwind && !s->unwinding)
-		log_warn("this kernel has no bpf_loop (Linux 5.17+): user stacks come from frame "
-			 "pointers only, and stop early in code built without them");
-	err = configure(s->skel, opts, s->unwinding);
+	pick_walker(s, opts);
+	err = configure(s->skel, opts, s->unwinding, s->tail_calls);
 	if (err) {
 		log_error("BPF object 'cpu': configure failed: %s", strerror(-err));
 		goto fail;
@@ -383,6 +414,17 @@ struct bpf_session *bpf_session__new(const struct bpf_session_opts *opts)
 		log_error("BPF object 'cpu': load failed: %s%s", strerror(-err),
 			  err == -EPERM ? " (need root, or CAP_BPF and CAP_PERFMON)" : "");
 		goto fail;
+	}
+	if (s->tail_calls) {
+		__u32 key = 0;
+		int fd = bpf_program__fd(s->skel->progs.hp_cpu_walk);
+
+		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.cpu_walk_progs), &key, &fd,
+					BPF_ANY)) {
+			err = -errno;
+			log_error("BPF tail call to the stack walker: %s", strerror(-err));
+			goto fail;
+		}
 	}
 	if (opts->offcpu) {
 		err = offcpu_open(s, opts);

@@ -1485,7 +1485,7 @@ main() {
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
 		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode threads \
-		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind cxx_unwind perf_agree unwind_summary \
+		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind tailcall_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		agent_service agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \
 		agent_sigterm agent_http agent_config_errors agent_print_config agent_soak \

@@ -125,6 +125,45 @@ while True:
 	fi
 }
 
+# Kernels without bpf_loop (5.15, 5.16) walk across tail calls, 4 frames per program: forced here
+# (HOSTPROF_UNWIND_WALKER=tailcall) on a kernel that has bpf_loop, the same stacks must come out.
+t_tailcall_unwind() {
+	local nofp_fr nofp_total py_fr py_total prog='
+def down(n):
+    if n == 0:
+        s = 0
+        for i in range(20000):
+            s += i
+        return s
+    return down(n - 1) + 1
+while True:
+    down(40)
+'
+	export HOSTPROF_UNWIND_WALKER=tailcall
+	unwind_capture tail_nofp "$WL/nofp" 60 --
+	local rc1=$HP_RC
+	unwind_capture tail_python /usr/bin/python3 -c "$prog" --
+	local rc2=$HP_RC
+	unset HOSTPROF_UNWIND_WALKER
+	if [ "$rc1" -ne 0 ] || [ "$rc2" -ne 0 ]; then
+		fail tailcall_unwind "capture with tail calls failed: $(hp_failure tail_nofp) / $(hp_failure tail_python)"
+		return
+	fi
+	nofp_fr=$(stacks reach "$WORK/tail_nofp.folded" --comm nofp main level_one level_two level_three | kv fraction)
+	nofp_total=$(stacks reach "$WORK/tail_nofp.folded" --comm nofp main | kv samples)
+	py_fr=$(stacks reach "$WORK/tail_python.folded" --comm python3 __libc_start_call_main Py_BytesMain _PyEval_EvalFrameDefault | kv fraction)
+	py_total=$(stacks reach "$WORK/tail_python.folded" --comm python3 Py_BytesMain | kv samples)
+	if [ "${nofp_total:-0}" -lt 100 ] || [ "${py_total:-0}" -lt 100 ]; then
+		fail tailcall_unwind "too few samples: nofp ${nofp_total:-0}, python3 ${py_total:-0} (need >= 100 each)"
+	elif ! fcheck "$nofp_fr >= 0.99"; then
+		fail tailcall_unwind "$(pct "$nofp_fr") of nofp samples reach main through level_one..three with tail calls, need >= 99%; top stacks: $(top_stacks "$WORK/tail_nofp.folded" 3)"
+	elif ! fcheck "$py_fr >= 0.95"; then
+		fail tailcall_unwind "$(pct "$py_fr") of python3 samples reach main through _PyEval_EvalFrameDefault with tail calls, need >= 95%; top stacks: $(top_stacks "$WORK/tail_python.folded" 2)"
+	else
+		pass tailcall_unwind "with tail calls: $(pct "$nofp_fr") of $nofp_total nofp samples and $(pct "$py_fr") of $py_total python3 samples reach main"
+	fi
+}
+
 t_cxx_unwind() {
 	local out fr total thrown
 	unwind_capture cxx "$WL/cxx_throw" 60 --
