@@ -164,6 +164,15 @@ static int dec_functions(struct pprof_dec *d)
 		f.system_name = sys ? (uint32_t)sys : (uint32_t)name;
 		f.filename = (uint32_t)file;
 		idx = profile__function(d->p, &f);
+		if (idx == 0) {
+			/* No name and no file is the model's "no function", which a line may not
+			 * name: it is a function all the same, "[unknown]". */
+			idx = profile__string(d->p, "[unknown]");
+			if (idx > 0) {
+				f.name = f.system_name = (uint32_t)idx;
+				idx = profile__function(d->p, &f);
+			}
+		}
 		if (idx < 0)
 			return (int)idx;
 		d->functions[i] = (struct id_map){.id = pf->id, .first = (uint32_t)idx};
@@ -409,6 +418,8 @@ int dec_pprof__parse(const uint8_t *buf, size_t len, const char *name, struct pr
 	int e = 0;
 
 	*out = NULL;
+	if (err && err_len)
+		err[0] = '\0';
 	if (!buf || !name)
 		return -EINVAL;
 	if (len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) {
@@ -468,6 +479,9 @@ int dec_pprof__parse(const uint8_t *buf, size_t len, const char *name, struct pr
 		e = dec_samples(&d, (size_t)main_idx, (size_t)count_idx);
 	if (e == -ENOMEM)
 		fail(&d, e, "out of memory");
+	else if (e && err && err_len && !err[0])
+		/* The model refused something that the checks above let through. */
+		fail(&d, e, "inconsistent profile (%s)", strerror(-e));
 	if (!e) {
 		*out = d.p;
 		d.p = NULL;

@@ -330,6 +330,15 @@ static void test_pprof_broken(const struct profile *p)
 		CHECK_STR(profile__location_name(d, 1), "main");
 	profile__delete(d);
 	free(raw);
+	/* A function with no name and no file (found by fuzz_dec_pprof): a frame, "[unknown]". */
+	raw = pack_profile(0, 1, 1, &plen);
+	d = NULL;
+	CHECK(raw && dec_pprof__parse(raw, plen, "anon.pb", &d, err, sizeof(err)) == 0 && d,
+	      "a function with nothing in it: %s", err);
+	if (d)
+		CHECK_STR(profile__location_name(d, 1), "[unknown]");
+	profile__delete(d);
+	free(raw);
 	raw = pack_profile(99, 1, 1, &plen);
 	expect_pprof_error(raw, plen, "string index 99 out of range", "bad string index");
 	free(raw);
