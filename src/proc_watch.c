@@ -152,40 +152,44 @@ static void count(struct proc_watch *w, uint64_t *field)
 
 static int on_event(void *ctx, void *data, size_t size)
 {
-	struct proc_watch *w = ctx;
-	const struct hp_proc_event *ev = data;
+	if (size >= sizeof(struct hp_proc_event))
+		proc_watch__handle(ctx, data);
+	return 0;
+}
+
+void proc_watch__handle(struct proc_watch *w, const struct hp_proc_event *ev)
+{
 	struct proc_watch_item it = {0};
 	struct seen_proc *seen;
 	int err;
 
 	count(w, &w->stats.events);
-	if (size < sizeof(*ev) || (pid_t)ev->tgid <= 0)
-		return 0;
+	if ((pid_t)ev->tgid <= 0)
+		return;
 	it.pid = (pid_t)ev->tgid;
 	seen = proc_slot(w, it.pid);
 	if (ev->kind == HP_UNWIND_REQ_EXEC) {
 		*seen = (struct seen_proc){.pid = it.pid};
 		it.forget = true;
 		push(w, &it);
-		return 0;
+		return;
 	}
 	if (ev->kind != HP_UNWIND_REQ_LOAD)
-		return 0;
+		return;
 	if (seen->pid != it.pid)
 		*seen = (struct seen_proc){.pid = it.pid};
 	if (seen->reads >= READS_PER_EXEC)
-		return 0;
+		return;
 	seen->reads++;
 	err = proc_table__read(w->reader, it.pid, &it.proc);
 	if (err) {
 		if (err == -ESRCH)
 			count(w, &w->stats.missed);
 		proc__release(&it.proc);
-		return 0;
+		return;
 	}
 	open_binaries(w, &it);
 	push(w, &it);
-	return 0;
 }
 
 static void *watch_thread(void *arg)
@@ -209,7 +213,7 @@ struct proc_watch *proc_watch__new(int events_fd, const char *proc_root, size_t 
 	struct proc_watch *w;
 	int err;
 
-	if (events_fd < 0 || !max_queue) {
+	if (!max_queue) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -224,6 +228,8 @@ struct proc_watch *proc_watch__new(int events_fd, const char *proc_root, size_t 
 		err = ENOMEM;
 		goto fail;
 	}
+	if (events_fd < 0)
+		return w;
 	w->rb = ring_buffer__new(events_fd, on_event, w, NULL);
 	if (!w->rb) {
 		err = errno;

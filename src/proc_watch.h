@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "hostprof_abi.h"
 #include "proc.h"
 
 /* At most this many binaries are opened per process: the executable mappings of most programs
@@ -51,11 +52,15 @@ struct proc_watch_stats {
 struct proc_watch;
 
 /*
- * Start the thread on the ring buffer events_fd (bpf_session__proc_events_fd()). proc_root is
- * /proc (or a fixture). max_queue bounds the items waiting for proc_watch__take(). Returns NULL and
+ * Start the thread on the ring buffer events_fd (bpf_session__proc_events_fd()); with events_fd
+ * < 0, no thread: events come through proc_watch__handle() (the unit tests). proc_root is /proc
+ * (or a fixture). max_queue bounds the items waiting for proc_watch__take(). Returns NULL and
  * sets errno.
  */
 struct proc_watch *proc_watch__new(int events_fd, const char *proc_root, size_t max_queue);
+/* What the thread does with one event: read the process (at most twice per exec), or queue the
+ * news of an exec. Only from the thread, or without one. */
+void proc_watch__handle(struct proc_watch *w, const struct hp_proc_event *ev);
 /* Stop the thread and release what was not taken (closing its fds). NULL is a no-op. */
 void proc_watch__delete(struct proc_watch *w);
 
