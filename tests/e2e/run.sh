@@ -1408,8 +1408,6 @@ EOF
 
 # The whole run is one function, called on the last line: bash has then read the entire file
 # before any test starts, so editing this file during a run does not derail it.
-# Node with --perf-basic-prof: JIT frames are named from /tmp/perf-PID.map, and OTLP marks them
-# profile.frame.type "v8js".
 # A process that generates machine code at run time (mmap, then mprotect) and names it in its perf
 # map, as a JIT does: the samples in that code are named from the map.
 t_jit_mmap() {
@@ -1436,6 +1434,8 @@ t_jit_mmap() {
 	fi
 }
 
+# Node with --perf-basic-prof: JIT frames are named from /tmp/perf-PID.map, and OTLP marks them
+# profile.frame.type "v8js".
 t_jit_node() {
 	local node pid hot decoded
 	node=$(command -v node || command -v nodejs)

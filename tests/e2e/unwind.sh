@@ -88,9 +88,8 @@ t_nofp_ratio() {
 		nofp_leaf_c=50.0
 }
 
-t_python_unwind() {
-	local py=/usr/bin/python3 out fr total fp_fr
-	local prog='
+# Python recursing 40 deep, forever: its interpreter frames run through _PyEval_EvalFrameDefault.
+PY_RECURSE='
 def down(n):
     if n == 0:
         s = 0
@@ -101,11 +100,14 @@ def down(n):
 while True:
     down(40)
 '
+
+t_python_unwind() {
+	local py=/usr/bin/python3 out fr total fp_fr
 	if [ ! -x "$py" ]; then
 		fail python_unwind "$py is missing: install the Debian package python3"
 		return
 	fi
-	unwind_capture python "$py" -c "$prog" --
+	unwind_capture python "$py" -c "$PY_RECURSE" --
 	if [ "$HP_RC" -ne 0 ]; then
 		fail python_unwind "capture of python3 failed: $(hp_failure python)"
 		return
@@ -114,7 +116,7 @@ while True:
 		_PyEval_EvalFrameDefault)
 	fr=$(kv fraction <<<"$out")
 	total=$(kv samples <<<"$out")
-	unwind_capture python_fp "$py" -c "$prog" -- --unwind fp
+	unwind_capture python_fp "$py" -c "$PY_RECURSE" -- --unwind fp
 	fp_fr=$(stacks reach "$WORK/python_fp.folded" --comm python3 Py_BytesMain | kv fraction)
 	if [ "$total" -lt 100 ]; then
 		fail python_unwind "only $total samples of python3"
@@ -128,21 +130,11 @@ while True:
 # Kernels without bpf_loop (5.15, 5.16) walk across tail calls, 4 frames per program: forced here
 # (HOSTPROF_UNWIND_WALKER=tailcall) on a kernel that has bpf_loop, the same stacks must come out.
 t_tailcall_unwind() {
-	local nofp_fr nofp_total py_fr py_total prog='
-def down(n):
-    if n == 0:
-        s = 0
-        for i in range(20000):
-            s += i
-        return s
-    return down(n - 1) + 1
-while True:
-    down(40)
-'
+	local nofp_fr nofp_total py_fr py_total
 	export HOSTPROF_UNWIND_WALKER=tailcall
 	unwind_capture tail_nofp "$WL/nofp" 60 --
 	local rc1=$HP_RC
-	unwind_capture tail_python /usr/bin/python3 -c "$prog" --
+	unwind_capture tail_python /usr/bin/python3 -c "$PY_RECURSE" --
 	local rc2=$HP_RC
 	unset HOSTPROF_UNWIND_WALKER
 	if [ "$rc1" -ne 0 ] || [ "$rc2" -ne 0 ]; then
