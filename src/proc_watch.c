@@ -15,7 +15,10 @@
 #include "hostprof_abi.h"
 #include "log.h"
 
-/* How long a poll of the ring buffer waits: the bound on how late the thread sees a stop. */
+/*
+ * How long a poll of the ring buffer waits: the bound on how late the thread sees a stop, and on
+ * how late it reads the records that do not wake it (execs, see hp_proc_event()).
+ */
 #define POLL_MS 100
 
 /*
@@ -195,6 +198,9 @@ static void *watch_thread(void *arg)
 	while (!atomic_load(&w->stop)) {
 		int n = ring_buffer__poll(w->rb, POLL_MS);
 
+		/* A poll that timed out read nothing: the records that woke no one are read now. */
+		if (n == 0)
+			n = ring_buffer__consume(w->rb);
 		if (n < 0 && n != -EINTR) {
 			log_warn("process events: %s; short-lived processes are read at the drain",
 				 strerror(-n));
