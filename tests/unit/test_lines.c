@@ -410,8 +410,9 @@ static void test_dwarf_budget(const char *tmp)
  * hands binaries over: /proc/self/fd/N). Returns the number of lines found for the deepest
  * address, after `swap` (when true) replaced the mapped path by another file in between.
  */
-static size_t lines_after_fd_closed(const char *tmp, bool swap, struct dso_line *got)
+static size_t lines_after_fd_closed(const char *tmp, bool swap, char *leaf, size_t leaf_len)
 {
+	struct dso_line got[DSO_MAX_LINES];
 	char a[3 * PATH_MAX], b[PATH_MAX + 16], via[64], cmd[8 * PATH_MAX];
 	struct dso_cache *c = dso_cache__new(4);
 	struct dso *d;
@@ -436,6 +437,8 @@ static size_t lines_after_fd_closed(const char *tmp, bool swap, struct dso_line 
 		CHECK(system(cmd) == 0, "setup: the mapped path replaced");
 	}
 	n = d ? dso__find_lines(d, deepest()->addr, got, DSO_MAX_LINES) : 0;
+	/* The strings go with the cache. */
+	snprintf(leaf, leaf_len, "%s", n && got[0].function ? got[0].function : "");
 out:
 	if (fd >= 0)
 		close(fd);
@@ -446,15 +449,15 @@ out:
 
 static void test_dwarf_after_fd_closed(const char *tmp)
 {
-	struct dso_line got[DSO_MAX_LINES];
+	char leaf[64];
 
 	if (!deepest())
 		return;
-	CHECK(lines_after_fd_closed(tmp, false, got) == deepest()->n &&
-		      !strcmp(got[0].function, "fx_leaf"),
+	CHECK(lines_after_fd_closed(tmp, false, leaf, sizeof(leaf)) == deepest()->n &&
+		      !strcmp(leaf, "fx_leaf"),
 	      "lines through the mapped path once the fd is closed");
 	/* Same content, but another file (inode, times): no lines rather than maybe wrong ones. */
-	CHECK(lines_after_fd_closed(tmp, true, got) == 0,
+	CHECK(lines_after_fd_closed(tmp, true, leaf, sizeof(leaf)) == 0,
 	      "a mapped path that names another file is not trusted");
 }
 
