@@ -27,9 +27,14 @@ const volatile bool unwind_tables = false; /* walk with the tables (else bpf_get
 const volatile bool unwind_tail_calls = false;
 const volatile __u32 unwind_depth = HP_UNWIND_MAX_DEPTH;
 
-/* max_entries is set by userspace (the --unwind-table-rows cap). */
+/*
+ * max_entries is set by userspace (the --unwind-table-rows cap). Mappable: userspace writes a
+ * table with memcpy() into its mapping of the map; one update per row cost more CPU than the
+ * agent's whole sampling when new binaries appear.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct hp_unwind_row);
@@ -68,11 +73,20 @@ struct {
 	__uint(max_entries, 4096);
 } unwind_events SEC(".maps");
 
+/*
+ * Only a process sampled for the first time is urgent (it may be gone in milliseconds): it wakes
+ * the reader, always, since a reader behind on earlier records would not be woken otherwise. An
+ * exec only makes an old snapshot stale and waits for the next wakeup or the reader's poll
+ * timeout: a busy host execs a hundred short commands a second, which are rarely sampled, and a
+ * wakeup for each cost the agent more than everything else it did at 19 Hz. The ring keeps the
+ * order, so an exec's record is read before the first sample of its new image.
+ */
 static __always_inline void hp_proc_event(__u32 tgid, __u32 kind)
 {
 	struct hp_proc_event ev = {.tgid = tgid, .kind = kind};
+	__u64 flags = kind == HP_UNWIND_REQ_LOAD ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 
-	bpf_ringbuf_output(&unwind_events, &ev, sizeof(ev), 0);
+	bpf_ringbuf_output(&unwind_events, &ev, sizeof(ev), flags);
 }
 
 /*

@@ -21,6 +21,13 @@
 #define UNWIND_SWEEP_NS (5 * NSEC_PER_SEC)
 /* Processes read by the watcher, waiting for the capture loop (see proc_watch.h). */
 #define WATCH_QUEUE 256
+/*
+ * Without news from the watcher, requests are taken this often instead of at every tick: execs
+ * and exits of processes never sampled are most of them, and there is no hurry to forget those.
+ * A new process announced by the watcher (its first sample) has its request taken at the next
+ * tick, and so do those of every process while loads are queued.
+ */
+#define TAKE_IDLE_NS (250 * 1000 * 1000ULL)
 /* Table loads waiting for a tick with time left. */
 #define CAPTURE_LOAD_QUEUE 256
 
@@ -46,6 +53,8 @@ struct capture {
 	struct unwind_loader *unwinder;	 /* NULL: frame-pointer stacks only */
 	struct debuginfod_fetch *fetch;	 /* NULL: no DEBUGINFOD_URLS */
 	uint64_t swept_ns;		 /* when exited processes were last let go */
+	uint64_t taken_ns;		 /* when requests were last taken */
+	uint64_t announced;		 /* proc_watch__announced() then */
 	struct proc_watch *watch;	 /* NULL without the walker's process events */
 	pid_t loads[CAPTURE_LOAD_QUEUE]; /* processes whose tables are to be loaded, in order */
 	size_t nr_loads;
@@ -318,7 +327,7 @@ static void take_requests(struct capture *cap, uint64_t now)
  */
 void capture__tick(struct capture *cap)
 {
-	uint64_t start = clock__ns(CLOCK_MONOTONIC), now = start;
+	uint64_t start = clock__ns(CLOCK_MONOTONIC), now = start, announced;
 	size_t done = 0;
 
 	adopt_watched(cap);
@@ -328,7 +337,13 @@ void capture__tick(struct capture *cap)
 		unwind_loader__sweep(cap->unwinder);
 		cap->swept_ns = start;
 	}
-	take_requests(cap, now);
+	announced = proc_watch__announced(cap->watch);
+	if (!cap->watch || announced != cap->announced || cap->nr_loads ||
+	    start - cap->taken_ns >= TAKE_IDLE_NS) {
+		cap->announced = announced;
+		cap->taken_ns = start;
+		take_requests(cap, now);
+	}
 	while (done < cap->nr_loads && now - start < UNWIND_LOAD_BUDGET_NS) {
 		load_tables(cap, cap->loads[done++]);
 		now = clock__ns(CLOCK_MONOTONIC);

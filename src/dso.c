@@ -25,6 +25,7 @@
 #include "dso.h"
 #include "dwarf_index.h"
 #include "gopclntab.h"
+#include "line_cache.h"
 #include "log.h"
 #include "minidebuginfo.h"
 
@@ -96,6 +97,9 @@ struct dso {
 	unsigned int dw_lookups;      /* picks the lookups whose heap growth is measured */
 	size_t dw_bytes;	      /* what the open DWARF holds in memory (its debug sections) */
 	bool dwarf_tried; /* an open was attempted: a file without usable DWARF is not retried */
+	/* Its answers' owner in the cache's line cache: new whenever its lines may change (a
+	 * debug file adopted, a refused DWARF open allowed again); 0 outside a cache. */
+	uint64_t lines_owner;
 	struct dso_cache *cache; /* the DWARF budget is the cache's */
 	/*
 	 * The separate debug file whose DWARF replaces the binary's missing .debug_info, NULL when
@@ -128,6 +132,9 @@ struct dso_cache {
 	 * each: the open DWARF handles have a byte budget of their own, least recently used
 	 * closed first (and opened again when needed). */
 	size_t dwarf_bytes, max_dwarf_bytes;
+	/* Line lookups answered before, whatever happened to the handles since (line_cache.h). */
+	struct line_cache *lines;
+	uint64_t lines_owners; /* the last owner given out */
 	uint64_t dwarf_closed;
 };
 
@@ -1185,11 +1192,18 @@ struct dso_cache *dso_cache__new(size_t max_dsos)
 		return NULL;
 	c->max_dsos = max_dsos;
 	c->max_dwarf_bytes = DSO_DEFAULT_DWARF_BYTES;
+	c->lines = line_cache__new(LINE_CACHE_DEFAULT_SLOTS);
+	if (!c->lines) {
+		free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
 	c->bucket_bits = 4;
 	while (((size_t)1 << c->bucket_bits) < max_dsos && c->bucket_bits < DSO_MAX_BUCKET_BITS)
 		c->bucket_bits++;
 	c->buckets = calloc((size_t)1 << c->bucket_bits, sizeof(*c->buckets));
 	if (!c->buckets) {
+		line_cache__delete(c->lines);
 		free(c);
 		errno = ENOMEM;
 		return NULL;
@@ -1209,6 +1223,7 @@ void dso_cache__delete(struct dso_cache *c)
 	}
 	free(c->buckets);
 	free(c->debug_root);
+	line_cache__delete(c->lines);
 	free(c);
 }
 
@@ -1307,6 +1322,7 @@ static void cache_insert(struct dso_cache *c, struct dso *d)
 	c->buckets[b] = d;
 	lru_push_front(c, d);
 	d->last_use = ++c->clock;
+	d->lines_owner = ++c->lines_owners;
 	c->n++;
 }
 
@@ -1329,11 +1345,13 @@ static size_t opt_bytes(const char *s)
 
 size_t dso_cache__memory(const struct dso_cache *c)
 {
+	struct line_cache_stats ls;
 	size_t bytes;
 
 	if (!c)
 		return 0;
-	bytes = sizeof(*c) + ((size_t)1 << c->bucket_bits) * sizeof(*c->buckets);
+	line_cache__stats(c->lines, &ls);
+	bytes = sizeof(*c) + ((size_t)1 << c->bucket_bits) * sizeof(*c->buckets) + ls.bytes;
 	for (const struct dso *d = c->lru_head; d; d = d->lru_next)
 		bytes += sizeof(*d) + d->nsegs * sizeof(*d->segs) + d->nsyms * sizeof(*d->syms) +
 			 d->names_bytes + opt_bytes(d->path) + opt_bytes(d->error) +
@@ -1401,6 +1419,7 @@ static void poll_fetch(struct dso_cache *c, struct dso *d)
 	}
 	log_debug("%s: debug file %s from debuginfod", d->path, path);
 	adopt_debug_file(d, dbg, &dh);
+	d->lines_owner = ++c->lines_owners;
 	d->fetch = FETCH_NONE;
 }
 
@@ -1445,8 +1464,10 @@ static struct dso *cache_get(struct dso_cache *c, uint64_t dev, uint64_t inode,
 			d->fid = fresh->fid;
 			d->have_fid = fresh->have_fid;
 			/* A DWARF open refused because the file had changed may now succeed. */
-			if (!d->dw)
+			if (!d->dw) {
 				d->dwarf_tried = false;
+				d->lines_owner = ++c->lines_owners;
+			}
 			set_open_path(d, open_path);
 			dso_free(fresh);
 			return touch(c, d);
@@ -1776,6 +1797,8 @@ static bool cu_of(Dwarf *dw, Dwarf_Addr pc, Dwarf_Die *cu)
 
 static size_t find_lines(struct dso *d, uint64_t file_addr, struct dso_line *out, size_t max,
 			 size_t *grew);
+static size_t find_lines_measured(struct dso *d, uint64_t file_addr, struct dso_line *out,
+				  size_t max);
 
 /*
  * The heap is measured around every lookup that opens the DWARF, around the part of a lookup
@@ -1791,6 +1814,23 @@ static size_t find_lines(struct dso *d, uint64_t file_addr, struct dso_line *out
 #define DWARF_MEASURE_SHIFT 6
 
 size_t dso__find_lines(struct dso *d, uint64_t file_addr, struct dso_line *out, size_t max)
+{
+	struct line_cache *lc = d && d->cache && out && max ? d->cache->lines : NULL;
+	size_t n;
+
+	if (lc && line_cache__get(lc, d->lines_owner, file_addr, max, out, &n))
+		return n;
+	n = find_lines_measured(d, file_addr, out, max);
+	/* Only what the DWARF said is kept: without a handle (none, or a file that cannot be
+	 * opened now) the answer costs nothing and may change; and a fetch on the way would give
+	 * more lines later. */
+	if (lc && d->dw && !dso__debug_pending(d))
+		line_cache__put(lc, d->lines_owner, file_addr, max, out, n);
+	return n;
+}
+
+static size_t find_lines_measured(struct dso *d, uint64_t file_addr, struct dso_line *out,
+				  size_t max)
 {
 	bool was_open = d && d->dw, whole;
 	size_t before = 0, n, after, grew = 0;

@@ -15,8 +15,11 @@
 #include "hostprof_abi.h"
 #include "log.h"
 
-/* How long a poll of the ring buffer waits: the bound on how late the thread sees a stop. */
-#define POLL_MS 100
+/*
+ * How long a poll of the ring buffer waits: the bound on how late the thread sees a stop, and on
+ * how late it reads the records that do not wake it (execs, see hp_proc_event()).
+ */
+#define POLL_MS 250
 
 /*
  * Binaries already handed over, by identity: the symbolizer's dso cache keeps what it read, so
@@ -55,6 +58,7 @@ struct proc_watch {
 	struct proc_watch_item *queue;
 	size_t max_queue, head, len;
 	struct proc_watch_stats stats;
+	atomic_uint_fast64_t announced; /* HP_UNWIND_REQ_LOAD records read */
 
 	/* The thread's own. */
 	struct seen_binary seen_binaries[SEEN_BINARY_SLOTS];
@@ -176,6 +180,7 @@ void proc_watch__handle(struct proc_watch *w, const struct hp_proc_event *ev)
 	}
 	if (ev->kind != HP_UNWIND_REQ_LOAD)
 		return;
+	atomic_fetch_add(&w->announced, 1);
 	if (seen->pid != it.pid)
 		*seen = (struct seen_proc){.pid = it.pid};
 	if (seen->reads >= READS_PER_EXEC)
@@ -199,6 +204,9 @@ static void *watch_thread(void *arg)
 	while (!atomic_load(&w->stop)) {
 		int n = ring_buffer__poll(w->rb, POLL_MS);
 
+		/* A poll that timed out read nothing: the records that woke no one are read now. */
+		if (n == 0)
+			n = ring_buffer__consume(w->rb);
 		if (n < 0 && n != -EINTR) {
 			log_warn("process events: %s; short-lived processes are read at the drain",
 				 strerror(-n));
@@ -288,4 +296,9 @@ void proc_watch__stats(struct proc_watch *w, struct proc_watch_stats *out)
 	*out = w->stats;
 	out->queued = w->len;
 	pthread_mutex_unlock(&w->lock);
+}
+
+uint64_t proc_watch__announced(const struct proc_watch *w)
+{
+	return w ? atomic_load(&w->announced) : 0;
 }

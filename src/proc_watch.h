@@ -72,5 +72,11 @@ size_t proc_watch__take(struct proc_watch *w, struct proc_watch_item *out, size_
 void proc_watch_item__release(struct proc_watch_item *it);
 
 void proc_watch__stats(struct proc_watch *w, struct proc_watch_stats *out);
+/*
+ * How many processes the walker announced (first samples since their exec) so far: each comes
+ * with a table request, which the capture loop takes at once when this moved, and otherwise
+ * only now and then. Lock-free; 0 for NULL.
+ */
+uint64_t proc_watch__announced(const struct proc_watch *w);
 
 #endif /* HOSTPROF_PROC_WATCH_H */

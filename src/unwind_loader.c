@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,8 +59,16 @@ struct loaded_proc {
 	uint64_t backoff_ns;	/* the wait after the next re-read that finds nothing new */
 };
 
+/* The rows map as written: mapped into memory when the kernel lets us (BPF_F_MMAPABLE). */
+struct rows_writer {
+	int fd;
+	struct hp_unwind_row *mem; /* NULL: one batch update per WRITE_BATCH rows */
+	size_t mem_len;
+};
+
 struct unwind_loader {
 	struct unwind_loader_opts opts;
+	struct rows_writer rows;
 	struct unwind_sink sink;
 	struct proc_table *procs_snap;
 	struct binary **bins;
@@ -79,10 +88,22 @@ struct unwind_loader {
 	bool cache_store_logged; /* a failed store is logged once: the next ones would repeat it */
 };
 
+/*
+ * A mapped map takes a table with one memcpy(): the walker only reads these rows once the procs
+ * entry that names them is written, by a syscall after this. Kernels or maps without the mapping
+ * get batches of updates.
+ */
 static int bpf_write_rows(void *ctx, uint32_t base, const struct hp_unwind_row *rows, uint32_t n)
 {
-	const struct unwind_loader_opts *o = ctx;
+	const struct rows_writer *o = &((const struct unwind_loader *)ctx)->rows;
 	__u32 keys[WRITE_BATCH];
+
+	if (o->mem) {
+		if ((uint64_t)base + n > o->mem_len / sizeof(*rows))
+			return -ERANGE;
+		memcpy(o->mem + base, rows, (size_t)n * sizeof(*rows));
+		return 0;
+	}
 
 	for (uint32_t done = 0; done < n;) {
 		__u32 count = n - done < WRITE_BATCH ? n - done : WRITE_BATCH;
@@ -91,12 +112,11 @@ static int bpf_write_rows(void *ctx, uint32_t base, const struct hp_unwind_row *
 
 		for (__u32 i = 0; i < want; i++)
 			keys[i] = base + done + i;
-		if (bpf_map_update_batch(o->rows_fd, keys, rows + done, &count, NULL)) {
+		if (bpf_map_update_batch(o->fd, keys, rows + done, &count, NULL)) {
 			/* Kernels before 5.6 have no batch operations, and a failed batch says how
 			 * many it wrote (perhaps none): the rest one at a time. */
 			for (__u32 i = count; i < want; i++)
-				if (bpf_map_update_elem(o->rows_fd, &keys[i], &rows[done + i],
-							BPF_ANY))
+				if (bpf_map_update_elem(o->fd, &keys[i], &rows[done + i], BPF_ANY))
 					return -errno;
 		}
 		done += want;
@@ -106,7 +126,7 @@ static int bpf_write_rows(void *ctx, uint32_t base, const struct hp_unwind_row *
 
 static int bpf_write_proc(void *ctx, pid_t pid, const struct hp_unwind_proc *entry)
 {
-	const struct unwind_loader_opts *o = ctx;
+	const struct unwind_loader_opts *o = &((const struct unwind_loader *)ctx)->opts;
 	__u32 key = pid;
 
 	return bpf_map_update_elem(o->procs_fd, &key, entry, BPF_ANY) ? -errno : 0;
@@ -114,10 +134,28 @@ static int bpf_write_proc(void *ctx, pid_t pid, const struct hp_unwind_proc *ent
 
 static void bpf_delete_proc(void *ctx, pid_t pid)
 {
-	const struct unwind_loader_opts *o = ctx;
+	const struct unwind_loader_opts *o = &((const struct unwind_loader *)ctx)->opts;
 	__u32 key = pid;
 
 	bpf_map_delete_elem(o->procs_fd, &key);
+}
+
+/* Map the rows map for bpf_write_rows(); without it (no BPF_F_MMAPABLE), rows go by batches. */
+static void map_rows(struct rows_writer *w, int fd, uint32_t max_rows)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = ((size_t)max_rows * sizeof(struct hp_unwind_row) + page - 1) / page * page;
+	void *mem;
+
+	w->fd = fd;
+	mem = len ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+	if (mem == MAP_FAILED) {
+		log_debug("map 'unwind_rows' cannot be mapped (%s): tables are written by batches",
+			  strerror(errno));
+		return;
+	}
+	w->mem = mem;
+	w->mem_len = len;
 }
 
 struct unwind_loader *unwind_loader__new(const struct unwind_loader_opts *opts)
@@ -127,11 +165,12 @@ struct unwind_loader *unwind_loader__new(const struct unwind_loader_opts *opts)
 	if (!l)
 		return NULL;
 	l->opts = *opts;
-	if (opts->sink)
+	if (opts->sink) {
 		l->sink = *opts->sink;
-	else
-		l->sink = (struct unwind_sink){&l->opts, bpf_write_rows, bpf_write_proc,
-					       bpf_delete_proc};
+	} else {
+		map_rows(&l->rows, opts->rows_fd, opts->max_rows);
+		l->sink = (struct unwind_sink){l, bpf_write_rows, bpf_write_proc, bpf_delete_proc};
+	}
 	l->stats.rows_capacity = opts->max_rows;
 	l->bins = calloc(opts->max_binaries ? opts->max_binaries : 1, sizeof(*l->bins));
 	l->procs = calloc(opts->max_procs ? opts->max_procs : 1, sizeof(*l->procs));
@@ -174,6 +213,8 @@ void unwind_loader__delete(struct unwind_loader *l)
 	free(l->procs);
 	free(l->entry);
 	proc_table__delete(l->procs_snap);
+	if (l->rows.mem)
+		munmap(l->rows.mem, l->rows.mem_len);
 	free(l);
 }
 
