@@ -634,9 +634,14 @@ t_short_lived_loop() {
 }
 
 t_stats() {
-	local procs bins rss
+	local procs bins rss pid
+	# A busy process, so that there is something to track on an idle machine.
+	start_workload cpu_ratio 10
+	pid=$WPID
+	sleep 0.3
 	hp stats profile --all --duration 2 --frequency "$FREQ" --stats --max-processes 16 \
 		--max-binaries 32 --max-dwarf-mb 8 -o "$WORK/stats.folded"
+	stop_workload "$pid"
 	if [ "$HP_RC" -ne 0 ]; then
 		fail stats "profile --stats failed: $(hp_failure stats)"
 		return
