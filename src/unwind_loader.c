@@ -62,8 +62,8 @@ struct loaded_proc {
 /* The rows map as written: mapped into memory when the kernel lets us (BPF_F_MMAPABLE). */
 struct rows_writer {
 	int fd;
-	struct hp_unwind_row *mem; /* NULL: one batch update per WRITE_BATCH rows */
-	size_t mem_len;
+	bool mappable; /* false: one batch update per WRITE_BATCH rows */
+	size_t map_len;
 };
 
 struct unwind_loader {
@@ -98,10 +98,27 @@ static int bpf_write_rows(void *ctx, uint32_t base, const struct hp_unwind_row *
 	const struct rows_writer *o = &((const struct unwind_loader *)ctx)->rows;
 	__u32 keys[WRITE_BATCH];
 
-	if (o->mem) {
-		if ((uint64_t)base + n > o->mem_len / sizeof(*rows))
+	if (o->mappable) {
+		/*
+		 * Only the pages being written, and only while they are: the kernel maps every
+		 * page of a mapped BPF array at once, and the whole rows map (16 MiB by default)
+		 * would stay in our RSS, counted a second time beside the map's own memory.
+		 */
+		size_t page = (size_t)sysconf(_SC_PAGESIZE);
+		uint64_t from = (uint64_t)base * sizeof(*rows),
+			 to = from + (uint64_t)n * sizeof(*rows);
+		uint64_t off = from / page * page, len = (to + page - 1) / page * page - off;
+		void *mem;
+
+		if (to > o->map_len)
 			return -ERANGE;
-		memcpy(o->mem + base, rows, (size_t)n * sizeof(*rows));
+		if (!n)
+			return 0;
+		mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, o->fd, (off_t)off);
+		if (mem == MAP_FAILED)
+			return -errno;
+		memcpy((char *)mem + (from - off), rows, (size_t)n * sizeof(*rows));
+		munmap(mem, len);
 		return 0;
 	}
 
@@ -140,22 +157,22 @@ static void bpf_delete_proc(void *ctx, pid_t pid)
 	bpf_map_delete_elem(o->procs_fd, &key);
 }
 
-/* Map the rows map for bpf_write_rows(); without it (no BPF_F_MMAPABLE), rows go by batches. */
+/* Can bpf_write_rows() map the rows map? Without it (no BPF_F_MMAPABLE), rows go by batches. */
 static void map_rows(struct rows_writer *w, int fd, uint32_t max_rows)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t len = ((size_t)max_rows * sizeof(struct hp_unwind_row) + page - 1) / page * page;
 	void *mem;
 
 	w->fd = fd;
-	mem = len ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+	w->map_len = (size_t)max_rows * sizeof(struct hp_unwind_row);
+	mem = w->map_len ? mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
 	if (mem == MAP_FAILED) {
 		log_debug("map 'unwind_rows' cannot be mapped (%s): tables are written by batches",
 			  strerror(errno));
 		return;
 	}
-	w->mem = mem;
-	w->mem_len = len;
+	munmap(mem, page);
+	w->mappable = true;
 }
 
 struct unwind_loader *unwind_loader__new(const struct unwind_loader_opts *opts)
@@ -213,8 +230,6 @@ void unwind_loader__delete(struct unwind_loader *l)
 	free(l->procs);
 	free(l->entry);
 	proc_table__delete(l->procs_snap);
-	if (l->rows.mem)
-		munmap(l->rows.mem, l->rows.mem_len);
 	free(l);
 }
 
