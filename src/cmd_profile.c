@@ -755,6 +755,8 @@ static void print_stats(struct run *r)
 	snprintf(bound, sizeof(bound), "%zu", m.sym.dsos_max);
 	print_cache_row("binaries (symbols)", m.sym.dsos_cached, bound, m.sym.dsos_bytes,
 			"--max-binaries");
+	print_cache_row("binaries held open", m.sym.binaries_held, "256", 0,
+			"of new processes, read when sampled");
 	print_cache_row("DWARF (open handles)", UINT64_MAX,
 			human_bytes(m.sym.dwarf_max, b, sizeof(b)), m.sym.dwarf_bytes,
 			"--max-dwarf-mb");

@@ -1252,6 +1252,15 @@ static size_t dso_bucket(const struct dso_cache *c, uint64_t dev, uint64_t inode
 	return h >> (64 - c->bucket_bits);
 }
 
+bool dso_cache__has(const struct dso_cache *c, uint64_t dev, uint64_t inode)
+{
+	for (const struct dso *d = c ? c->buckets[dso_bucket(c, dev, inode)] : NULL; d;
+	     d = d->hnext)
+		if (d->dev == dev && d->inode == inode && d->readable)
+			return true;
+	return false;
+}
+
 static void lru_unlink(struct dso_cache *c, struct dso *d)
 {
 	if (d->lru_prev)

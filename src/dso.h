@@ -55,6 +55,8 @@ void dso_cache__set_fetcher(struct dso_cache *c, struct debuginfod_fetch *f);
 struct dso *dso_cache__get(struct dso_cache *c, uint64_t dev, uint64_t inode, const char *open_path,
 			   const char *display_path);
 size_t dso_cache__size(const struct dso_cache *c);
+/* Whether a readable binary of this identity is cached (nothing is read or checked). */
+bool dso_cache__has(const struct dso_cache *c, uint64_t dev, uint64_t inode);
 /* Bytes held by the cached binaries' tables (symbols, names, segments), DWARF handles aside. */
 size_t dso_cache__memory(const struct dso_cache *c);
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "dso.h"
 #include "ksyms.h"
@@ -45,8 +46,20 @@ struct perfmap_slot {
 	uint64_t loaded_at, used_at; /* in lookups */
 };
 
+/*
+ * Binaries the process watcher opened that are not read yet, by identity (direct-mapped: a
+ * collision closes the older fd). Bounded: HELD_SLOTS fds at most.
+ */
+#define HELD_SLOTS 256
+
+struct held_binary {
+	uint64_t dev, inode;
+	int fd; /* -1: free */
+};
+
 struct symbolizer {
 	struct proc_table *procs;
+	struct held_binary held[HELD_SLOTS];
 	struct dso_cache *dsos;
 	struct ksyms *ksyms;
 	struct symbolizer_stats stats;
@@ -67,6 +80,8 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 
 	if (!s)
 		return NULL;
+	for (size_t i = 0; i < HELD_SLOTS; i++)
+		s->held[i].fd = -1;
 	s->procs = proc_table__new(opts->proc_root, opts->max_procs);
 	if (!s->procs)
 		goto fail;
@@ -99,12 +114,21 @@ fail:
 	return NULL;
 }
 
+static void release_held(struct held_binary *h)
+{
+	if (h->fd >= 0)
+		close(h->fd);
+	*h = (struct held_binary){.fd = -1};
+}
+
 void symbolizer__delete(struct symbolizer *s)
 {
 	if (!s)
 		return;
 	for (size_t i = 0; i < PERFMAP_SLOTS; i++)
 		perfmap__delete(s->perfmaps[i].map);
+	for (size_t i = 0; i < HELD_SLOTS; i++)
+		release_held(&s->held[i]);
 	ksyms__delete(s->ksyms);
 	dso_cache__delete(s->dsos);
 	proc_table__delete(s->procs);
@@ -122,12 +146,33 @@ int symbolizer__track(struct symbolizer *s, pid_t pid)
 }
 
 /* The binary behind one file mapping, read (or found in the cache) through the process. */
+static struct held_binary *held_slot(struct symbolizer *s, uint64_t dev, uint64_t inode)
+{
+	uint64_t h = (inode ^ (dev << 29)) * 0x9e3779b97f4a7c15ULL;
+
+	return &s->held[(h >> 40) % HELD_SLOTS];
+}
+
+/*
+ * The binary behind one file mapping: through the fd the watcher opened when the symbolizer holds
+ * one (it is the very file mapped, and works after the process is gone), else through the
+ * process's /proc entry. Once read, the dso cache keeps it by identity and the fd can go.
+ */
 static struct dso *mapping_dso(struct symbolizer *s, pid_t pid, const struct mapping *m)
 {
+	uint64_t dev = makedev(m->dev_major, m->dev_minor);
+	struct held_binary *h = held_slot(s, dev, m->inode);
+	struct dso *d;
+
+	if (h->fd >= 0 && h->dev == dev && h->inode == m->inode) {
+		snprintf(s->path, sizeof(s->path), "/proc/self/fd/%d", h->fd);
+		d = dso_cache__get(s->dsos, dev, m->inode, s->path, m->path);
+		release_held(h);
+		return d;
+	}
 	if (proc_table__mapping_path(s->procs, pid, m, s->path, sizeof(s->path)) != 0)
 		return NULL;
-	return dso_cache__get(s->dsos, makedev(m->dev_major, m->dev_minor), m->inode, s->path,
-			      m->path);
+	return dso_cache__get(s->dsos, dev, m->inode, s->path, m->path);
 }
 
 void symbolizer__adopt(struct symbolizer *s, struct proc_watch_item *it)
@@ -137,14 +182,21 @@ void symbolizer__adopt(struct symbolizer *s, struct proc_watch_item *it)
 		return;
 	}
 	/*
-	 * The binaries first, through the watcher's fds: once read, the dso cache keeps them by
-	 * identity, and finds them again by (dev, inode) when /proc/PID is gone.
+	 * The binaries are held, not read: most libraries a process maps never get a sample, and
+	 * reading their symbol tables would cost memory and time for nothing. A binary already
+	 * read needs no fd (the dso cache finds it by identity); a slot taken by another binary
+	 * gives its fd up (that one falls back to /proc, while its process lives).
 	 */
 	for (size_t i = 0; i < it->nr_binaries; i++) {
-		const struct proc_watch_binary *b = &it->binaries[i];
+		struct proc_watch_binary *b = &it->binaries[i];
+		struct held_binary *h;
 
-		snprintf(s->path, sizeof(s->path), "/proc/self/fd/%d", b->fd);
-		dso_cache__get(s->dsos, b->dev, b->inode, s->path, b->path);
+		if (dso_cache__has(s->dsos, b->dev, b->inode))
+			continue;
+		h = held_slot(s, b->dev, b->inode);
+		release_held(h);
+		*h = (struct held_binary){.dev = b->dev, .inode = b->inode, .fd = b->fd};
+		b->fd = -1;
 	}
 	proc_table__adopt(s->procs, &it->proc);
 }
@@ -417,6 +469,8 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)
 	out->dsos_max = s->max_dsos;
 	out->dsos_bytes = dso_cache__memory(s->dsos);
 	out->dwarf_max = s->max_dwarf_bytes;
+	for (size_t i = 0; i < HELD_SLOTS; i++)
+		out->binaries_held += s->held[i].fd >= 0;
 	for (size_t i = 0; i < PERFMAP_SLOTS; i++) {
 		out->perfmaps += s->perfmaps[i].map != NULL;
 		out->perfmap_bytes += perfmap__memory(s->perfmaps[i].map);

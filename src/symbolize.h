@@ -35,10 +35,11 @@ struct symbolizer_stats {
 	size_t procs_cached, procs_max, procs_bytes; /* maps snapshots */
 	size_t dsos_cached, dsos_max, dsos_bytes;    /* binaries' symbol tables */
 	size_t perfmaps, perfmap_bytes;		     /* JIT maps */
-	size_t dwarf_bytes;			     /* held by open DWARF handles */
-	size_t dwarf_max;			     /* their budget */
-	uint64_t dwarf_closed;			     /* handles closed to keep the DWARF budget */
-	bool kernel_symbols;			     /* kallsyms was readable */
+	size_t binaries_held;  /* opened by the process watcher, not read yet (an fd each) */
+	size_t dwarf_bytes;    /* held by open DWARF handles */
+	size_t dwarf_max;      /* their budget */
+	uint64_t dwarf_closed; /* handles closed to keep the DWARF budget */
+	bool kernel_symbols;   /* kallsyms was readable */
 };
 
 /* The mapping a native frame belongs to, as the profile model wants it: start and limit in the
@@ -101,8 +102,9 @@ int symbolizer__track(struct symbolizer *s, pid_t pid);
 
 /*
  * Take what the process watcher read of a process while it lived (see proc_watch.h): its snapshot
- * replaces what was known of it, and its binaries are read through the watcher's fds. Or, for an
- * exec, forget the old snapshot. The caller still releases it (proc_watch_item__release()).
+ * replaces what was known of it, and the fds on its binaries are kept (taken out of the item) until
+ * a sample needs one of them read. Or, for an exec, forget the old snapshot. The caller still
+ * releases the item (proc_watch_item__release()).
  */
 void symbolizer__adopt(struct symbolizer *s, struct proc_watch_item *it);
 

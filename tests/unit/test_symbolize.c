@@ -3,6 +3,8 @@
  * The symbolizer over a fake /proc (fake_proc.h), so that runtime address → mapping → ELF address
  * → symbol is checked end to end for PIE, non-PIE, a shared library and a stripped one.
  */
+#include <fcntl.h>
+
 #include "check.h"
 #include "fake_proc.h"
 #include "symbolize.h"
@@ -85,6 +87,72 @@ static void test_exited(struct symbolizer *s)
 	      f.function ? f.function : f.unknown);
 }
 
+/*
+ * What the process watcher hands over: a snapshot and an fd on a binary. The binary is held, not
+ * read, until a sample needs it; then it is read through the fd, which works after the process
+ * (and its /proc entry) is gone. Without the fd, the same address stays unresolved.
+ */
+static void watched_exit(bool with_fd, struct frame *f, struct symbolizer_stats *before,
+			 struct symbolizer_stats *after)
+{
+	struct symbolizer_opts o = {.proc_root = root,
+				    .kallsyms_path = "tests/fixtures/kallsyms/mixed",
+				    .max_procs = 16,
+				    .max_dsos = 16};
+	struct symbolizer *s = symbolizer__new(&o);
+	struct proc_table *reader = proc_table__new(root, 1);
+	struct proc_watch_item it = {.pid = FAKE_PID};
+	char path[3 * PATH_MAX], cmd[2 * PATH_MAX];
+	struct stat st;
+
+	memset(f, 0, sizeof(*f));
+	fake_proc__populate();
+	snprintf(path, sizeof(path), "%s/fx_pie", fixtures);
+	if (!s || !reader || proc_table__read(reader, FAKE_PID, &it.proc) || stat(path, &st)) {
+		CHECK(0, "setup: symbolizer, fake process and fx_pie");
+		goto out;
+	}
+	if (with_fd) {
+		it.binaries[0] = (struct proc_watch_binary){.fd = open(path, O_RDONLY | O_CLOEXEC),
+							    .dev = st.st_dev,
+							    .inode = st.st_ino,
+							    .path = strdup(path)};
+		it.nr_binaries = 1;
+	}
+	symbolizer__adopt(s, &it);
+	proc_watch_item__release(&it);
+	symbolizer__stats(s, before);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/%d", root, FAKE_PID);
+	CHECK(system(cmd) == 0, "%s", cmd);
+	symbolizer__user(s, FAKE_PID, PIE_BASE + func_addr("fx_pie", "fx_beta"), false, f);
+	symbolizer__stats(s, after);
+	if (f->function) /* owned by the symbolizer: keep a copy past its end */
+		f->function = strcmp(f->function, "fx_beta") ? "(other)" : "fx_beta";
+out:
+	proc_table__delete(reader);
+	symbolizer__delete(s);
+}
+
+static void test_watched_binaries(void)
+{
+	struct symbolizer_stats before, after;
+	struct frame f;
+
+	watched_exit(true, &f, &before, &after);
+	CHECK(before.binaries_held == 1 && before.dsos_cached == 0,
+	      "adopted: the binary is held (%zu), not read (%zu)", before.binaries_held,
+	      before.dsos_cached);
+	CHECK(f.function && !strcmp(f.function, "fx_beta"), "after exit, through the held fd: %s",
+	      f.function ? f.function : f.unknown);
+	CHECK(after.binaries_held == 0 && after.dsos_cached == 1,
+	      "read once needed, and the fd let go (%zu held, %zu read)", after.binaries_held,
+	      after.dsos_cached);
+
+	watched_exit(false, &f, &before, &after);
+	CHECK(!f.function, "without the fd, the gone process's binary is not found: %s",
+	      f.function ? f.function : "");
+}
+
 static void test_kernel(void)
 {
 	struct symbolizer_opts o = {.proc_root = root,
@@ -131,6 +199,7 @@ int main(void)
 		test_exited(s);
 		symbolizer__delete(s);
 	}
+	test_watched_binaries();
 	test_kernel();
 	fake_proc__remove();
 	return check_summary("test_symbolize");
