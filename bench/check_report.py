@@ -43,6 +43,7 @@ def main():
                                             "bpftrace99"]
                for k in ["median_s", "slowdown_pct", "profiler_cpu_pct_of_core",
                          "bpf_pct_of_core"]]
+    figures += [("overhead", "steady", "profiler_cpu_pct_of_core")]
     figures += [("sched", k) for k in ["alone_trips_per_s", "agent_trips_per_s", "ns_per_switch"]]
     figures += [("memory", k) for k in ["rss_mib", "pss_mib", "bpf_maps_mib"]]
     figures += [("export", k) for k in ["otlp_gzip_bytes_per_min", "pprof_gzip_bytes_per_min"]]
