@@ -48,13 +48,14 @@ struct perfmap_slot {
 
 /*
  * Binaries the process watcher opened that are not read yet, by identity (direct-mapped: a
- * collision closes the older fd). Bounded: HELD_SLOTS fds at most.
+ * collision reads the older one then, as if a sample had needed it). Bounded: HELD_SLOTS fds.
  */
 #define HELD_SLOTS 256
 
 struct held_binary {
 	uint64_t dev, inode;
-	int fd; /* -1: free */
+	int fd;	    /* -1: free */
+	char *path; /* as the process's maps name it */
 };
 
 struct symbolizer {
@@ -118,6 +119,7 @@ static void release_held(struct held_binary *h)
 {
 	if (h->fd >= 0)
 		close(h->fd);
+	free(h->path);
 	*h = (struct held_binary){.fd = -1};
 }
 
@@ -146,6 +148,17 @@ int symbolizer__track(struct symbolizer *s, pid_t pid)
 }
 
 /* The binary behind one file mapping, read (or found in the cache) through the process. */
+/* Read a held binary into the dso cache, through its fd, and let the fd go. */
+static struct dso *read_held(struct symbolizer *s, struct held_binary *h)
+{
+	struct dso *d;
+
+	snprintf(s->path, sizeof(s->path), "/proc/self/fd/%d", h->fd);
+	d = dso_cache__get(s->dsos, h->dev, h->inode, s->path, h->path);
+	release_held(h);
+	return d;
+}
+
 static struct held_binary *held_slot(struct symbolizer *s, uint64_t dev, uint64_t inode)
 {
 	uint64_t h = (inode ^ (dev << 29)) * 0x9e3779b97f4a7c15ULL;
@@ -162,14 +175,9 @@ static struct dso *mapping_dso(struct symbolizer *s, pid_t pid, const struct map
 {
 	uint64_t dev = makedev(m->dev_major, m->dev_minor);
 	struct held_binary *h = held_slot(s, dev, m->inode);
-	struct dso *d;
 
-	if (h->fd >= 0 && h->dev == dev && h->inode == m->inode) {
-		snprintf(s->path, sizeof(s->path), "/proc/self/fd/%d", h->fd);
-		d = dso_cache__get(s->dsos, dev, m->inode, s->path, m->path);
-		release_held(h);
-		return d;
-	}
+	if (h->fd >= 0 && h->dev == dev && h->inode == m->inode)
+		return read_held(s, h);
 	if (proc_table__mapping_path(s->procs, pid, m, s->path, sizeof(s->path)) != 0)
 		return NULL;
 	return dso_cache__get(s->dsos, dev, m->inode, s->path, m->path);
@@ -184,8 +192,8 @@ void symbolizer__adopt(struct symbolizer *s, struct proc_watch_item *it)
 	/*
 	 * The binaries are held, not read: most libraries a process maps never get a sample, and
 	 * reading their symbol tables would cost memory and time for nothing. A binary already
-	 * read needs no fd (the dso cache finds it by identity); a slot taken by another binary
-	 * gives its fd up (that one falls back to /proc, while its process lives).
+	 * read needs no fd (the dso cache finds it by identity). A slot taken by another binary is
+	 * freed by reading that one now: its process may be gone already.
 	 */
 	for (size_t i = 0; i < it->nr_binaries; i++) {
 		struct proc_watch_binary *b = &it->binaries[i];
@@ -194,9 +202,13 @@ void symbolizer__adopt(struct symbolizer *s, struct proc_watch_item *it)
 		if (dso_cache__has(s->dsos, b->dev, b->inode))
 			continue;
 		h = held_slot(s, b->dev, b->inode);
+		if (h->fd >= 0 && (h->dev != b->dev || h->inode != b->inode))
+			read_held(s, h);
 		release_held(h);
-		*h = (struct held_binary){.dev = b->dev, .inode = b->inode, .fd = b->fd};
+		*h = (struct held_binary){
+			.dev = b->dev, .inode = b->inode, .fd = b->fd, .path = b->path};
 		b->fd = -1;
+		b->path = NULL;
 	}
 	proc_table__adopt(s->procs, &it->proc);
 }

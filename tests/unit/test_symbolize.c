@@ -153,6 +153,58 @@ static void test_watched_binaries(void)
 	      f.function ? f.function : "");
 }
 
+/*
+ * More binaries than held slots: each either stays held or, when its slot is wanted by another,
+ * is read there and then (its process may be gone by its first sample). None is lost, and no more
+ * than the slots' worth of fds stay open.
+ */
+static void test_held_collisions(void)
+{
+	enum { N = 300 };
+	struct symbolizer_opts o = {.proc_root = root,
+				    .kallsyms_path = "tests/fixtures/kallsyms/mixed",
+				    .max_procs = 16,
+				    .max_dsos = 2 * N};
+	struct symbolizer *s = symbolizer__new(&o);
+	struct symbolizer_stats st;
+	char dir[] = "/tmp/hostprof-test-held-XXXXXX", path[64], cmd[64];
+	size_t adopted = 0;
+
+	if (!s || !mkdtemp(dir)) {
+		CHECK(0, "setup: symbolizer and a scratch directory");
+		symbolizer__delete(s);
+		return;
+	}
+	for (int i = 0; i < N; i++) {
+		struct proc_watch_item it = {.pid = 7000 + i};
+		struct stat fst;
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/bin%d", dir, i);
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0 || fstat(fd, &fst)) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		it.binaries[0] = (struct proc_watch_binary){
+			.fd = fd, .dev = fst.st_dev, .inode = fst.st_ino, .path = strdup(path)};
+		it.nr_binaries = 1;
+		symbolizer__adopt(s, &it); /* an empty snapshot: the binaries are what matters */
+		proc_watch_item__release(&it);
+		adopted++;
+	}
+	symbolizer__stats(s, &st);
+	CHECK_U64(adopted, N);
+	CHECK(st.binaries_held <= 256 && st.binaries_held > 0, "%zu held", st.binaries_held);
+	CHECK(st.binaries_held + st.dsos_cached == N,
+	      "every binary held or read: %zu held + %zu read of %d", st.binaries_held,
+	      st.dsos_cached, N);
+	symbolizer__delete(s);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0, "%s", cmd);
+}
+
 static void test_kernel(void)
 {
 	struct symbolizer_opts o = {.proc_root = root,
@@ -200,6 +252,7 @@ int main(void)
 		symbolizer__delete(s);
 	}
 	test_watched_binaries();
+	test_held_collisions();
 	test_kernel();
 	fake_proc__remove();
 	return check_summary("test_symbolize");
