@@ -284,10 +284,10 @@ static bool load_queued(const struct capture *cap, pid_t pid)
 }
 
 /*
- * Take the walks' requests and do at once what is quick: the symbolizer's snapshots (which cannot
- * wait: the process may be about to exit) and forgetting processes that exec'd or exited. Table
- * loads, which may take tens of milliseconds for a big binary, are queued. Requests beyond the
- * queue's room stay in the kernel's map until the next call.
+ * Take the walks' requests: forget the tables of processes that exec'd or exited at once, and
+ * queue the table loads, which may take tens of milliseconds for a big binary. Requests beyond the
+ * queue's room stay in the kernel's map until the next call. (New processes are snapshotted for
+ * the symbolizer by the process watcher, not here.)
  */
 static void take_requests(struct capture *cap, uint64_t now)
 {
@@ -322,8 +322,7 @@ static void take_requests(struct capture *cap, uint64_t now)
 /*
  * Load the tables of the processes whose walks asked for them (new processes, exec, dlopen), within
  * a time budget, so that a host full of new processes does not stall the loop; what is left over
- * stays queued for the next tick. Between two loads, new requests are taken, so that a big binary
- * being read does not keep a new process from being snapshotted.
+ * stays queued for the next tick.
  */
 void capture__tick(struct capture *cap)
 {
@@ -347,9 +346,6 @@ void capture__tick(struct capture *cap)
 	while (done < cap->nr_loads && now - start < UNWIND_LOAD_BUDGET_NS) {
 		load_tables(cap, cap->loads[done++]);
 		now = clock__ns(CLOCK_MONOTONIC);
-		if (done == cap->nr_loads)
-			cap->nr_loads = done = 0;
-		take_requests(cap, now);
 	}
 	memmove(cap->loads, cap->loads + done, (cap->nr_loads - done) * sizeof(*cap->loads));
 	cap->nr_loads -= done;
