@@ -278,7 +278,7 @@ def main():
             else:
                 w(f"| {label} | not installed | | |")
         w("")
-        w(f"hostprof's DWARF budget accounting: {h['dwarf_bytes'] / 1048576:.1f} MiB; "
+        w(f"hostprof's DWARF, as counted for the budget (none here): {h['dwarf_bytes'] / 1048576:.1f} MiB; "
           f"{h['with_lines']} addresses with a line, {h['with_inlines']} inside inlined code.")
         if eu:
             a = r["agreement"]

@@ -10,7 +10,8 @@
 #     profile:hz:99 aggregation, in turn (A B C D E, A B C D E, ...). Per row: the work's median
 #     time and slowdown, the profiler's own CPU time (/proc/PID/stat) and the run time of its BPF
 #     programs (kernel.bpf_stats_enabled), each as a share of one core.
-#  2. Scheduler-heavy load (bench/pingpong: threads ping-ponging through pipes): alone and under
+#  2. Scheduler-heavy load (bench/pingpong: on each CPU a pair of threads pinned to it,
+#     ping-ponging through pipes): alone and under
 #     the agent with cpu,wall,contention, in turn; the slowdown and the mean cost per sched_switch
 #     event of the agent's hook.
 #  3. Memory: the agent at its defaults after MEM_SECS on a host running about 200 processes of
@@ -25,8 +26,9 @@
 # Usage (root): bench/report.sh [--smoke] OUTDIR
 #   --smoke: one short repetition of everything (about 20 s), for `make test`: it shows that the
 #   report is produced and well-formed, not what the numbers are.
-# Environment: HOSTPROF, FIXEDWORK, PINGPONG, WL (the e2e workloads directory), REPS, WORK_SECS
-# (the fixed work's length, calibrated), MEM_SECS, MEM_PROCS.
+# Environment: HOSTPROF, FIXEDWORK, PINGPONG, WL (the e2e workloads directory), PY (the python3
+# of the memory section: the distribution's), REPS (rounds), RUNS (runs of the work per block),
+# WORK_SECS (one run's length, calibrated), MEM_SECS, MEM_PROCS.
 set -u
 smoke=0
 if [ "${1:-}" = --smoke ]; then
@@ -41,11 +43,17 @@ HOSTPROF=${HOSTPROF:-$OUTPUT/hostprof}
 FIXEDWORK=${FIXEDWORK:-$OUTPUT/bench/fixedwork}
 PINGPONG=${PINGPONG:-$OUTPUT/bench/pingpong}
 WL=${WL:-$OUTPUT/e2e}
+# The distribution's python3 (not one on PATH before it, such as a pyenv build with its DWARF):
+# what a host runs.
+PY=${PY:-/usr/bin/python3}
+[ -x "$PY" ] || PY=python3
 if [ "$smoke" = 1 ]; then
-	REPS=${REPS:-1} WORK_SECS=${WORK_SECS:-1} MEM_SECS=${MEM_SECS:-6} MEM_PROCS=${MEM_PROCS:-24}
+	REPS=${REPS:-1} RUNS=${RUNS:-1} WORK_SECS=${WORK_SECS:-1} MEM_SECS=${MEM_SECS:-6}
+	MEM_PROCS=${MEM_PROCS:-24}
 	SCHED_SECS=1 SETTLE=1 AGENT_SETTLE=1 STEADY_SETTLE=1 STEADY_SECS=2
 else
-	REPS=${REPS:-5} WORK_SECS=${WORK_SECS:-5} MEM_SECS=${MEM_SECS:-60} MEM_PROCS=${MEM_PROCS:-200}
+	REPS=${REPS:-5} RUNS=${RUNS:-4} WORK_SECS=${WORK_SECS:-4} MEM_SECS=${MEM_SECS:-60}
+	MEM_PROCS=${MEM_PROCS:-200}
 	# The agent's first seconds read the host's processes and load their unwind tables, as
 	# they are first sampled (at 19 Hz, tens of seconds for a host's idle ones): measured after
 	# them, as the steady state a host lives in.
@@ -70,15 +78,16 @@ cleanup() {
 }
 trap cleanup EXIT
 sysctl -qw kernel.bpf_stats_enabled=1
-hz=$(getconf CLK_TCK)
 cores=$(nproc)
 
 # record KEY VALUE: one raw number for report.json (KEY a dotted path).
 record() { echo "$1 $2" >>"$results"; }
 
-# cpu_secs PID: user + system CPU seconds of a process and its threads.
-cpu_secs() {
-	awk -v hz="$hz" '{ sub(/^.*\) /, ""); printf "%.4f", ($12 + $13) / hz }' "/proc/$1/stat" 2>/dev/null || echo 0
+# cpu_ns PID: nanoseconds on a CPU of its live threads (schedstat: the scheduler's own clock, not
+# ticks). A thread gone meanwhile takes its time with it: the profilers' threads live as long
+# as they do.
+cpu_ns() {
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f", s }'
 }
 
 # The BPF programs and maps loaded now, by ID: what a profiler adds is what was not there before.
@@ -140,15 +149,30 @@ stop_profiler() {
 iters=4
 t=$("$FIXEDWORK" "$cores" "$iters")
 iters=$(awk -v t="$t" -v want="$WORK_SECS" -v i="$iters" 'BEGIN { n = int(i * want / t); print n < 1 ? 1 : n }')
+warm_iters=$(awk -v i="$iters" 'BEGIN { n = int(i / 8); print n < 1 ? 1 : n }')
 # One run to warm caches and clocks, not counted: the first of a series is the slow one.
 "$FIXEDWORK" "$cores" "$iters" >/dev/null
 record overhead.iterations "$iters"
 record overhead.threads "$cores"
+record overhead.runs_per_block "$RUNS"
+# Blocks in turn (A B C D E, A B C D E, ...), RUNS runs of the work in each: a block's runs are
+# back to back, so that a profiler's start and settling are paid once per block, and each round
+# gives one paired comparison with the nothing-attached block beside it.
 configs=(none hostprof19 hostprof99 perf99 bpftrace99)
+n=0
 for rep in $(seq "$REPS"); do
 	for c in "${configs[@]}"; do
 		base=$(prog_ids)
 		start_profiler "$c"
+		# First sight: the work once, short and not counted, so that every profiler has
+		# seen its binaries before the timed runs (the agent reads their symbols and DWARF
+		# once per binary, as a host's long-running profiler has long since done). What it
+		# cost is its own figure.
+		f0=0
+		[ -n "$PROF_PID" ] && f0=$(cpu_ns "$PROF_PID")
+		"$FIXEDWORK" "$cores" "$warm_iters" >/dev/null
+		sleep 2 # the agent drains and symbolizes once a second
+		[ -n "$PROF_PID" ] && record "overhead.$c.first_sight_cpu_s.$rep" "$(awk -v a="$f0" -v b="$(cpu_ns "$PROF_PID")" 'BEGIN { printf "%.6f", (b - a) / 1e9 }')"
 		# The BPF counters are read by new processes (bpftool, python3), which the profiler
 		# also sees, loads tables for and symbolizes: its CPU time is taken inside their
 		# readings, after it has settled from the first, and before the last. The BPF run
@@ -157,17 +181,24 @@ for rep in $(seq "$REPS"); do
 		t0=$(date +%s.%N)
 		sleep 1.5
 		cpu0=0
-		[ -n "$PROF_PID" ] && cpu0=$(cpu_secs "$PROF_PID")
-		wall=$("$FIXEDWORK" "$cores" "$iters")
+		[ -n "$PROF_PID" ] && cpu0=$(cpu_ns "$PROF_PID")
+		walls=0
+		for k in $(seq "$RUNS"); do
+			n=$((n + 1))
+			wall=$("$FIXEDWORK" "$cores" "$iters")
+			record "overhead.$c.wall_s.$n" "$wall"
+			record "overhead.$c.round.$n" "$rep"
+			walls=$(awk -v a="$walls" -v b="$wall" 'BEGIN { printf "%.4f", a + b }')
+		done
 		cpu1=0
-		[ -n "$PROF_PID" ] && cpu1=$(cpu_secs "$PROF_PID")
+		[ -n "$PROF_PID" ] && cpu1=$(cpu_ns "$PROF_PID")
 		read -r bpf1 _ < <(bpf_ns "$base")
 		t1=$(date +%s.%N)
 		stop_profiler
-		record "overhead.$c.wall_s.$rep" "$wall"
-		record "overhead.$c.profiler_cpu_s.$rep" "$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { printf "%.4f", b - a }')"
+		record "overhead.$c.block_wall_s.$rep" "$walls"
+		record "overhead.$c.profiler_cpu_s.$rep" "$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { printf "%.6f", (b - a) / 1e9 }')"
 		# Scaled to the work's time: the share of one core is then (bpf_s / wall_s).
-		record "overhead.$c.bpf_s.$rep" "$(awk -v a="$bpf0" -v b="$bpf1" -v s0="$t0" -v s1="$t1" -v w="$wall" 'BEGIN { printf "%.6f", (b - a) / 1e9 * w / (s1 - s0) }')"
+		record "overhead.$c.bpf_s.$rep" "$(awk -v a="$bpf0" -v b="$bpf1" -v s0="$t0" -v s1="$t1" -v w="$walls" 'BEGIN { printf "%.6f", (b - a) / 1e9 * w / (s1 - s0) }')"
 	done
 done
 
@@ -186,17 +217,17 @@ BG+=("$PROF_PID")
 steady_load=$!
 BG+=("$steady_load")
 sleep "$STEADY_SETTLE"
-cpu0=$(cpu_secs "$PROF_PID")
+cpu0=$(cpu_ns "$PROF_PID")
 t0=$(date +%s.%N)
 sleep "$STEADY_SECS"
-cpu1=$(cpu_secs "$PROF_PID")
+cpu1=$(cpu_ns "$PROF_PID")
 t1=$(date +%s.%N)
 stop_profiler
 wait "$steady_load" 2>/dev/null
 record overhead.steady.after_s "$STEADY_SETTLE"
 record overhead.agent_settle_s "$AGENT_SETTLE"
 record overhead.steady.secs "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
-record overhead.steady.profiler_cpu_s "$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { printf "%.4f", b - a }')"
+record overhead.steady.profiler_cpu_s "$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { printf "%.6f", (b - a) / 1e9 }')"
 
 # ---- 2. scheduler-heavy load ----
 for rep in $(seq "$REPS"); do
@@ -240,8 +271,8 @@ for i in $(seq "$MEM_PROCS"); do
 	3 | 4) nice -n 19 "$WL/lib_ratio" "$((MEM_SECS + 30))" >/dev/null 2>&1 & ;;
 	*)
 		case $((i % 10)) in
-		0 | 1) python3 -c "$py_loop" >/dev/null 2>&1 & ;;
-		2) python3 -c "$py_libs" >/dev/null 2>&1 & ;;
+		0 | 1) "$PY" -c "$py_loop" >/dev/null 2>&1 & ;;
+		2) "$PY" -c "$py_libs" >/dev/null 2>&1 & ;;
 		*) sh -c 'while :; do date >/dev/null; ls / >/dev/null; sleep 0.5; done' >/dev/null 2>&1 & ;;
 		esac
 		;;
@@ -328,6 +359,14 @@ none = statistics.median(series(ov["none"]["wall_s"]))
 labels = {"none": "nothing attached", "hostprof19": "hostprof agent, 19 Hz",
           "hostprof99": "hostprof agent, 99 Hz", "perf99": "perf record -F 99 -a -g",
           "bpftrace99": "bpftrace profile:hz:99 {kstack, ustack, comm}"}
+def by_round(node):
+    """The median work time of each round's block, by round."""
+    rounds = {}
+    for k, wall in node["wall_s"].items():
+        rounds.setdefault(int(node["round"][k]), []).append(wall)
+    return {r: statistics.median(v) for r, v in rounds.items()}
+
+none_rounds = by_round(ov["none"])
 rows = []
 for c in ["none", "hostprof19", "hostprof99", "perf99", "bpftrace99"]:
     node = ov.get(c)
@@ -335,12 +374,26 @@ for c in ["none", "hostprof19", "hostprof99", "perf99", "bpftrace99"]:
         continue
     walls = series(node["wall_s"])
     med = statistics.median(walls)
-    # Pooled over the runs: each run's CPU time is a handful of 10 ms ticks.
-    cpu = sum(series(node["profiler_cpu_s"])) / sum(walls) * 100
-    bpf = statistics.median([b / w * 100 for b, w in zip(series(node["bpf_s"]), walls)])
-    entry = {"label": labels[c], "median_s": med, "slowdown_pct": (med - none) / none * 100,
+    block_walls = series(node["block_wall_s"])
+    # Pooled over the blocks: the profiler's CPU time over the work's.
+    cpu = sum(series(node["profiler_cpu_s"])) / sum(block_walls) * 100
+    bpf = statistics.median([b / w * 100 for b, w in zip(series(node["bpf_s"]), block_walls)])
+    # Paired by round: each block against the nothing-attached block of its round, which drifts
+    # with the machine as it does; the median over rounds, which one disturbed round does not
+    # move.
+    mine = by_round(node)
+    paired = [(mine[r] / none_rounds[r] - 1) * 100 for r in sorted(mine) if r in none_rounds]
+    first = node.get("first_sight_cpu_s")
+    entry = {"label": labels[c], "median_s": med,
+             "slowdown_pct": statistics.median(paired) if paired else 0.0,
+             "slowdown_rounds_pct": paired,
+             "slowdown_pooled_pct": (med - none) / none * 100,
              "profiler_cpu_pct_of_core": cpu, "bpf_pct_of_core": bpf,
-             "spread_pct": spread(labels[c], walls), "runs": len(walls)}
+             # What it took from the machine: the share of all cores' time, the most it can
+             # slow work that keeps every core busy (cache effects aside).
+             "accounted_pct_of_machine": (cpu + bpf) / machine["cores"],
+             "first_sight_cpu_ms": statistics.median(series(first)) * 1000 if first else 0.0,
+             "spread_pct": spread(labels[c], walls), "runs": len(walls), "rounds": len(paired)}
     summary["overhead"][c] = entry
     rows.append(entry)
 
@@ -369,40 +422,44 @@ w = out.append
 w("# hostprof overhead report" + (" (smoke run: one short repetition, not a measurement)" if smoke else ""))
 w("")
 w(f"Machine: {machine['cpu']}, {machine['cores']} CPUs, Linux {machine['kernel']}; {machine['hostprof']}.")
-w(f"Command: `make bench` (this table: `bench/report.sh {outdir}`). Medians of {rows[0]['runs']} runs each, taken in turn.")
+w(f"Command: `make bench` (this table: `bench/report.sh {outdir}`).")
 w("")
 w("## 1. Overhead on CPU-bound work")
 w("")
-w(f"`bench/fixedwork`: zlib compression of a fixed buffer on all {int(raw['overhead']['threads'])} cores, {int(raw['overhead']['iterations'])} iterations each.")
+runs_per_block = int(raw['overhead'].get('runs_per_block', 1))
+w(f"`bench/fixedwork`: zlib compression of a fixed buffer on all {int(raw['overhead']['threads'])} cores, {int(raw['overhead']['iterations'])} iterations each. {rows[0]['rounds']} rounds; in each, every row's block in turn: the profiler started, settled ({raw['overhead'].get('agent_settle_s', 0):.0f} s for the agent), shown the work once, then {runs_per_block} timed runs of it.")
 w("")
-w("| profiler | work time (s) | slowdown | profiler CPU (% of one core) | BPF run time (% of one core) | spread |")
-w("|---|---|---|---|---|---|")
+w("| profiler | work time (s), median | slowdown | rounds (min, max) | profiler CPU (% of one core) | BPF run time (% of one core) | both, as a share of the machine | first sight of the work (ms of CPU) | spread |")
+w("|---|---|---|---|---|---|---|---|---|")
+def rng(r):
+    return "" if r["label"] == labels["none"] or not r["slowdown_rounds_pct"] else f"{min(r['slowdown_rounds_pct']):+.2f}%, {max(r['slowdown_rounds_pct']):+.2f}%"
 for r in rows:
-    w(f"| {r['label']} | {r['median_s']:.3f} | {r['slowdown_pct']:+.2f}% | {r['profiler_cpu_pct_of_core']:.2f}% | {r['bpf_pct_of_core']:.2f}% | {r['spread_pct']:.1f}% |")
+    w(f"| {r['label']} | {r['median_s']:.3f} | {r['slowdown_pct']:+.2f}% | {rng(r)} | {r['profiler_cpu_pct_of_core']:.2f}% | {r['bpf_pct_of_core']:.2f}% | {r['accounted_pct_of_machine']:.2f}% | {r['first_sight_cpu_ms']:.0f} | {r['spread_pct']:.1f}% |")
 w("")
 st = ov.get("steady", {})
 steady_pct = st["profiler_cpu_s"] / st["secs"] * 100 if st.get("secs") else float("nan")
 summary["overhead"]["steady"] = {"after_s": st.get("after_s"), "secs": st.get("secs"),
                                  "profiler_cpu_pct_of_core": steady_pct}
-w(f"Profiler CPU is pooled over the runs (total CPU time over total work time): /proc/PID/stat counts 10 ms ticks. Each run starts the agent afresh and waits {raw['overhead'].get('agent_settle_s', 0):.0f} s before the work; what is left of its warm-up (reading the host's processes and loading their tables as they are first sampled) is in these figures.")
+none_rows = summary["overhead"]["none"]
+w(f"Slowdown: per round, the median of the block's runs against the median of the nothing-attached block of the same round; the median over the rounds, and their range. The nothing-attached runs alone spread {none_rows['spread_pct']:.1f}% on this machine: a slowdown much smaller than that is not resolved by timing the work, and the share of the machine is then the figure to read. Profiler CPU: the time on a CPU of its threads (/proc/PID/task/*/schedstat), pooled over the timed runs; BPF run time from kernel.bpf_stats_enabled. Both as a share of the machine: their sum over the number of cores, what the profiler took from work that keeps every core busy. First sight: its CPU time while it saw the work's process and binaries for the first time (for the agent: reading their symbols and the DWARF of libc's and zlib's debug files, once per binary), which a profiler that has run on the host for long has already spent.")
 w("")
 w(f"The agent at 19 Hz in its steady state, {st.get('after_s', 0):.0f} s after its start, over {st.get('secs', 0):.0f} s with the work running: **{steady_pct:.2f}% of one core**.")
 w("")
-w(f"Targets at 19 Hz: slowdown <= 0.5% (measured {o19.get('slowdown_pct', float('nan')):+.2f}%), the agent's own CPU <= 0.3% of one core (measured {steady_pct:.2f}% in its steady state, {o19.get('profiler_cpu_pct_of_core', float('nan')):.2f}% over the runs above).")
+w(f"Targets at 19 Hz: slowdown <= 0.5% (timed: {o19.get('slowdown_pct', float('nan')):+.2f}%, rounds {rng(o19) if o19 else ''}; taken from the machine: {o19.get('accounted_pct_of_machine', float('nan')):.2f}%), the agent's own CPU <= 0.3% of one core (measured {o19.get('profiler_cpu_pct_of_core', float('nan')):.2f}% over the timed runs, {steady_pct:.2f}% in the steady state).")
 w("")
 s = summary["sched"]
 w("## 2. Scheduler-heavy load")
 w("")
-w("`bench/pingpong`: two threads ping-ponging through pipes (two context switches per round trip); the agent with `--types cpu,wall,contention`.")
+w(f"`bench/pingpong`: on each of the {machine['cores']} CPUs a pair of threads pinned to it, ping-ponging through pipes (each round trip is two context switches on that CPU); the agent with `--types cpu,wall,contention`.")
 w("")
-w("| run | round trips/s | slowdown | sched_switch events | ns per event (BPF) |")
-w("|---|---|---|---|---|")
-w(f"| alone | {s['alone_trips_per_s']:.0f} | | | |")
-w(f"| hostprof agent cpu,wall,contention | {s['agent_trips_per_s']:.0f} | {s['slowdown_pct']:+.1f}% | {s['switch_events']:.0f} | {s['ns_per_switch']:.0f} |")
+w("| run | round trips/s | context switches/s | slowdown | sched_switch events | ns per event (BPF) |")
+w("|---|---|---|---|---|---|")
+w(f"| alone | {s['alone_trips_per_s']:.0f} | {2 * s['alone_trips_per_s']:.0f} | | | |")
+w(f"| hostprof agent cpu,wall,contention | {s['agent_trips_per_s']:.0f} | {2 * s['agent_trips_per_s']:.0f} | {s['slowdown_pct']:+.1f}% | {s['switch_events']:.0f} | {s['ns_per_switch']:.0f} |")
 w("")
 w("## 3. Memory")
 w("")
-w(f"The agent at its defaults (19 Hz, cpu), {m['after_s']:.0f} s into a run on a host of {m['processes']} processes (shell loops with coreutils, python3 with and without many extension modules, a C++ program throwing exceptions, a program calling into a shared library).")
+w(f"The agent at its defaults (19 Hz, cpu), {m['after_s']:.0f} s into a run on a host of {m['processes']} processes (shell loops with coreutils, the distribution's python3 with and without many extension modules, a C++ program throwing exceptions, a program calling into a shared library).")
 w("")
 w("| | measured | target |")
 w("|---|---|---|")

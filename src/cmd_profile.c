@@ -101,7 +101,7 @@ static void print_help(FILE *out)
 		"Symbolizer caches (least recently used entries go first; see --stats):\n"
 		"      --max-processes N   process snapshots (maps, identity) kept (default 4096)\n"
 		"      --max-binaries N    binaries' symbol tables kept (default 1024)\n"
-		"      --max-dwarf-mb N    memory of open DWARF handles, MiB (default 32)\n"
+		"      --max-dwarf-mb N    memory of open DWARF handles, MiB (default 14)\n"
 		"      --max-cached-locations N  (pid, address) -> location entries per profile\n"
 		"                          type (default 262144)\n"
 		"\n"

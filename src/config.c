@@ -33,7 +33,7 @@ void config__defaults(struct config *c)
 	c->counts_map_entries = 16384;
 	c->max_procs = 4096;
 	c->max_dsos = 1024;
-	c->max_dwarf_bytes = 32 << 20;
+	c->max_dwarf_bytes = 14 << 20; /* DSO_DEFAULT_DWARF_BYTES */
 	c->unwind_tables = true;
 	c->unwind_depth = HP_UNWIND_MAX_DEPTH;
 	c->unwind_rows = 1U << 20; /* 16 MiB: libc takes ~20k rows, python3 ~100k */

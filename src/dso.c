@@ -7,7 +7,6 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
-#include <malloc.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <openssl/evp.h>
@@ -94,8 +93,10 @@ struct dso {
 	Dwarf *dw;
 	Elf *dw_elf;
 	struct dwarf_index *dw_index; /* the open DWARF's per-CU function tables */
-	unsigned int dw_lookups;      /* picks the lookups whose heap growth is measured */
-	size_t dw_bytes;	      /* what the open DWARF holds in memory (its debug sections) */
+	Dwarf_Off dw_walked;	      /* how far walks over all CUs have reached */
+	size_t dw_bytes;	      /* what the open DWARF holds in memory, as counted */
+	size_t dw_sections;	      /* of which its debug sections */
+	bool dw_reset_due;	      /* alone over the budget: drop its CUs' tables */
 	bool dwarf_tried; /* an open was attempted: a file without usable DWARF is not retried */
 	/* Its answers' owner in the cache's line cache: new whenever its lines may change (a
 	 * debug file adopted, a refused DWARF open allowed again); 0 outside a cache. */
@@ -168,6 +169,9 @@ static void dwarf_close(struct dso *d)
 	d->dw_elf = NULL;
 	d->dw_index = NULL;
 	d->dw_bytes = 0;
+	d->dw_sections = 0;
+	d->dw_walked = 0;
+	d->dw_reset_due = false;
 	d->dwarf_tried = false;
 }
 
@@ -1627,20 +1631,22 @@ bool dso__find_symbol(const struct dso *d, uint64_t file_addr, struct dso_symbol
 /* DWARF: file, line and inline chains */
 
 /*
- * The heap in use, to measure what libdw holds: the debug sections it reads (and decompresses)
- * at open, then the line tables and address ranges it builds per CU as lookups come. None of
- * that is reported by libdw itself. Other threads allocating at the same moment blur a
- * measurement; it is a budget, not an account.
+ * What an open DWARF holds is counted, not measured: libdw reports none of it, and the heap
+ * (mallinfo2) is every thread's. Measured around a lookup, it took in whatever the process
+ * watcher or the exporter allocated meanwhile, and the budget filled with their noise until
+ * handles were closed and opened again, over and over. The count:
+ *  - at open, the debug sections as read (decompressed): debug_bytes();
+ *  - per CU at its first lookup, libdw's record of it, its line table, and our function table;
+ *  - per CU reached by a walk over all CUs (a binary without .debug_aranges), libdw's record.
+ * Measured with elfutils 0.188 over libc's and libstdc++'s debug info (heap growth, one thread):
+ * a CU's record is about 1 KiB, a line table row 59-69 bytes. test_lines holds the count to
+ * within a quarter of the heap's growth over a real binary's CUs.
  */
-static size_t heap_in_use(void)
-{
-	struct mallinfo2 mi = mallinfo2();
+#define DWARF_CU_BYTES 1024
+#define DWARF_LINE_ROW_BYTES 64
 
-	return mi.uordblks + mi.hblkhd;
-}
-
-/* The debug sections' sizes: the least an open DWARF holds, for when the heap cannot be
- * measured (another allocator, a sanitizer's). */
+/* The debug sections' sizes, once libdw has read them (a compressed section's size is then its
+ * decompressed size). */
 static size_t debug_bytes(Elf *elf)
 {
 	size_t shstrndx, total = 0;
@@ -1693,12 +1699,66 @@ static bool dwarf_strings_terminated(Elf *elf)
 	return true;
 }
 
-/* Account for what d's DWARF grew by, and close the least recently used others until the
- * budget holds (the newest is kept even alone over it: it is needed now). */
+/*
+ * Drop what d's DWARF built for its CUs (libdw's line tables and CU records, our function
+ * tables), keeping its debug sections: libdw reads them into the Elf handle, decompressed, and a
+ * new Dwarf over the same Elf starts from them. A CU's tables take tens of microseconds to build
+ * again; the sections of a big binary took tens of milliseconds to read and decompress. Never
+ * between a lookup of d and the use of its answer (its strings would go with the tables).
+ */
+static void dwarf_reset(struct dso *d)
+{
+	Dwarf *dw;
+
+	d->dw_reset_due = false;
+	dwarf_end(d->dw);
+	dwarf_index__delete(d->dw_index);
+	d->dw = NULL;
+	d->dw_index = NULL;
+	dw = dwarf_begin_elf(d->dw_elf, DWARF_C_READ, NULL);
+	d->dw_index = dw ? dwarf_index__new() : NULL;
+	if (!d->dw_index) {
+		/* Closed instead: opened again from the file on its next lookup. */
+		if (dw)
+			dwarf_end(dw);
+		if (d->cache)
+			d->cache->dwarf_bytes -= d->dw_bytes;
+		d->dw_bytes = 0;
+		dwarf_close(d);
+		return;
+	}
+	d->dw = dw;
+	if (d->cache)
+		d->cache->dwarf_bytes -= d->dw_bytes - d->dw_sections;
+	d->dw_bytes = d->dw_sections;
+	d->dw_walked = 0;
+	if (d->cache)
+		d->cache->dwarf_closed++;
+}
+
+/*
+ * Account for what d's DWARF grew by. Over the budget, drop the CUs' tables of the binary that
+ * holds the most of them, when that is enough; else close the least recently used others until
+ * the budget holds. The newest is kept even alone over it (it is needed now); when what it built
+ * for its CUs is then over a quarter of the budget, its next lookup starts them afresh.
+ */
 static void dwarf_budget(struct dso_cache *c, struct dso *newest, size_t grew)
 {
+	struct dso *most = NULL;
+
 	newest->dw_bytes += grew;
 	c->dwarf_bytes += grew;
+	if (c->dwarf_bytes <= c->max_dwarf_bytes)
+		return;
+	/* Dropping one binary's CUs' tables is enough: its sections stay, not read again. */
+	for (struct dso *d = c->lru_head; d; d = d->lru_next)
+		if (d != newest && d->dw &&
+		    (!most || d->dw_bytes - d->dw_sections > most->dw_bytes - most->dw_sections))
+			most = d;
+	if (most && c->dwarf_bytes - (most->dw_bytes - most->dw_sections) <= c->max_dwarf_bytes) {
+		dwarf_reset(most);
+		return;
+	}
 	for (struct dso *d = c->lru_tail; d && c->dwarf_bytes > c->max_dwarf_bytes;
 	     d = d->lru_prev) {
 		if (d == newest || !d->dw)
@@ -1706,6 +1766,9 @@ static void dwarf_budget(struct dso_cache *c, struct dso *newest, size_t grew)
 		dwarf_close(d);
 		c->dwarf_closed++;
 	}
+	if (c->dwarf_bytes > c->max_dwarf_bytes &&
+	    newest->dw_bytes - newest->dw_sections > c->max_dwarf_bytes / 4)
+		newest->dw_reset_due = true;
 }
 
 /*
@@ -1750,6 +1813,8 @@ static Dwarf *dso_dwarf(struct dso *d)
 	Dwarf *dw = NULL;
 	int fd;
 
+	if (d->dw && d->dw_reset_due)
+		dwarf_reset(d);
 	if (d->dwarf_tried)
 		return d->dw;
 	d->dwarf_tried = true;
@@ -1788,39 +1853,29 @@ fail:
 }
 
 /* The CU containing pc: through .debug_aranges, else (clang, or GCC without aranges) by asking
- * each CU for its ranges. */
-static bool cu_of(Dwarf *dw, Dwarf_Addr pc, Dwarf_Die *cu)
+ * each CU for its ranges. libdw keeps a record of each CU the walk reaches: those reached for
+ * the first time are counted into *grew. */
+static bool cu_of(struct dso *d, Dwarf_Addr pc, Dwarf_Die *cu, size_t *grew)
 {
 	Dwarf_Off off = 0, next;
+	bool found = false;
 	size_t hsize;
 
-	if (dwarf_addrdie(dw, pc, cu))
+	if (dwarf_addrdie(d->dw, pc, cu))
 		return true;
-	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		if (dwarf_offdie(dw, off + hsize, cu) && dwarf_haspc(cu, pc) > 0)
-			return true;
+	while (!found && dwarf_nextcu(d->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		found = dwarf_offdie(d->dw, off + hsize, cu) && dwarf_haspc(cu, pc) > 0;
+		if (off >= d->dw_walked) {
+			*grew += DWARF_CU_BYTES;
+			d->dw_walked = next;
+		}
 		off = next;
 	}
-	return false;
+	return found;
 }
 
-static size_t find_lines(struct dso *d, uint64_t file_addr, struct dso_line *out, size_t max,
-			 size_t *grew);
-static size_t find_lines_measured(struct dso *d, uint64_t file_addr, struct dso_line *out,
-				  size_t max);
-
-/*
- * The heap is measured around every lookup that opens the DWARF, around the part of a lookup
- * that meets a CU for the first time, and around one other lookup in 2^DWARF_MEASURE_SHIFT.
- * Not around every lookup: mallinfo2() walks every arena's bins under their locks, and two
- * calls cost a warm lookup's time several times over. A CU's first lookup builds what the CU
- * will ever need (libdw's line table and abbreviations, our function table with every name and
- * call site read): later lookups in it read only. What may still escape is what libdw makes
- * lazily on its own, once per CU of the file (its record of a CU when first reached): bounded
- * by the size of the file's DWARF, not by the number of lookups, and caught in part by the
- * sampled lookups.
- */
-#define DWARF_MEASURE_SHIFT 6
+static size_t find_lines_counted(struct dso *d, uint64_t file_addr, struct dso_line *out,
+				 size_t max);
 
 size_t dso__find_lines(struct dso *d, uint64_t file_addr, struct dso_line *out, size_t max)
 {
@@ -1829,7 +1884,7 @@ size_t dso__find_lines(struct dso *d, uint64_t file_addr, struct dso_line *out, 
 
 	if (lc && line_cache__get(lc, d->lines_owner, file_addr, max, out, &n))
 		return n;
-	n = find_lines_measured(d, file_addr, out, max);
+	n = find_lines_counted(d, file_addr, out, max);
 	/* Only what the DWARF said is kept: without a handle (none, or a file that cannot be
 	 * opened now) the answer costs nothing and may change; and a fetch on the way would give
 	 * more lines later. */
@@ -1838,48 +1893,47 @@ size_t dso__find_lines(struct dso *d, uint64_t file_addr, struct dso_line *out, 
 	return n;
 }
 
-static size_t find_lines_measured(struct dso *d, uint64_t file_addr, struct dso_line *out,
-				  size_t max)
-{
-	bool was_open = d && d->dw, whole;
-	size_t before = 0, n, after, grew = 0;
+static size_t find_lines(struct dso *d, uint64_t file_addr, struct dso_line *out, size_t max,
+			 size_t *grew);
 
-	whole = !was_open || (d && !(d->dw_lookups++ & ((1u << DWARF_MEASURE_SHIFT) - 1)));
-	if (whole)
-		before = heap_in_use();
-	n = find_lines(d, file_addr, out, max, whole ? NULL : &grew);
-	if (!d || !d->dw || !d->cache || (!whole && !grew))
+/* A lookup, and what it made the open DWARF hold counted into the budget. */
+static size_t find_lines_counted(struct dso *d, uint64_t file_addr, struct dso_line *out,
+				 size_t max)
+{
+	size_t n, grew = 0;
+
+	n = find_lines(d, file_addr, out, max, &grew);
+	if (!d || !d->dw || !d->cache)
 		return n;
-	if (whole) {
-		after = heap_in_use();
-		grew = after > before ? after - before : 0;
+	if (!d->dw_sections) { /* opened by this lookup */
+		d->dw_sections = debug_bytes(d->dw_elf);
+		grew += d->dw_sections;
 	}
-	if (!was_open && grew < debug_bytes(d->dw_elf))
-		grew = debug_bytes(d->dw_elf);
-	dwarf_budget(d->cache, d, grew);
+	if (grew)
+		dwarf_budget(d->cache, d, grew);
 	return n;
 }
 
-/* grew, when not NULL: set to the heap growth of the CU's first lookup, 0 when not its first. */
+/* Adds to *grew what the lookup made the open DWARF hold (see DWARF_CU_BYTES). */
 static size_t find_lines(struct dso *d, uint64_t file_addr, struct dso_line *out, size_t max,
 			 size_t *grew)
 {
 	struct dwarf_frame frames[DWARF_INDEX_MAX_DEPTH + 1];
 	struct dso_line all[DWARF_INDEX_MAX_DEPTH + 1];
 	const char *file = NULL, *comp_dir;
-	size_t n = 0, before = 0, after;
+	struct dwarf_index_stats before, after;
 	Dwarf_Attribute ca;
 	Dwarf_Line *line;
+	Dwarf_Lines *table;
+	size_t n = 0, rows;
 	bool first, built;
 	Dwarf_Die cu;
 	int lineno = 0, nf;
-	Dwarf *dw;
 
-	if (!d || !out || !max || !(dw = dso_dwarf(d)) || !cu_of(dw, file_addr, &cu))
+	if (!d || !out || !max || !dso_dwarf(d) || !cu_of(d, file_addr, &cu, grew))
 		return 0;
-	first = grew && !dwarf_index__has(d->dw_index, &cu);
-	if (first)
-		before = heap_in_use();
+	first = !dwarf_index__has(d->dw_index, &cu);
+	dwarf_index__stats(d->dw_index, &before);
 	comp_dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &ca));
 	line = dwarf_getsrc_die(&cu, file_addr);
 	if (line) {
@@ -1890,8 +1944,12 @@ static size_t find_lines(struct dso *d, uint64_t file_addr, struct dso_line *out
 	nf = dwarf_index__frames(d->dw_index, &cu, file_addr, frames, DWARF_INDEX_MAX_DEPTH + 1,
 				 &built);
 	if (first) {
-		after = heap_in_use();
-		*grew = after > before ? after - before : 0;
+		/* The line table was built by dwarf_getsrc_die() above; asking again reads it. */
+		if (dwarf_getsrclines(&cu, &table, &rows))
+			rows = 0;
+		dwarf_index__stats(d->dw_index, &after);
+		*grew += DWARF_CU_BYTES + rows * DWARF_LINE_ROW_BYTES +
+			 (after.bytes > before.bytes ? after.bytes - before.bytes : 0);
 	}
 	if (nf <= 0) {
 		/* Lines without a function DIE: the caller names it from the symbol table. */

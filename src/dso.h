@@ -60,14 +60,17 @@ bool dso_cache__has(const struct dso_cache *c, uint64_t dev, uint64_t inode);
 /* Bytes held by the cached binaries' tables (symbols, names, segments), DWARF handles aside. */
 size_t dso_cache__memory(const struct dso_cache *c);
 
-#define DSO_DEFAULT_DWARF_BYTES (32u << 20)
+#define DSO_DEFAULT_DWARF_BYTES (14u << 20)
 /*
- * Bound the memory of open DWARF handles (their debug sections, read and decompressed): beyond
- * it the least recently used are closed, and opened again on their next line lookup. One alone
- * over the budget stays open while it is the newest. Default DSO_DEFAULT_DWARF_BYTES.
+ * Bound the memory of open DWARF handles (their debug sections, read and decompressed, and the
+ * tables built for the CUs met): beyond it the least recently used are closed, and opened again
+ * on their next line lookup. One alone over the budget stays open while it is the newest, and
+ * drops its CUs' tables (keeping its sections) once they are over a quarter of the budget.
+ * Default DSO_DEFAULT_DWARF_BYTES.
  */
 void dso_cache__set_dwarf_budget(struct dso_cache *c, size_t bytes);
-/* The bytes held by open DWARF handles, and how many were closed to keep the budget. */
+/* The bytes held by open DWARF handles, and how many were closed (or their CUs' tables dropped)
+ * to keep the budget. */
 void dso_cache__dwarf_stats(const struct dso_cache *c, size_t *bytes, uint64_t *closed);
 
 /* true while debuginfod may still bring d's debug file: what d says now (symbols, lines) can
@@ -121,7 +124,8 @@ struct dso_line {
  * inline chain, innermost first, the last entry being the function the code was compiled into.
  * Returns the number of entries written (at most max), 0 when there is no usable DWARF for that
  * address. The DWARF handle is opened on the first call and kept until the dso is freed; a file
- * that changed on disk since the dso was read is not trusted and yields 0.
+ * that changed on disk since the dso was read is not trusted and yields 0. The strings in out are
+ * valid until the next call on any dso of the cache.
  */
 size_t dso__find_lines(struct dso *d, uint64_t file_addr, struct dso_line *out, size_t max);
 

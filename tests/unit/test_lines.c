@@ -10,6 +10,8 @@
 #include <dwarf.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <malloc.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -403,6 +405,191 @@ static void test_dwarf_budget(const char *tmp)
 	CHECK(closed == 2, "within the budget: nothing closed");
 	dso_cache__delete(c);
 	unlink(b);
+}
+
+/* The function addresses of this test's own binary (built with -g from many CUs): up to max of
+ * them, spread over the whole symbol table. */
+static size_t own_functions(const char *path, uint64_t *out, size_t max)
+{
+	int fd = open(path, O_RDONLY);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	Elf_Scn *scn = NULL;
+	size_t n = 0;
+
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data = elf_getdata(scn, NULL);
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !data || !sh.sh_entsize)
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && n < max; i++) {
+			GElf_Sym sym;
+
+			if (gelf_getsym(data, (int)i, &sym) &&
+			    GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_value &&
+			    sym.st_size > 1)
+				out[n++] = sym.st_value + 1;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return n;
+}
+
+static size_t heap_in_use(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+}
+
+/* DWARF bytes counted by a fresh cache after looking up addrs in path's binary. */
+static size_t counted_dwarf(const char *path, const uint64_t *addrs, size_t n, size_t *heap_grew)
+{
+	struct dso_cache *c = dso_cache__new(4);
+	struct dso_line got[DSO_MAX_LINES];
+	size_t bytes = 0, h0, m0;
+	uint64_t closed;
+	struct dso *d;
+	struct stat st;
+
+	if (!c || stat(path, &st) || !(d = dso_cache__get(c, st.st_dev, st.st_ino, path, path))) {
+		dso_cache__delete(c);
+		return 0;
+	}
+	m0 = dso_cache__memory(c);
+	h0 = heap_in_use();
+	for (size_t i = 0; i < n; i++)
+		dso__find_lines(d, addrs[i], got, DSO_MAX_LINES);
+	/* What the line cache holds is not the DWARF's: taken out of the heap's growth. */
+	if (heap_grew)
+		*heap_grew = heap_in_use() - h0 - (dso_cache__memory(c) - m0);
+	dso_cache__dwarf_stats(c, &bytes, &closed);
+	dso_cache__delete(c);
+	return bytes;
+}
+
+static volatile bool churning;
+
+/* Another thread allocating and freeing big blocks meanwhile, as the process watcher and the
+ * exporter do in the agent. */
+static void *churn(void *arg)
+{
+	(void)arg;
+	while (churning) {
+		char *p = malloc(4 << 20);
+
+		if (p)
+			memset(p, 1, 4 << 20);
+		free(p);
+	}
+	return NULL;
+}
+
+/*
+ * What an open DWARF holds is counted (dso.c, DWARF_CU_BYTES): the count must stay near what
+ * the heap really grows by (within a quarter, over this binary's CUs), and must not take in what
+ * other threads allocate meanwhile (it used to, and the budget filled with their noise).
+ */
+static void test_dwarf_count(void)
+{
+	static uint64_t addrs[4096];
+	char self[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	size_t n, alone, grew = 0, with_churn;
+	void *probe;
+	pthread_t t;
+
+	if (len <= 0) {
+		CHECK(0, "readlink /proc/self/exe");
+		return;
+	}
+	self[len] = '\0';
+	n = own_functions(self, addrs, sizeof(addrs) / sizeof(addrs[0]));
+	CHECK(n > 200, "functions of %s: %zu", self, n);
+	alone = counted_dwarf(self, addrs, n, &grew);
+	CHECK(alone > 0, "DWARF counted: %zu", alone);
+	/* A heap that mallinfo2 cannot see (a sanitizer's allocator) has nothing to compare. */
+	probe = malloc(1 << 20);
+	if (probe && heap_in_use() >= (1 << 20)) {
+		CHECK(alone >= grew - grew / 4 && alone <= grew + grew / 4,
+		      "DWARF counted %zu bytes, the heap grew by %zu", alone, grew);
+	} else {
+		printf("test_lines: the heap cannot be measured here; count not compared\n");
+	}
+	free(probe);
+	churning = true;
+	if (pthread_create(&t, NULL, churn, NULL)) {
+		CHECK(0, "pthread_create");
+		return;
+	}
+	with_churn = counted_dwarf(self, addrs, n, NULL);
+	churning = false;
+	pthread_join(t, NULL);
+	CHECK_U64(with_churn, alone);
+}
+
+/*
+ * One binary alone over the DWARF budget drops its CUs' tables from time to time (keeping its
+ * sections), and answers the same: the count stays bounded, where it would grow to the whole
+ * binary's otherwise.
+ */
+static void test_dwarf_reset(void)
+{
+	static uint64_t addrs[4096];
+	static char want[4096][96];
+	struct dso_line got[DSO_MAX_LINES];
+	char self[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	size_t n, whole, bytes, peak = 0, differ = 0;
+	struct dso_cache *c;
+	struct dso *d;
+	struct stat st;
+	uint64_t closed;
+
+	if (len <= 0 || stat("/proc/self/exe", &st)) {
+		CHECK(0, "readlink /proc/self/exe");
+		return;
+	}
+	self[len] = '\0';
+	n = own_functions(self, addrs, sizeof(addrs) / sizeof(addrs[0]));
+	c = dso_cache__new(4);
+	d = c ? dso_cache__get(c, st.st_dev, st.st_ino, self, self) : NULL;
+	for (size_t i = 0; d && i < n; i++) {
+		size_t k = dso__find_lines(d, addrs[i], got, DSO_MAX_LINES);
+
+		snprintf(want[i], sizeof(want[i]), "%s:%" PRId64,
+			 k && got[0].function ? got[0].function : "", k ? got[0].line : 0);
+	}
+	dso_cache__dwarf_stats(c, &whole, &closed);
+	dso_cache__delete(c);
+	c = dso_cache__new(4);
+	d = c ? dso_cache__get(c, st.st_dev, st.st_ino, self, self) : NULL;
+	if (!d) {
+		CHECK(0, "dso of %s", self);
+		dso_cache__delete(c);
+		return;
+	}
+	dso_cache__set_dwarf_budget(c, whole / 2);
+	for (size_t i = 0; i < n; i++) {
+		size_t k = dso__find_lines(d, addrs[i], got, DSO_MAX_LINES);
+		char line[96];
+
+		snprintf(line, sizeof(line), "%s:%" PRId64,
+			 k && got[0].function ? got[0].function : "", k ? got[0].line : 0);
+		differ += strcmp(line, want[i]) != 0;
+		dso_cache__dwarf_stats(c, &bytes, &closed);
+		if (bytes > peak)
+			peak = bytes;
+	}
+	dso_cache__dwarf_stats(c, &bytes, &closed);
+	CHECK(closed > 0, "the CUs' tables dropped over the budget: %" PRIu64 " times", closed);
+	CHECK(peak < whole - whole / 4, "DWARF counted at most %zu bytes, %zu with no budget", peak,
+	      whole);
+	CHECK_U64(differ, 0);
+	dso_cache__delete(c);
 }
 
 /*
@@ -855,6 +1042,8 @@ int main(void)
 	read_expects("fx_ranges", range_expects, &nr_range_expects);
 	test_dso_lines();
 	test_dwarf_index();
+	test_dwarf_count();
+	test_dwarf_reset();
 	s = symbolizer__new(&o);
 	CHECK(s != NULL, "symbolizer: %s", strerror(errno));
 	CHECK(mkdtemp(tmp) != NULL, "mkdtemp");
