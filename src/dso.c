@@ -97,6 +97,7 @@ struct dso {
 	size_t dw_bytes;	      /* what the open DWARF holds in memory, as counted */
 	size_t dw_sections;	      /* of which its debug sections */
 	bool dw_reset_due;	      /* alone over the budget: drop its CUs' tables */
+	bool dwarf_too_big;	      /* its sections alone are over the budget: not read */
 	bool dwarf_tried; /* an open was attempted: a file without usable DWARF is not retried */
 	/* Its answers' owner in the cache's line cache: new whenever its lines may change (a
 	 * debug file adopted, a refused DWARF open allowed again); 0 outside a cache. */
@@ -1348,6 +1349,12 @@ static bool same_build_id(const struct dso *a, const struct dso *b)
 
 void dso_cache__set_dwarf_budget(struct dso_cache *c, size_t bytes)
 {
+	/* What was too big for the old budget may fit the new one. */
+	for (struct dso *d = c->lru_head; d; d = d->lru_next)
+		if (d->dwarf_too_big) {
+			d->dwarf_too_big = false;
+			d->dwarf_tried = false;
+		}
 	c->max_dwarf_bytes = bytes;
 }
 
@@ -1645,8 +1652,30 @@ bool dso__find_symbol(const struct dso *d, uint64_t file_addr, struct dso_symbol
 #define DWARF_CU_BYTES 1024
 #define DWARF_LINE_ROW_BYTES 64
 
-/* The debug sections' sizes, once libdw has read them (a compressed section's size is then its
- * decompressed size). */
+/* A debug section's size once read: a compressed one's (SHF_COMPRESSED, or GNU .zdebug) from its
+ * header, without decompressing it. */
+static size_t section_bytes(Elf_Scn *scn, const GElf_Shdr *sh, const char *name)
+{
+	const unsigned char *p;
+	Elf_Data *raw;
+	GElf_Chdr ch;
+	size_t n = 0;
+
+	if ((sh->sh_flags & SHF_COMPRESSED) && gelf_getchdr(scn, &ch))
+		return ch.ch_size;
+	if (strncmp(name, ".zdebug_", 8))
+		return sh->sh_size;
+	raw = elf_rawdata(scn, NULL);
+	p = raw ? raw->d_buf : NULL;
+	if (!p || raw->d_size < 12 || memcmp(p, "ZLIB", 4))
+		return sh->sh_size;
+	for (int i = 4; i < 12; i++) /* big-endian */
+		n = n << 8 | p[i];
+	return n;
+}
+
+/* The debug sections' sizes once read (decompressed), before or after libdw reads them. A corrupt
+ * header makes a huge size, which no budget admits. */
 static size_t debug_bytes(Elf *elf)
 {
 	size_t shstrndx, total = 0;
@@ -1657,12 +1686,15 @@ static size_t debug_bytes(Elf *elf)
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		const char *name;
+		size_t n;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
 			continue;
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && (!strncmp(name, ".debug_", 7) || !strncmp(name, ".zdebug_", 8)))
-			total += sh.sh_size;
+		if (!name || (strncmp(name, ".debug_", 7) && strncmp(name, ".zdebug_", 8)))
+			continue;
+		n = section_bytes(scn, &sh, name);
+		total = n > SIZE_MAX - total ? SIZE_MAX : total + n;
 	}
 	return total;
 }
@@ -1811,6 +1843,7 @@ static Dwarf *dso_dwarf(struct dso *d)
 {
 	Elf *elf = NULL;
 	Dwarf *dw = NULL;
+	size_t need;
 	int fd;
 
 	if (d->dw && d->dw_reset_due)
@@ -1828,6 +1861,22 @@ static Dwarf *dso_dwarf(struct dso *d)
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		goto fail;
+	/*
+	 * DWARF bigger than the whole budget is not read: open, it would close every other binary's
+	 * to make room, and be closed in turn by the next of them, each time read and decompressed
+	 * again. Its frames keep their names from the symbol table.
+	 */
+	need = debug_bytes(elf);
+	if (d->cache && need > d->cache->max_dwarf_bytes) {
+		d->dwarf_too_big = true;
+		log_warn(
+			"%s: its DWARF is %.1f MiB once read, over limits.max_dwarf_bytes "
+			"(%.1f MiB): its frames get no file:line or inline frames; raise the limit "
+			"to read it",
+			d->debug_path ? d->debug_path : d->path, need / 1048576.0,
+			d->cache->max_dwarf_bytes / 1048576.0);
+		goto fail;
+	}
 	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	if (!dw || !dwarf_strings_terminated(elf))
 		goto fail;

@@ -65,7 +65,8 @@ size_t dso_cache__memory(const struct dso_cache *c);
  * Bound the memory of open DWARF handles (their debug sections, read and decompressed, and the
  * tables built for the CUs met): beyond it the least recently used are closed, and opened again
  * on their next line lookup. One alone over the budget stays open while it is the newest, and
- * drops its CUs' tables (keeping its sections) once they are over a quarter of the budget.
+ * drops its CUs' tables (keeping its sections) once they are over a quarter of the budget. A
+ * binary whose debug sections alone are over the budget is not read (a warning names it).
  * Default DSO_DEFAULT_DWARF_BYTES.
  */
 void dso_cache__set_dwarf_budget(struct dso_cache *c, size_t bytes);

@@ -374,12 +374,12 @@ static void test_dwarf_budget(const char *tmp)
 	for (size_t i = 0; i < nr_expects && !other; i++)
 		if (e && expects[i].addr != e->addr && expects[i].n)
 			other = &expects[i];
-	dso_cache__set_dwarf_budget(c, 1); /* any DWARF is over it */
 	da = dso_cache__get(c, sa.st_dev, sa.st_ino, a, a);
 	CHECK(da && dso__find_lines(da, e->addr, got, DSO_MAX_LINES) == e->n, "A's lines");
 	dso_cache__dwarf_stats(c, &bytes, &closed);
 	CHECK(bytes > 0 && closed == 0, "A open: %zu bytes accounted, %" PRIu64 " closed", bytes,
 	      closed);
+	dso_cache__set_dwarf_budget(c, bytes); /* A fits, A and B do not */
 	db = dso_cache__get(c, sb.st_dev, sb.st_ino, b, b);
 	CHECK(db && dso__find_lines(db, e->addr, got, DSO_MAX_LINES) == e->n, "B's lines");
 	dso_cache__dwarf_stats(c, &bytes, &closed);
@@ -589,6 +589,42 @@ static void test_dwarf_reset(void)
 	CHECK(peak < whole - whole / 4, "DWARF counted at most %zu bytes, %zu with no budget", peak,
 	      whole);
 	CHECK_U64(differ, 0);
+	dso_cache__delete(c);
+}
+
+/* DWARF whose sections alone are over the budget is not read (no lines, the symbol table still
+ * names the function); a budget raised to hold it reads it. */
+static void test_dwarf_too_big(void)
+{
+	char a[3 * PATH_MAX];
+	struct dso_cache *c = dso_cache__new(4);
+	struct dso_line got[DSO_MAX_LINES];
+	const struct expect *e = deepest();
+	struct dso_symbol sym;
+	struct dso *d;
+	struct stat st;
+	size_t bytes;
+	uint64_t closed;
+
+	snprintf(a, sizeof(a), "%s/fx_inline", fixtures);
+	if (!c || !e || stat(a, &st)) {
+		CHECK(0, "setup: fx_inline");
+		dso_cache__delete(c);
+		return;
+	}
+	dso_cache__set_dwarf_budget(c, 64); /* fewer bytes than any debug section set */
+	d = dso_cache__get(c, st.st_dev, st.st_ino, a, a);
+	CHECK(d && dso__find_lines(d, e->addr, got, DSO_MAX_LINES) == 0,
+	      "no lines from DWARF over the budget");
+	CHECK(d && dso__find_symbol(d, e->addr, &sym) && sym.name,
+	      "the symbol table still names the function");
+	dso_cache__dwarf_stats(c, &bytes, &closed);
+	CHECK(bytes == 0 && closed == 0, "nothing read: %zu bytes, %" PRIu64 " closed", bytes,
+	      closed);
+	dso_cache__set_dwarf_budget(c, 1ULL << 30);
+	CHECK(d && dso__find_lines(d, e->addr, got, DSO_MAX_LINES) == e->n &&
+		      !strcmp(got[0].function, "fx_leaf"),
+	      "read once the budget holds it");
 	dso_cache__delete(c);
 }
 
@@ -1051,6 +1087,7 @@ int main(void)
 		test_symbolizer_lines(s);
 		test_profile_and_encoders(s, tmp);
 		test_dwarf_budget(tmp);
+		test_dwarf_too_big();
 		test_dwarf_after_fd_closed(tmp);
 		test_garbage_dwarf(tmp);
 		test_replaced(tmp);
