@@ -12,6 +12,7 @@
 #include <gelf.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -471,19 +472,21 @@ static size_t counted_dwarf(const char *path, const uint64_t *addrs, size_t n, s
 	return bytes;
 }
 
-static volatile bool churning;
+static atomic_bool churning;
+static void *volatile churn_sink; /* makes the allocations observable: not optimised away */
 
 /* Another thread allocating and freeing big blocks meanwhile, as the process watcher and the
  * exporter do in the agent. */
 static void *churn(void *arg)
 {
 	(void)arg;
-	while (churning) {
+	while (atomic_load(&churning)) {
 		char *p = malloc(4 << 20);
 
 		if (p)
 			memset(p, 1, 4 << 20);
-		free(p);
+		churn_sink = p;
+		free(churn_sink);
 	}
 	return NULL;
 }
@@ -520,13 +523,13 @@ static void test_dwarf_count(void)
 		printf("test_lines: the heap cannot be measured here; count not compared\n");
 	}
 	free(probe);
-	churning = true;
+	atomic_store(&churning, true);
 	if (pthread_create(&t, NULL, churn, NULL)) {
 		CHECK(0, "pthread_create");
 		return;
 	}
 	with_churn = counted_dwarf(self, addrs, n, NULL);
-	churning = false;
+	atomic_store(&churning, false);
 	pthread_join(t, NULL);
 	CHECK_U64(with_churn, alone);
 }
