@@ -54,9 +54,9 @@ PB_SRCS := $(patsubst proto/%.proto,$(OUTPUT)/proto/%.pb-c.c,$(PROTOS))
 PB_HDRS := $(PB_SRCS:.c=.h)
 PB_OBJS := $(PB_SRCS:.c=.o)
 
-SRCS := $(wildcard src/*.c)
+SRCS := $(wildcard src/*/*.c)
 OBJS := $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS))
-LIB_OBJS := $(filter-out $(OUTPUT)/src/main.o,$(OBJS)) $(PB_OBJS)
+LIB_OBJS := $(filter-out $(OUTPUT)/src/cmd/main.o,$(OBJS)) $(PB_OBJS)
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
@@ -116,13 +116,14 @@ $(OUTPUT)/proto/%.pb-c.o: $(OUTPUT)/proto/%.pb-c.c | $(PB_HDRS)
 # --- userspace ---
 $(OUTPUT)/src/%.o: src/%.c $(SKELS) $(PB_HDRS) | $(OUTPUT)/src
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(EXTRA_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/libhostprof.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(OUTPUT)/hostprof: $(OUTPUT)/src/main.o $(OUTPUT)/libhostprof.a
+$(OUTPUT)/hostprof: $(OUTPUT)/src/cmd/main.o $(OUTPUT)/libhostprof.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(EXTRA_CFLAGS) $(EXTRA_LDFLAGS) $^ $(LDLIBS) -o $@
 
@@ -178,7 +179,7 @@ bpf-cross: | $(OUTPUT)/bpf
 			-Iinclude -Ibpf -c $$f -o $(OUTPUT)/bpf-arm64/$$(basename $$f .c).o || exit 1; \
 	done
 
-FORMAT_FILES = $(wildcard src/*.c src/*.h bpf/*.c bpf/*.h include/*.h tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/fixtures/*.c bench/*.c \
+FORMAT_FILES = $(wildcard src/*/*.c src/*/*.h bpf/*.c bpf/*.h include/*.h tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/fixtures/*.c bench/*.c \
 	tests/fuzz/*.c tests/fuzz/*.h)
 
 format:
@@ -190,4 +191,4 @@ format-check:
 clean:
 	$(Q)rm -rf $(OUTPUT)
 
--include $(wildcard $(OUTPUT)/src/*.d $(OUTPUT)/tests/*.d)
+-include $(wildcard $(OUTPUT)/src/*/*.d $(OUTPUT)/tests/*.d)

@@ -70,7 +70,7 @@ static inline void fuzz_input__write(struct fuzz_input *in, const uint8_t *data,
  * including this header, and fuzz_init() for what else it sets up once; then `input` is its file.
  */
 #ifdef FUZZ_INPUT_NAME
-#include "log.h"
+#include "base/log.h"
 
 static struct fuzz_input input;
 static void fuzz_init(void);

@@ -17,7 +17,7 @@ FUZZ_CC ?= $(CLANG)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS = $(CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link
 
-FUZZ_OBJS := $(patsubst src/%.c,$(FUZZ_DIR)/obj/src/%.o,$(filter-out src/main.c,$(SRCS))) \
+FUZZ_OBJS := $(patsubst src/%.c,$(FUZZ_DIR)/obj/src/%.o,$(filter-out src/cmd/main.c,$(SRCS))) \
 	$(patsubst $(OUTPUT)/proto/%.c,$(FUZZ_DIR)/obj/proto/%.o,$(PB_SRCS))
 FUZZ_BINS := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_SEEDS := $(FUZZ_DIR)/seeds/elf.stamp $(FUZZ_DIR)/seeds/perfmap.stamp \
@@ -105,4 +105,4 @@ $(FUZZ_DIR)/seeds/config.stamp: systemd/config.yaml
 		> $$d/small.yaml; \
 	touch $@
 
--include $(wildcard $(FUZZ_DIR)/obj/src/*.d $(FUZZ_DIR)/*.d)
+-include $(wildcard $(FUZZ_DIR)/obj/src/*/*.d $(FUZZ_DIR)/*.d)

@@ -3,7 +3,7 @@
  * The agent's YAML configuration file on arbitrary bytes: loaded over the agent's defaults, and
  * printed back when it loads (the printer walks every key the loader may have set).
  */
-#include "config_load.h"
+#include "agent/config_load.h"
 #define FUZZ_INPUT_NAME "fuzz-config"
 #include "fuzz.h"
 

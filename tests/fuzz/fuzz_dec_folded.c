@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* The collapsed-stack decoder (`hostprof render x.folded`) on arbitrary text. */
-#include "decode.h"
+#include "formats/decode.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

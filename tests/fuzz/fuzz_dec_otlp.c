@@ -2,7 +2,7 @@
 /* The OTLP profiles decoder (`hostprof render x.otlp.pb`) on arbitrary bytes, gzipped or not. */
 #include <stdlib.h>
 
-#include "decode.h"
+#include "formats/decode.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

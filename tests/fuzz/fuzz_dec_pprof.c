@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* The pprof decoder (`hostprof render x.pb.gz`) on arbitrary bytes, gzipped or not. */
-#include "decode.h"
+#include "formats/decode.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

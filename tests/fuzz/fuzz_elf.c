@@ -12,10 +12,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "dso.h"
+#include "symbols/dso.h"
 #define FUZZ_INPUT_NAME "fuzz-elf"
 #include "fuzz.h"
-#include "unwind_table.h"
+#include "unwind/unwind_table.h"
 
 #define MAX_ADDRS 48
 #define MAP_START 0x7f0000000000ULL

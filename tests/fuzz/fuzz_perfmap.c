@@ -9,7 +9,7 @@
 
 #define FUZZ_INPUT_NAME "fuzz-perfmap"
 #include "fuzz.h"
-#include "perfmap.h"
+#include "symbols/perfmap.h"
 
 #define MAX_LOOKUPS 256
 

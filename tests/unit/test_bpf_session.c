@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "bpf_session.h"
+#include "collect/bpf_session.h"
 #include "check.h"
 
 static void test_no_btf(void)

@@ -5,9 +5,9 @@
  * names and labels, the address cache surviving being emptied when it fills up, and addresses
  * kept out of it while their binary's debug file is being fetched.
  */
-#include "builder.h"
+#include "capture/builder.h"
 #include "check.h"
-#include "debuginfod_fetch.h"
+#include "symbols/debuginfod_fetch.h"
 #include "fake_proc.h"
 
 static struct raw_sample sample(uint32_t tid, uint64_t count, uint32_t nr_user, uint32_t nr_kern)

@@ -3,7 +3,7 @@
 #include <errno.h>
 
 #include "check.h"
-#include "config.h"
+#include "model/config.h"
 
 static void test_duration(void)
 {

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "config_load.h"
+#include "agent/config_load.h"
 
 static char dir[] = "/tmp/hostprof-cfgtest.XXXXXX";
 

@@ -25,8 +25,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "debuginfod_fetch.h"
-#include "dso.h"
+#include "symbols/debuginfod_fetch.h"
+#include "symbols/dso.h"
 #include "fixture_paths.h"
 
 #define MAX_EXPECTS 16

@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "decode.h"
-#include "encode.h"
-#include "profile.h"
+#include "formats/decode.h"
+#include "formats/encode.h"
+#include "model/profile.h"
 #include "profile.pb-c.h"
 
 #define PERIOD 10000000LL

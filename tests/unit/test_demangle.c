@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "demangle.h"
+#include "symbols/demangle.h"
 
 static const char *fixtures_dir(void)
 {

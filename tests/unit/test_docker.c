@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "docker.h"
+#include "process/docker.h"
 
 #define ROOT "tests/fixtures/docker"
 #define ID_WEB "f31f384749f9115acf01fcf82f5a966b59dcc0a4cbd7c9740888c0bf32aa2bbb"

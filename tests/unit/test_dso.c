@@ -22,8 +22,8 @@
 
 #include "check.h"
 #include "fixture_paths.h"
-#include "dso.h"
-#include "proc.h"
+#include "symbols/dso.h"
+#include "process/proc.h"
 
 /* noclone keeps GCC from renaming the function ("x.constprop.0"); clang has no such clones. */
 #ifdef __clang__

@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "encode.h"
-#include "profile.h"
+#include "formats/encode.h"
+#include "model/profile.h"
 
 #define PERIOD 10000000LL
 

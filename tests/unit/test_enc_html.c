@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "decode.h"
-#include "encode.h"
-#include "profile.h"
+#include "formats/decode.h"
+#include "formats/encode.h"
+#include "model/profile.h"
 
 static char tmpdir[] = "/tmp/hostprof-test-html-XXXXXX";
 

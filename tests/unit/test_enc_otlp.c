@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "encode.h"
-#include "profile.h"
+#include "formats/encode.h"
+#include "model/profile.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 
 typedef Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest

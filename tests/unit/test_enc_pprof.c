@@ -12,8 +12,8 @@
 #include <zlib.h>
 
 #include "check.h"
-#include "encode.h"
-#include "profile.h"
+#include "formats/encode.h"
+#include "model/profile.h"
 #include "profile.pb-c.h"
 
 #define PERIOD 10000000LL /* 100 Hz */

@@ -16,11 +16,11 @@
 #include <zlib.h>
 
 #include "check.h"
-#include "encode.h"
-#include "profile.h"
+#include "formats/encode.h"
+#include "model/profile.h"
 #include "profile.pb-c.h"
 #include "push/v1/push.pb-c.h"
-#include "transport.h"
+#include "export/transport.h"
 #include "types/v1/types.pb-c.h"
 
 #define PERIOD 10000000LL /* 100 Hz */

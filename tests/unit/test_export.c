@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "export.h"
-#include "log.h"
-#include "transport_impl.h"
+#include "export/export.h"
+#include "base/log.h"
+#include "export/transport_impl.h"
 
 #define MAX_CALLS 256
 #define MAX_STEPS 16

@@ -18,9 +18,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "dso.h"
+#include "symbols/dso.h"
 #include "fixture_paths.h"
-#include "gopclntab.h"
+#include "symbols/gopclntab.h"
 
 struct nm_sym {
 	uint64_t addr, size;

@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "httpd.h"
-#include "metrics.h"
+#include "agent/httpd.h"
+#include "agent/metrics.h"
 
 struct resp {
 	long status;

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "identity.h"
-#include "proc.h"
+#include "process/identity.h"
+#include "process/proc.h"
 
 #define DOCKER_ROOT "tests/fixtures/docker"
 #define WEB_ID "f31f384749f9115acf01fcf82f5a966b59dcc0a4cbd7c9740888c0bf32aa2bbb"

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "ksyms.h"
+#include "symbols/ksyms.h"
 
 #define FIXTURES "tests/fixtures/kallsyms/"
 

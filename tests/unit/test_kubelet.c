@@ -28,8 +28,8 @@
 
 #include "check.h"
 #include "port_server.h"
-#include "kubelet.h"
-#include "log.h"
+#include "process/kubelet.h"
+#include "base/log.h"
 
 #define FIXTURE "tests/fixtures/kubelet/pods.json"
 #define SERVER "tests/receiver/kubelet_server.py"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/line_cache.h"
+#include "symbols/line_cache.h"
 #include "check.h"
 
 /* An answer whose strings live in a buffer that is scribbled over after the put. */

@@ -16,11 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "builder.h"
+#include "capture/builder.h"
 #include "check.h"
-#include "dso.h"
-#include "dwarf_index.h"
-#include "encode.h"
+#include "symbols/dso.h"
+#include "symbols/dwarf_index.h"
+#include "formats/encode.h"
 #include "fake_proc.h"
 
 #define MAX_ADDRS 512

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "metrics.h"
+#include "agent/metrics.h"
 
 static void test_families(void)
 {

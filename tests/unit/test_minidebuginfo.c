@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "dso.h"
+#include "symbols/dso.h"
 #include "fixture_paths.h"
-#include "minidebuginfo.h"
+#include "symbols/minidebuginfo.h"
 
 #define MAX_FUNCS 16
 

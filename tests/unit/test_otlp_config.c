@@ -9,8 +9,8 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "log.h"
-#include "otlp_config.h"
+#include "base/log.h"
+#include "export/otlp_config.h"
 
 #define OTLP_PATH "/v1development/profiles"
 

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "perfmap.h"
-#include "symbolize.h"
+#include "symbols/perfmap.h"
+#include "symbols/symbolize.h"
 
 #define FX "tests/fixtures/perfmap/"
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "proc.h"
+#include "process/proc.h"
 
 /* noclone keeps GCC from renaming the function ("x.constprop.0"); clang has no such clones. */
 #ifdef __clang__

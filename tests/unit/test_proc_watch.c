@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "proc_watch.h"
+#include "process/proc_watch.h"
 
 static char tmpdir[] = "/tmp/hostprof-test-proc-watch-XXXXXX";
 static char root[PATH_MAX];

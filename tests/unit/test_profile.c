@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "profile.h"
+#include "model/profile.h"
 
 static const struct profile_desc desc = {
 	.sample_type = "cpu",

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "status.h"
+#include "cmd/status.h"
 
 static int has_control(const char *s)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "summary.h"
+#include "cmd/summary.h"
 
 static uint32_t loc(struct profile *p, const char *fn, enum frame_kind kind)
 {

@@ -7,7 +7,7 @@
 
 #include "check.h"
 #include "fake_proc.h"
-#include "symbolize.h"
+#include "symbols/symbolize.h"
 
 static void check_user(struct symbolizer *s, uint64_t addr, bool ret, const char *want_fn,
 		       uint64_t want_file_addr)

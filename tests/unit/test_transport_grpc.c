@@ -30,8 +30,8 @@
 #include <curl/curl.h>
 
 #include "check.h"
-#include "log.h"
-#include "transport.h"
+#include "base/log.h"
+#include "export/transport.h"
 
 #define SECRET "secret-token-6f1c"
 

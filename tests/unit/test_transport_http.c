@@ -21,9 +21,9 @@
 
 #include "check.h"
 #include "port_server.h"
-#include "export.h"
-#include "log.h"
-#include "transport_impl.h"
+#include "export/export.h"
+#include "base/log.h"
+#include "export/transport_impl.h"
 
 #define RECEIVER "tests/receiver/http_receiver.py"
 #define TOKEN "tok-3f9a1c-SECRET"

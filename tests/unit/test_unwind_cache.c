@@ -24,8 +24,8 @@
 
 #include "check.h"
 #include "hostprof_abi.h"
-#include "unwind_cache.h"
-#include "unwind_table.h"
+#include "unwind/unwind_cache.h"
+#include "unwind/unwind_table.h"
 
 /* The file header, as unwind_cache.h describes it: byte offsets. */
 #define HDR_MAGIC 0

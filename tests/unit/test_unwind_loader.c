@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "fake_proc.h"
-#include "clock.h"
+#include "base/clock.h"
 #include "hostprof_abi.h"
-#include "unwind_loader.h"
-#include "unwind_table.h"
+#include "unwind/unwind_loader.h"
+#include "unwind/unwind_table.h"
 
 #define SINK_ROWS (1U << 20)
 #define SECOND_PID (FAKE_PID + 1)

@@ -32,7 +32,7 @@
 #include "check.h"
 #include "fixture_paths.h"
 #include "hostprof_abi.h"
-#include "unwind_table.h"
+#include "unwind/unwind_table.h"
 
 /* -DFUZZ_SEED=... -DFUZZ_EH_ITERATIONS=... for a longer run by hand. */
 #ifndef FUZZ_EH_ITERATIONS

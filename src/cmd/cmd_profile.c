@@ -1,0 +1,1019 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * `hostprof profile`: a one-shot capture. Wires the BPF session, the collector, the symbolizer and
+ * the profile model together, drains once per interval until the capture ends, then writes the
+ * outputs and prints the summary.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collect/bpf_session.h"
+#include "capture/capture.h"
+#include "base/clock.h"
+#include "cmd/cmds.h"
+#include "collect/collector.h"
+#include "model/config.h"
+#include "export/deliver.h"
+#include "formats/encode.h"
+#include "base/log.h"
+#include "agent/metrics.h"
+#include "export/otlp_config.h"
+#include "model/profile.h"
+#include "cmd/status.h"
+#include "cmd/summary.h"
+#include "symbols/symbolize.h"
+
+#define EXIT_USAGE 2
+#define NSEC_PER_SEC 1000000000ULL
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void print_help(FILE *out)
+{
+	fprintf(out,
+		"Usage: hostprof profile (--pid PID[,PID...] | --all) [options]\n"
+		"       hostprof profile [options] -- COMMAND [ARGS...]\n"
+		"\n"
+		"Capture a CPU profile with eBPF: every CPU is sampled on its cpu-clock, and each\n"
+		"sample's kernel and user stacks are counted in the kernel, then symbolized here.\n"
+		"\n"
+		"What to profile (one of):\n"
+		"  -p, --pid PID[,PID...]  these processes, all their threads (repeatable)\n"
+		"  -a, --all               every process on the host\n"
+		"  -- COMMAND [ARGS...]    run COMMAND and profile it until it exits\n"
+		"\n"
+		"Options:\n"
+		"  -d, --duration SECONDS  stop after this long (default: until Ctrl-C, the "
+		"command\n"
+		"                          exits, or every --pid target has exited)\n"
+		"  -F, --frequency HZ      samples per second per CPU (default 99; 1 to 10000)\n"
+		"  -t, --types LIST        cpu (default), wall (on- plus off-CPU time), offcpu\n"
+		"                          (time off the CPU, with thread.state) and contention\n"
+		"                          (futex and kernel lock waits), e.g. cpu,wall;\n"
+		"                          pprof and folded files get one file per type\n"
+		"      --offcpu-min-us N   ignore off-CPU waits shorter than N microseconds\n"
+		"  -o, --output FILE       write the profile to FILE; the extension picks the "
+		"format:\n"
+		"                            .pb.gz   pprof (open with: go tool pprof -http=: "
+		"FILE)\n"
+		"                            .folded  collapsed stacks, 'comm;root;...;leaf "
+		"count'\n"
+		"                          repeatable (default: profile.pb.gz)\n"
+		"      --include-idle      also count samples of the idle task (pid 0)\n"
+		"      --top N             functions in the summary (default 10)\n"
+		"      --stats             end the summary with each cache's entries, bound and\n"
+		"                          memory, and hostprof's own RSS\n"
+		"      --stack-map-entries N   distinct stacks kept per drain (default 16384)\n"
+		"      --counts-map-entries N  distinct (thread, stack) pairs per drain (default\n"
+		"                          16384); raise both when the summary reports losses\n"
+		"\n"
+		"User stacks (most distribution binaries have no frame pointers):\n"
+		"      --unwind dwarf|fp   dwarf (default): walk user stacks in the kernel with\n"
+		"                          tables built from each binary's .eh_frame, so stacks\n"
+		"                          through libc, python3 or -fomit-frame-pointer code\n"
+		"                          reach main; fp: frame pointers only (cheaper, and\n"
+		"                          truncated in code built without them)\n"
+		"      --unwind-depth N    user frames at most (default 128, at most 128)\n"
+		"      --unwind-table-rows N   unwind rows in kernel memory, 16 bytes each\n"
+		"                          (default 1048576 = 16 MiB); binaries that do not fit\n"
+		"                          fall back to frame pointers, and the summary says so\n"
+		"      --cache-dir DIR     keep unwind tables on disk here between runs (default\n"
+		"                          /var/cache/hostprof as root; --cache-dir '' for none)\n"
+		"\n"
+		"Symbolizer caches (least recently used entries go first; see --stats):\n"
+		"      --max-processes N   process snapshots (maps, identity) kept (default 4096)\n"
+		"      --max-binaries N    binaries' symbol tables kept (default 1024)\n"
+		"      --max-dwarf-mb N    memory of open DWARF handles, MiB (default 14)\n"
+		"      --max-cached-locations N  (pid, address) -> location entries per profile\n"
+		"                          type (default 262144)\n"
+		"\n"
+		"Symbols: stripped binaries get their functions and file:line from separate debug\n"
+		"files, by build-id under /usr/lib/debug and by .gnu_debuglink. With "
+		"DEBUGINFOD_URLS\n"
+		"set (space-separated debuginfod servers), the debug files missing here are "
+		"fetched\n"
+		"in the background into CACHE-DIR/debuginfod (DEBUGINFOD_CACHE_PATH wins), and "
+		"the\n"
+		"end of the capture waits for the ones still on the way:\n"
+		"      --debuginfod-timeout SECONDS  per debug file (default DEBUGINFOD_TIMEOUT "
+		"when\n"
+		"                          set, else 10); a server that fails is asked again "
+		"after\n"
+		"                          10 minutes, and the summary counts the failures\n"
+		"\n"
+		"Export (files are written either way; receivers are sent the profile at the "
+		"end):\n"
+		"      --otlp-endpoint URL     an OTLP profiles receiver, e.g.\n"
+		"                          http://localhost:4318/v1development/profiles (HTTP) or\n"
+		"                          http://localhost:4317 with --otlp-protocol grpc. "
+		"Default:\n"
+		"                          OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT, else\n"
+		"                          OTEL_EXPORTER_OTLP_ENDPOINT + /v1development/profiles\n"
+		"      --otlp-protocol P   http/protobuf (default), http/json or grpc\n"
+		"                          (OTEL_EXPORTER_OTLP_PROTOCOL)\n"
+		"      --otlp-header K=V   a request header, e.g. x-oneuptime-token=TOKEN; "
+		"repeatable\n"
+		"                          (OTEL_EXPORTER_OTLP_HEADERS); values are never printed\n"
+		"      --otlp-compression gzip|none   (default gzip)\n"
+		"      --otlp-timeout MS   per request (default 10000)\n"
+		"      --otlp-ca FILE      verify the receiver with this PEM bundle\n"
+		"      --otlp-insecure     do not verify the receiver's TLS certificate\n"
+		"      --otlp-sample-type cpu|samples  cpu/nanoseconds (default; OneUptime) or\n"
+		"                          samples/count (OpenTelemetry eBPF profiler; Pyroscope)\n"
+		"      --pyroscope-url URL     a Pyroscope server (or https://host/pyroscope)\n"
+		"      --pyroscope-api push|ingest  the Push API (default, as Alloy) or /ingest\n"
+		"      --pyroscope-header K=V  e.g. x-oneuptime-token=TOKEN; repeatable\n"
+		"      --export-deadline SECONDS  how long to wait for receivers at the end\n"
+		"                          (default 10); what is not delivered by then is "
+		"reported\n"
+		"\n"
+		"  -q, --quiet             print only errors and the output paths\n"
+		"  -v, --verbose           print debug messages (libbpf's too)\n"
+		"  -h, --help              show this help\n"
+		"\n"
+		"Examples:\n"
+		"  sudo hostprof profile --pid 1234 --duration 10 -o cpu.pb.gz -o cpu.folded\n"
+		"  sudo hostprof profile --all --duration 5\n"
+		"  sudo hostprof profile -F 999 -o run.pb.gz -- ./my-benchmark --iterations 100\n"
+		"  sudo hostprof profile --all -d 10 --otlp-endpoint "
+		"https://oneuptime.com/otlp/v1/profiles \\\n"
+		"       --otlp-header x-oneuptime-token=$TOKEN\n"
+		"\n"
+		"Needs root, or CAP_BPF and CAP_PERFMON (with CAP_SYS_PTRACE, CAP_SYSLOG and\n"
+		"CAP_CHECKPOINT_RESTORE to read other users' processes and kernel symbols), and a\n"
+		"kernel with BTF (Linux 5.8 or later).\n");
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "hostprof profile: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nSee 'hostprof profile --help'.\n");
+	return -EINVAL;
+}
+
+enum {
+	OPT_INCLUDE_IDLE = 256,
+	OPT_TOP,
+	OPT_STACK_ENTRIES,
+	OPT_COUNTS_ENTRIES,
+	OPT_OTLP_ENDPOINT,
+	OPT_OTLP_PROTOCOL,
+	OPT_OTLP_HEADER,
+	OPT_OTLP_COMPRESSION,
+	OPT_OTLP_TIMEOUT,
+	OPT_OTLP_INSECURE,
+	OPT_OTLP_CA,
+	OPT_OTLP_SAMPLE_TYPE,
+	OPT_PYROSCOPE_URL,
+	OPT_PYROSCOPE_API,
+	OPT_PYROSCOPE_HEADER,
+	OPT_EXPORT_DEADLINE,
+	OPT_OFFCPU_MIN_US,
+	OPT_UNWIND,
+	OPT_UNWIND_DEPTH,
+	OPT_UNWIND_ROWS,
+	OPT_CACHE_DIR,
+	OPT_DEBUGINFOD_TIMEOUT,
+	OPT_STATS,
+	OPT_MAX_PROCS,
+	OPT_MAX_BINARIES,
+	OPT_MAX_LOCATIONS,
+	OPT_MAX_DWARF_MB,
+};
+
+/* "--duration" for 'd': error messages name the flag as the user knows it. */
+static const char *flag_name(const struct option *options, int opt)
+{
+	static char name[64];
+
+	for (; options->name; options++) {
+		if (options->val == opt) {
+			snprintf(name, sizeof(name), "--%s", options->name);
+			return name;
+		}
+	}
+	return "option";
+}
+
+/* "name=value" for --otlp-header and --pyroscope-header. */
+static int add_header(const char **headers, size_t *nr, const char *arg, char *err, size_t len)
+{
+	const char *eq = strchr(arg, '=');
+
+	if (!eq || eq == arg) {
+		/* The value may be a token: never echo it. */
+		snprintf(err, len, "give the header as name=value, e.g. x-oneuptime-token=...");
+		return -EINVAL;
+	}
+	if (*nr == CONFIG_MAX_HEADERS) {
+		snprintf(err, len, "at most %d headers", CONFIG_MAX_HEADERS);
+		return -E2BIG;
+	}
+	headers[(*nr)++] = arg;
+	return 0;
+}
+
+/* Returns 0 to run, 1 when help was printed, or -EINVAL after printing the problem. */
+static int parse_args(int argc, char **argv, struct config *c)
+{
+	static const struct option options[] = {
+		{"pid", required_argument, NULL, 'p'},
+		{"all", no_argument, NULL, 'a'},
+		{"duration", required_argument, NULL, 'd'},
+		{"frequency", required_argument, NULL, 'F'},
+		{"output", required_argument, NULL, 'o'},
+		{"include-idle", no_argument, NULL, OPT_INCLUDE_IDLE},
+		{"top", required_argument, NULL, OPT_TOP},
+		{"stats", no_argument, NULL, OPT_STATS},
+		{"max-processes", required_argument, NULL, OPT_MAX_PROCS},
+		{"max-binaries", required_argument, NULL, OPT_MAX_BINARIES},
+		{"max-cached-locations", required_argument, NULL, OPT_MAX_LOCATIONS},
+		{"max-dwarf-mb", required_argument, NULL, OPT_MAX_DWARF_MB},
+		{"stack-map-entries", required_argument, NULL, OPT_STACK_ENTRIES},
+		{"counts-map-entries", required_argument, NULL, OPT_COUNTS_ENTRIES},
+		{"otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT},
+		{"otlp-protocol", required_argument, NULL, OPT_OTLP_PROTOCOL},
+		{"otlp-header", required_argument, NULL, OPT_OTLP_HEADER},
+		{"otlp-compression", required_argument, NULL, OPT_OTLP_COMPRESSION},
+		{"otlp-timeout", required_argument, NULL, OPT_OTLP_TIMEOUT},
+		{"otlp-insecure", no_argument, NULL, OPT_OTLP_INSECURE},
+		{"otlp-ca", required_argument, NULL, OPT_OTLP_CA},
+		{"otlp-sample-type", required_argument, NULL, OPT_OTLP_SAMPLE_TYPE},
+		{"pyroscope-url", required_argument, NULL, OPT_PYROSCOPE_URL},
+		{"pyroscope-api", required_argument, NULL, OPT_PYROSCOPE_API},
+		{"pyroscope-header", required_argument, NULL, OPT_PYROSCOPE_HEADER},
+		{"export-deadline", required_argument, NULL, OPT_EXPORT_DEADLINE},
+		{"types", required_argument, NULL, 't'},
+		{"offcpu-min-us", required_argument, NULL, OPT_OFFCPU_MIN_US},
+		{"unwind", required_argument, NULL, OPT_UNWIND},
+		{"unwind-depth", required_argument, NULL, OPT_UNWIND_DEPTH},
+		{"unwind-table-rows", required_argument, NULL, OPT_UNWIND_ROWS},
+		{"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
+		{"debuginfod-timeout", required_argument, NULL, OPT_DEBUGINFOD_TIMEOUT},
+		{"quiet", no_argument, NULL, 'q'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	char err[256];
+	int opt;
+
+	opterr = 0;
+	optind = 1;
+	/* '+': stop at the first non-option, so that everything after "--" is the command. */
+	while ((opt = getopt_long(argc, argv, "+:p:ad:F:o:t:qvh", options, NULL)) != -1) {
+		int rc = 0;
+
+		switch (opt) {
+		case 'p':
+			rc = config__parse_pids(c, optarg, err, sizeof(err));
+			break;
+		case 'a':
+			c->all = true;
+			break;
+		case 'd':
+			rc = config__parse_duration(optarg, &c->duration_s, err, sizeof(err));
+			break;
+		case 'F':
+			rc = config__parse_frequency(optarg, &c->frequency_hz, err, sizeof(err));
+			break;
+		case 'o':
+			rc = config__add_output(c, optarg, err, sizeof(err));
+			break;
+		case OPT_INCLUDE_IDLE:
+			c->include_idle = true;
+			break;
+		case OPT_TOP:
+			rc = config__parse_count(optarg, 1, 1000, &c->top_n, err, sizeof(err));
+			break;
+		case OPT_STACK_ENTRIES:
+		case OPT_COUNTS_ENTRIES: {
+			size_t n = 0;
+
+			rc = config__parse_count(optarg, 1, 1 << 22, &n, err, sizeof(err));
+			if (opt == OPT_STACK_ENTRIES)
+				c->stack_map_entries = n;
+			else
+				c->counts_map_entries = n;
+			break;
+		}
+		case OPT_OTLP_ENDPOINT:
+			c->otlp_endpoint = optarg;
+			break;
+		case OPT_OTLP_PROTOCOL:
+			c->otlp_protocol = optarg;
+			break;
+		case OPT_OTLP_HEADER:
+		case OPT_PYROSCOPE_HEADER:
+			rc = add_header(opt == OPT_OTLP_HEADER ? c->otlp_headers
+							       : c->pyroscope_headers,
+					opt == OPT_OTLP_HEADER ? &c->nr_otlp_headers
+							       : &c->nr_pyroscope_headers,
+					optarg, err, sizeof(err));
+			break;
+		case OPT_OTLP_COMPRESSION:
+			c->otlp_compression = optarg;
+			break;
+		case OPT_OTLP_TIMEOUT:
+			c->otlp_timeout_ms = optarg;
+			break;
+		case OPT_OTLP_INSECURE:
+			c->otlp_insecure = true;
+			break;
+		case OPT_OTLP_CA:
+			c->otlp_ca_file = optarg;
+			break;
+		case OPT_OTLP_SAMPLE_TYPE:
+			if (!strcmp(optarg, "cpu") || !strcmp(optarg, "samples")) {
+				c->otlp_samples_count = !strcmp(optarg, "samples");
+			} else {
+				snprintf(
+					err, sizeof(err),
+					"'%s': give cpu (cpu/nanoseconds, as OneUptime expects) or "
+					"samples (samples/count, the OpenTelemetry eBPF "
+					"profiler's)",
+					optarg);
+				rc = -EINVAL;
+			}
+			break;
+		case OPT_PYROSCOPE_URL:
+			c->pyroscope_url = optarg;
+			break;
+		case OPT_PYROSCOPE_API:
+			if (!strcmp(optarg, "push") || !strcmp(optarg, "ingest")) {
+				c->pyroscope_api = optarg;
+			} else {
+				snprintf(err, sizeof(err),
+					 "'%s': give push (the Push API, as Alloy sends) or ingest "
+					 "(the legacy /ingest API)",
+					 optarg);
+				rc = -EINVAL;
+			}
+			break;
+		case 't':
+			rc = config__parse_types(c, optarg, err, sizeof(err));
+			break;
+		case OPT_OFFCPU_MIN_US: {
+			size_t us = 0;
+
+			rc = config__parse_count(optarg, 0, 3600ULL * 1000000, &us, err,
+						 sizeof(err));
+			c->offcpu_min_ns = (uint64_t)us * 1000;
+			break;
+		}
+		case OPT_UNWIND:
+			rc = config__parse_unwind(c, optarg, err, sizeof(err));
+			break;
+		case OPT_UNWIND_DEPTH:
+		case OPT_UNWIND_ROWS: {
+			size_t n = 0;
+
+			rc = opt == OPT_UNWIND_DEPTH
+				     ? config__parse_count(optarg, 1, HP_UNWIND_MAX_DEPTH, &n, err,
+							   sizeof(err))
+				     : config__parse_count(optarg, 1024, 1U << 26, &n, err,
+							   sizeof(err));
+			if (opt == OPT_UNWIND_DEPTH)
+				c->unwind_depth = n;
+			else
+				c->unwind_rows = n;
+			break;
+		}
+		case OPT_CACHE_DIR:
+			c->cache_dir = optarg[0] ? optarg : NULL;
+			break;
+		case OPT_STATS:
+			c->print_stats = true;
+			break;
+		case OPT_MAX_PROCS:
+			rc = config__parse_count(optarg, 16, 1 << 20, &c->max_procs, err,
+						 sizeof(err));
+			break;
+		case OPT_MAX_BINARIES:
+			rc = config__parse_count(optarg, 16, 1 << 20, &c->max_dsos, err,
+						 sizeof(err));
+			break;
+		case OPT_MAX_LOCATIONS:
+			rc = config__parse_count(optarg, 1024, 1 << 26, &c->max_cached_locations,
+						 err, sizeof(err));
+			break;
+		case OPT_MAX_DWARF_MB: {
+			size_t mb = 0;
+
+			rc = config__parse_count(optarg, 1, 16384, &mb, err, sizeof(err));
+			c->max_dwarf_bytes = mb << 20;
+			break;
+		}
+		case OPT_EXPORT_DEADLINE:
+			rc = config__parse_duration(optarg, &c->export_deadline_s, err,
+						    sizeof(err));
+			break;
+		case OPT_DEBUGINFOD_TIMEOUT:
+			rc = config__parse_duration(optarg, &c->debuginfod_timeout_s, err,
+						    sizeof(err));
+			break;
+		case 'q':
+			c->quiet = true;
+			break;
+		case 'v':
+			c->verbose = true;
+			break;
+		case 'h':
+			print_help(stdout);
+			return 1;
+		case ':':
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+		if (rc)
+			return usage_error("%s: %s", flag_name(options, opt), err);
+	}
+	if (optind < argc) {
+		if (strcmp(argv[optind - 1], "--") != 0)
+			return usage_error("unexpected argument '%s': to profile a command, put it "
+					   "after '--'",
+					   argv[optind]);
+		c->command = &argv[optind];
+	}
+	if ((c->nr_pids > 0) + c->all + (c->command != NULL) != 1)
+		return usage_error("say what to profile: exactly one of --pid PID, --all, or "
+				   "-- COMMAND");
+	if (c->nr_outputs == 0)
+		config__add_output(c, "profile.pb.gz", err, sizeof(err));
+	return 0;
+}
+
+/* Fail before the capture, not after it, when an output cannot be written. */
+static int check_outputs(const struct config *c)
+{
+	for (size_t i = 0; i < c->nr_outputs; i++) {
+		char dir[PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "%s", c->outputs[i].path);
+		if (access(dirname(dir), W_OK) != 0) {
+			log_error("cannot write '%s': directory is not writable: %s",
+				  c->outputs[i].path, strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+static bool process_exists(pid_t pid)
+{
+	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+/*
+ * Fork the command, held at a pipe until the sampler is attached, so that its very first
+ * instructions are profiled. *exec_fd reads end-of-file once the child has exec'd (or exited):
+ * the child holds the only write end, close-on-exec. Returns the child's PID, or -errno.
+ */
+static pid_t spawn_held(char **command, int *release_fd, int *exec_fd)
+{
+	int pipefd[2], execfd[2];
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC))
+		return -errno;
+	if (pipe2(execfd, O_CLOEXEC)) {
+		int err = -errno;
+
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return err;
+	}
+	pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+
+		close(pipefd[0]);
+		close(pipefd[1]);
+		close(execfd[0]);
+		close(execfd[1]);
+		return err;
+	}
+	if (pid == 0) {
+		char go;
+
+		close(pipefd[1]);
+		close(execfd[0]);
+		if (read(pipefd[0], &go, 1) != 1)
+			_exit(126); /* hostprof gave up before starting the command */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		execvp(command[0], command);
+		fprintf(stderr, "hostprof: cannot run '%s': %s\n", command[0], strerror(errno));
+		_exit(127);
+	}
+	close(pipefd[0]);
+	close(execfd[1]);
+	*release_fd = pipefd[1];
+	*exec_fd = execfd[0];
+	return pid;
+}
+
+/* Wait (a bounded time) until the released command has exec'd: then its maps are its own. */
+static void wait_for_exec(int exec_fd)
+{
+	struct pollfd p = {.fd = exec_fd, .events = POLLIN};
+	char byte;
+
+	if (poll(&p, 1, 2000) == 1)
+		(void)!read(exec_fd, &byte, 1);
+}
+
+/* One run of `hostprof profile`: the capture, the command it may run, and where results go. */
+struct run {
+	const struct config *cfg;
+	struct capture *cap;
+	struct deliverer *deliver;
+	struct export_targets targets;
+	pid_t child;
+	int exec_fd; /* the command's exec notice (see spawn_held()); -1 when none */
+	int child_status;
+	bool child_exited;
+};
+
+/* Why the capture should end now, or NULL to go on. */
+static const char *should_stop(struct run *r)
+{
+	const struct config *c = r->cfg;
+
+	if (stop_signal)
+		return "interrupted";
+	if (r->child > 0 && !r->child_exited &&
+	    waitpid(r->child, &r->child_status, WNOHANG) == r->child) {
+		r->child_exited = true;
+		return "the command exited";
+	}
+	if (c->nr_pids) {
+		for (size_t i = 0; i < c->nr_pids; i++)
+			if (process_exists(c->pids[i]))
+				return NULL;
+		return c->nr_pids == 1 ? "the process exited" : "every target process exited";
+	}
+	return NULL;
+}
+
+/* What the live status line shows: the counters as of the last drain. */
+static void show_status(struct run *r, struct status *st, uint64_t start, uint64_t now)
+{
+	const struct collector_stats *cs = capture__stats(r->cap);
+	struct status_numbers n = {
+		.elapsed_s = (now - start) / 1e9,
+		.total_s = r->cfg->duration_s,
+		.samples = cs->samples_seen,
+		.lost = cs->losses[HP_LOSS_COUNTS_MAP_FULL],
+		.processes = capture__nr_processes(r->cap),
+	};
+
+	status__update(st, &n, now);
+}
+
+static int run_loop(struct run *r)
+{
+	const struct config *c = r->cfg;
+	uint64_t start = clock__ns(CLOCK_MONOTONIC);
+	uint64_t deadline =
+		c->duration_s > 0 ? start + (uint64_t)(c->duration_s * NSEC_PER_SEC) : 0;
+	uint64_t interval = (uint64_t)(c->drain_interval_s * NSEC_PER_SEC);
+	uint64_t next_drain = start + interval;
+	/* NULL when it cannot be made: the capture goes on without it. */
+	struct status *st = status__new(!c->quiet && isatty(STDERR_FILENO));
+	const char *why = NULL;
+	int err;
+
+	for (;;) {
+		uint64_t now = clock__ns(CLOCK_MONOTONIC);
+		struct timespec nap = {.tv_nsec = 50 * 1000 * 1000};
+
+		if (deadline && now >= deadline) {
+			why = "the duration elapsed";
+			break;
+		}
+		why = should_stop(r);
+		if (why)
+			break;
+		if (now >= next_drain) {
+			/* A drain may log (symbolizer, builder): erase first, so that its lines
+			 * start at column 0 and the status is redrawn below them. */
+			status__clear(st);
+			err = capture__drain(r->cap);
+			if (err < 0) {
+				status__delete(st);
+				return err;
+			}
+			next_drain = now + interval;
+		}
+		capture__tick(r->cap);
+		show_status(r, st, start, now);
+		nanosleep(&nap, NULL);
+	}
+	status__delete(st); /* erases it: what follows starts on a clean line */
+	if (!c->quiet)
+		log_info("capture ended: %s", why);
+	return capture__finish(r->cap, clock__ns(CLOCK_MONOTONIC) - start, true);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static size_t count_processes(const struct profile *p)
+{
+	size_t n = profile__nr_samples(p), distinct = 0;
+	uint32_t *pids = calloc(n ? n : 1, sizeof(*pids));
+
+	if (!pids)
+		return 0;
+	for (size_t i = 1; i < n; i++) /* sample 0 is the model's zero entry */
+		pids[i - 1] = profile__sample_at(p, i)->labels.pid;
+	n = n ? n - 1 : 0;
+	qsort(pids, n, sizeof(*pids), cmp_u32);
+	for (size_t i = 0; i < n; i++)
+		distinct += i == 0 || pids[i] != pids[i - 1];
+	free(pids);
+	return distinct;
+}
+
+/* How user stacks were walked, and why walks ended: the first thing to read when stacks look
+ * short. */
+static void print_unwinding(struct capture *cap)
+{
+	static const char *const reasons[HP_UNWIND_STOP__COUNT] = {
+		[HP_UNWIND_STOP_END] = "reached the end",
+		[HP_UNWIND_STOP_NO_TABLE] = "no table, no frame pointer",
+		[HP_UNWIND_STOP_DEPTH] = "depth limit",
+		[HP_UNWIND_STOP_BAD_READ] = "bad read",
+		[HP_UNWIND_STOP_UNSUPPORTED] = "unsupported rule",
+		[HP_UNWIND_STOP_NO_PROCESS] = "process not loaded yet",
+	};
+	struct unwind_report u;
+	uint64_t walks = 0;
+
+	if (!capture__unwind_report(cap, &u))
+		return;
+	for (int i = 0; i < HP_UNWIND_STOP__COUNT; i++)
+		walks += u.stops[i];
+	printf("User stacks: %" PRIu64 " walked with unwind tables (%zu binaries: %" PRIu64
+	       " built, %" PRIu64 " from the disk cache; %" PRIu64 " of %" PRIu64
+	       " rows; %.0f ms to load):",
+	       walks, u.tables.binaries, u.tables.tables_built, u.tables.tables_cached,
+	       u.tables.rows_used, u.tables.rows_capacity, u.tables.build_ns / 1e6);
+	for (int i = 0, n = 0; i < HP_UNWIND_STOP__COUNT; i++)
+		if (u.stops[i])
+			printf("%s %s %" PRIu64, n++ ? "," : "", reasons[i], u.stops[i]);
+	printf("\n");
+	if (u.tables.no_room)
+		printf("  %" PRIu64 " binaries did not fit the rows map and use frame pointers: "
+		       "raise --unwind-table-rows\n",
+		       u.tables.no_room);
+}
+
+/* Debug files from debuginfod, and one line per kind of failure. */
+static void print_debuginfod(const struct capture *cap)
+{
+	struct debuginfod_fetch_stats st;
+
+	if (!capture__debuginfod_stats(cap, &st))
+		return;
+	printf("Debug files from debuginfod: %" PRIu64 " fetched, %" PRIu64 " failed, %" PRIu64
+	       " pending\n",
+	       st.ok, st.failed, st.pending);
+	for (int i = 0; i < DEBUGINFOD_FAILURE__COUNT; i++)
+		if (st.failures[i])
+			printf("  %" PRIu64 " %s\n", st.failures[i],
+			       debuginfod_fetch__failure_text(i));
+}
+
+/* "1.5 MiB", "312 KiB", "87 B": memory as a person reads it. */
+static const char *human_bytes(uint64_t n, char *buf, size_t len)
+{
+	if (n >= (1ULL << 20))
+		snprintf(buf, len, "%.1f MiB", (double)n / (1 << 20));
+	else if (n >= 1024)
+		snprintf(buf, len, "%.0f KiB", (double)n / 1024);
+	else
+		snprintf(buf, len, "%" PRIu64 " B", n);
+	return buf;
+}
+
+/* entries UINT64_MAX: not counted (shown as "-"). */
+static void print_cache_row(const char *name, uint64_t entries, const char *bound, uint64_t bytes,
+			    const char *note)
+{
+	char b[32], e[32] = "-";
+
+	if (entries != UINT64_MAX)
+		snprintf(e, sizeof(e), "%" PRIu64, entries);
+	printf("  %-24s %10s %12s %10s%s%s\n", name, e, bound, human_bytes(bytes, b, sizeof(b)),
+	       note[0] ? "  " : "", note);
+}
+
+/* --stats: what each cache holds against its bound, so that a person can size the limits. */
+static void print_stats(struct run *r)
+{
+	struct capture_memory m;
+	struct metrics_self self;
+	char bound[32], b[32];
+
+	capture__memory(r->cap, &m);
+	printf("\nCaches                      entries        bound     memory\n");
+	snprintf(bound, sizeof(bound), "%zu", m.sym.procs_max);
+	print_cache_row("processes (maps)", m.sym.procs_cached, bound, m.sym.procs_bytes,
+			"--max-processes");
+	snprintf(bound, sizeof(bound), "%zu", m.sym.dsos_max);
+	print_cache_row("binaries (symbols)", m.sym.dsos_cached, bound, m.sym.dsos_bytes,
+			"--max-binaries");
+	print_cache_row("binaries held open", m.sym.binaries_held, "256", 0,
+			"of new processes, read when sampled");
+	print_cache_row("DWARF (open handles)", UINT64_MAX,
+			human_bytes(m.sym.dwarf_max, b, sizeof(b)), m.sym.dwarf_bytes,
+			"--max-dwarf-mb");
+	snprintf(bound, sizeof(bound), "%zu", m.locations_max);
+	print_cache_row("locations", m.locations, bound, m.location_bytes,
+			"--max-cached-locations, per profile type");
+	print_cache_row("JIT perf maps", m.sym.perfmaps, "16", m.sym.perfmap_bytes, "");
+	snprintf(bound, sizeof(bound), "%" PRIu64, m.unwind_rows_max);
+	print_cache_row("unwind rows (BPF)", m.unwind_rows, bound, m.unwind_rows * 16,
+			"--unwind-table-rows; kernel memory");
+	print_cache_row("new processes queued", m.watch_queued, "256", m.watch_bytes, "");
+	if (metrics__self(&self) == 0)
+		printf("  %-24s %34s  %s\n", "hostprof resident (RSS)",
+		       human_bytes(self.resident_bytes, b, sizeof(b)),
+		       "all of the above, and more");
+}
+
+static void print_summary(struct run *r, double elapsed_s)
+{
+	const struct collector_stats *st = capture__stats(r->cap);
+	const struct profile *profiles[CAPTURE_MAX_TYPES];
+	size_t n = capture__profiles(r->cap, profiles);
+	struct symbolizer_stats ss;
+	struct proc_watch_stats ws;
+	struct summary sum;
+	uint64_t lost_whole = st->losses[HP_LOSS_COUNTS_MAP_FULL];
+	size_t procs = n ? count_processes(profiles[0]) : 0;
+	bool map_losses = false;
+
+	capture__symbolizer_stats(r->cap, &ss);
+
+	printf("Captured %.1f s at %u Hz on %d CPUs: %" PRIu64 " samples, %" PRIu64
+	       " recorded, %" PRIu64 " lost; %zu process%s\n",
+	       elapsed_s, r->cfg->frequency_hz, capture__nr_cpus(r->cap), st->samples_seen,
+	       st->samples_drained, lost_whole, procs, procs == 1 ? "" : "es");
+	for (int i = 0; i < HP_LOSS__COUNT; i++) {
+		if (!st->losses[i])
+			continue;
+		printf("  %-44s %" PRIu64 "\n", collector__loss_name(i), st->losses[i]);
+		map_losses |= i != HP_LOSS_USER_STACK_MISSING && i != HP_LOSS_KERN_STACK_MISSING;
+	}
+	if (map_losses)
+		printf("  (the BPF maps were too small for this load: raise --stack-map-entries "
+		       "and "
+		       "--counts-map-entries)\n");
+	if (ss.frames_user_unresolved || ss.frames_kernel_unresolved)
+		printf("Unresolved frames: %" PRIu64 " of %" PRIu64 " user (%" PRIu64
+		       " from processes that had exited), %" PRIu64 " of %" PRIu64 " kernel\n",
+		       ss.frames_user_unresolved, ss.frames_user, ss.frames_proc_gone,
+		       ss.frames_kernel_unresolved, ss.frames_kernel);
+	capture__watch_stats(r->cap, &ws);
+	if (ws.missed || ws.dropped)
+		printf("Processes read at their first sample: %" PRIu64 "; %" PRIu64
+		       " had exited already, %" PRIu64 " were dropped (the capture loop was "
+		       "behind)\n",
+		       ws.read, ws.missed, ws.dropped);
+	print_unwinding(r->cap);
+	print_debuginfod(r->cap);
+	if (r->cfg->types & (PROFILE_TYPE_WALL | PROFILE_TYPE_OFFCPU))
+		printf("Off-CPU: %" PRIu64 " waits recorded\n", st->offcpu_events);
+	if (r->cfg->types & PROFILE_TYPE_CONTENTION)
+		printf("Contention: %" PRIu64 " lock waits recorded\n", st->lock_events);
+	for (size_t i = 0; i < n; i++) {
+		if (summary__compute(profiles[i], &sum) != 0)
+			continue;
+		printf("\n[%s]", profile__desc(profiles[i])->sample_type);
+		summary__print_top(&sum, r->cfg->top_n, stdout);
+		summary__release(&sum);
+	}
+	if (r->cfg->print_stats)
+		print_stats(r);
+}
+
+static int start_delivery(struct run *r)
+{
+	const struct config *c = r->cfg;
+	struct deliver_opts o;
+	struct otlp_flags f = {
+		.endpoint = c->otlp_endpoint,
+		.protocol = c->otlp_protocol,
+		.compression = c->otlp_compression,
+		.timeout_ms = c->otlp_timeout_ms,
+		.ca_file = c->otlp_ca_file,
+		.headers = c->otlp_headers,
+		.nr_headers = c->nr_otlp_headers,
+		.insecure = c->otlp_insecure,
+	};
+	int err = export_targets__resolve(&r->targets, &f, c);
+
+	if (err)
+		return err;
+	export_targets__opts(&r->targets, c, &o);
+	o.outputs = c->outputs;
+	o.nr_outputs = c->nr_outputs;
+	r->deliver = deliverer__new(&o);
+	return r->deliver ? 0 : -errno;
+}
+
+static void print_export_line(const char *what, const struct exporter_stats *st)
+{
+	if (st->undelivered || st->dropped_full || st->dropped_refused)
+		printf("%s: %" PRIu64 " delivered, %" PRIu64 " not delivered (%" PRIu64
+		       " refused by the receiver, %" PRIu64 " dropped from a full queue, %" PRIu64
+		       " still queued at the deadline)\n",
+		       what, st->delivered,
+		       st->dropped_refused + st->dropped_full + st->undelivered,
+		       st->dropped_refused, st->dropped_full, st->undelivered);
+	else
+		printf("%s: %" PRIu64 " delivered%s\n", what, st->delivered,
+		       st->retries ? " (after retries)" : "");
+}
+
+/* Hand the profile to every destination, then wait (bounded) for the receivers. */
+static int finish_delivery(struct run *r)
+{
+	const struct profile *profiles[CAPTURE_MAX_TYPES];
+	size_t n = capture__profiles(r->cap, profiles);
+	struct delivery_report rep;
+	int err;
+
+	err = deliverer__deliver(r->deliver, profiles, n);
+	deliverer__shutdown(r->deliver, (int64_t)(r->cfg->export_deadline_s * 1000), &rep);
+	r->deliver = NULL;
+	if (rep.otlp_on)
+		print_export_line("OTLP export", &rep.otlp);
+	if (rep.pyroscope_on)
+		print_export_line("Pyroscope export", &rep.pyroscope);
+	if (!err && (rep.otlp.undelivered || rep.otlp.dropped_refused ||
+		     rep.pyroscope.undelivered || rep.pyroscope.dropped_refused))
+		err = -EIO;
+	return err;
+}
+
+static int setup(struct run *r, int *release_fd)
+{
+	const struct config *c = r->cfg;
+	int err = start_delivery(r);
+
+	if (err)
+		return err;
+	r->cap = capture__new(c);
+	if (!r->cap)
+		return -errno;
+	if (c->command) {
+		r->child = spawn_held(c->command, release_fd, &r->exec_fd);
+		if (r->child < 0) {
+			log_error("cannot start '%s': %s", c->command[0], strerror(-r->child));
+			return r->child;
+		}
+		err = capture__add_pid(r->cap, r->child);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < c->nr_pids; i++) {
+		err = capture__add_pid(r->cap, c->pids[i]);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < c->nr_pids; i++)
+		if (capture__track(r->cap, c->pids[i]))
+			log_warn("cannot read the maps of PID %d yet; its frames may be [unknown]",
+				 c->pids[i]);
+	return capture__start(r->cap);
+}
+
+static void describe_target(const struct config *c)
+{
+	char what[128];
+
+	if (c->all)
+		snprintf(what, sizeof(what), "the whole host");
+	else if (c->command)
+		snprintf(what, sizeof(what), "'%s'", c->command[0]);
+	else if (c->nr_pids == 1)
+		snprintf(what, sizeof(what), "PID %d", c->pids[0]);
+	else
+		snprintf(what, sizeof(what), "%zu processes", c->nr_pids);
+	if (c->duration_s > 0)
+		log_info("profiling %s at %u Hz for %.1f s", what, c->frequency_hz, c->duration_s);
+	else
+		log_info("profiling %s at %u Hz; press Ctrl-C to stop", what, c->frequency_hz);
+}
+
+int do_profile(int argc, char **argv)
+{
+	struct config cfg;
+	struct run r = {.cfg = &cfg, .child = -1, .exec_fd = -1};
+	struct sigaction sa = {.sa_handler = on_signal};
+	char why[512];
+	int err, release_fd = -1, rc;
+	uint64_t started;
+
+	config__defaults(&cfg);
+	rc = parse_args(argc, argv, &cfg);
+	if (rc)
+		return rc > 0 ? 0 : EXIT_USAGE;
+	log_set_level(cfg.verbose ? LOG_DEBUG : cfg.quiet ? LOG_ERROR : LOG_INFO);
+	log_bridge_libbpf();
+	for (size_t i = 0; i < cfg.nr_pids; i++) {
+		if (!process_exists(cfg.pids[i])) {
+			log_error("PID %d: no such process (check the PID with 'ps -p %d')",
+				  cfg.pids[i], cfg.pids[i]);
+			return 1;
+		}
+	}
+	err = bpf_session__preflight(BPF_SESSION_KERNEL_BTF, why, sizeof(why));
+	if (err) {
+		log_error("%s", why);
+		return 1;
+	}
+	if (check_outputs(&cfg))
+		return 1;
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	err = setup(&r, &release_fd);
+	if (err)
+		goto out;
+	if (!cfg.quiet)
+		describe_target(&cfg);
+	started = clock__ns(CLOCK_MONOTONIC);
+	if (release_fd >= 0) {
+		if (write(release_fd, "g", 1) != 1)
+			log_warn("cannot release the command: %s", strerror(errno));
+		close(release_fd);
+		release_fd = -1;
+		wait_for_exec(r.exec_fd);
+		capture__track(r.cap, r.child);
+	}
+	err = run_loop(&r);
+	/* Whatever went wrong during the capture, what was collected is still written. */
+	{
+		const double elapsed = (clock__ns(CLOCK_MONOTONIC) - started) / 1e9;
+		int werr;
+
+		if (!cfg.quiet)
+			print_summary(&r, elapsed);
+		werr = finish_delivery(&r);
+		if (!err)
+			err = werr;
+	}
+out:
+	if (release_fd >= 0)
+		close(release_fd); /* the held child sees EOF and exits without running */
+	if (r.exec_fd >= 0)
+		close(r.exec_fd);
+	if (r.child > 0) {
+		if (!r.child_exited) {
+			if (err)
+				kill(r.child, SIGTERM);
+			waitpid(r.child, &r.child_status, 0);
+		}
+		if (!cfg.quiet && WIFEXITED(r.child_status) && WEXITSTATUS(r.child_status))
+			log_info("the command exited with status %d", WEXITSTATUS(r.child_status));
+	}
+	deliverer__shutdown(r.deliver, 0, NULL);
+	export_targets__release(&r.targets);
+	capture__delete(r.cap);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * hostprof render: convert profile files between local formats. Every input is decoded into the
+ * profile model and every output encoded from it (the same encoders as `profile`, through the
+ * deliverer's file outputs), so no format is ever translated into another directly.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmds.h"
+#include "model/config.h"
+#include "formats/decode.h"
+#include "export/deliver.h"
+
+#define RENDER_MAX_INPUTS 8
+
+static void render_usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: hostprof render INPUT [INPUT...] -o OUTPUT [-o OUTPUT...]\n"
+		"\n"
+		"Convert profiles between formats, offline and without root. Formats go by the\n"
+		"file name:\n"
+		"  inputs:   *.pb.gz, *.pb   pprof (hostprof's, or Go's runtime/pprof files)\n"
+		"            *.otlp.pb       OTLP (binary; one profile per type it holds)\n"
+		"            *.folded        collapsed stacks ('comm;root;...;leaf COUNT')\n"
+		"  outputs:  *.html          interactive flame graph, one self-contained page\n"
+		"            *.pb.gz         pprof          *.folded     collapsed stacks\n"
+		"            *.otlp.pb       OTLP (binary)  *.otlp.json  OTLP/JSON\n"
+		"\n"
+		"Several inputs are several profile types (say cpu and off-CPU of one run): the\n"
+		"HTML page and the OTLP outputs hold them all; pprof and folded write one file\n"
+		"per type (x.pb.gz becomes x.cpu.pb.gz, x.wall.pb.gz).\n"
+		"\n"
+		"Options:\n"
+		"  -o, --output FILE   write FILE (repeatable)\n"
+		"  -h, --help          show this help\n"
+		"\n"
+		"Examples:\n"
+		"  hostprof render cpu.pb.gz -o cpu.html\n"
+		"  hostprof render host.folded -o host.pb.gz -o host.html\n"
+		"  go test -cpuprofile cpu.out ./... && hostprof render cpu.out.pb.gz -o go.html\n"
+		"  (rename Go's profile to end in .pb.gz: the input format goes by the name)\n");
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* Decodes path into profiles[*nr...] (an OTLP request may hold several profile types). */
+static int render_decode(const char *path, struct profile **profiles, size_t *nr)
+{
+	char err[512] = "";
+	int e;
+
+	if (ends_with(path, ".otlp.pb") || ends_with(path, ".otlp.pb.gz")) {
+		struct profile **ps = NULL;
+		size_t n = 0;
+
+		e = dec_otlp__read(path, &ps, &n, err, sizeof(err));
+		if (!e && *nr + n > RENDER_MAX_INPUTS) {
+			snprintf(err, sizeof(err), "'%s': more than %d profiles in all", path,
+				 RENDER_MAX_INPUTS);
+			e = -E2BIG;
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (!e)
+				profiles[(*nr)++] = ps[i];
+			else
+				profile__delete(ps[i]);
+		}
+		free(ps);
+	} else if (ends_with(path, ".pb.gz") || ends_with(path, ".pb") ||
+		   ends_with(path, ".pprof")) {
+		e = dec_pprof__read(path, &profiles[*nr], err, sizeof(err));
+		if (!e)
+			(*nr)++;
+	} else if (ends_with(path, ".folded")) {
+		e = dec_folded__read(path, &profiles[*nr], err, sizeof(err));
+		if (!e)
+			(*nr)++;
+	} else {
+		fprintf(stderr,
+			"hostprof render: '%s': unknown input format: name it *.pb.gz or *.pb "
+			"(pprof), *.otlp.pb (OTLP) or *.folded (collapsed stacks)\n",
+			path);
+		return -EINVAL;
+	}
+	if (e)
+		fprintf(stderr, "hostprof render: %s\n", err[0] ? err : strerror(-e));
+	return e;
+}
+
+int do_render(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	struct profile *profiles[RENDER_MAX_INPUTS] = {0};
+	struct deliver_opts dopts = {0};
+	struct deliverer *d = NULL;
+	struct config *cfg = NULL;
+	char host[256], err[512];
+	size_t nr = 0;
+	int c, status = 1;
+
+	cfg = calloc(1, sizeof(*cfg));
+	if (!cfg) {
+		fprintf(stderr, "hostprof render: out of memory\n");
+		return 1;
+	}
+	config__defaults(cfg);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (config__add_output(cfg, optarg, err, sizeof(err))) {
+				fprintf(stderr, "hostprof render: %s\n", err);
+				status = 2;
+				goto out;
+			}
+			break;
+		case 'h':
+			render_usage(stdout);
+			status = 0;
+			goto out;
+		default:
+			render_usage(stderr);
+			status = 2;
+			goto out;
+		}
+	}
+	/* Inputs may come after the outputs too: "render -o x.html in.pb.gz". */
+	if (optind >= argc || !cfg->nr_outputs) {
+		fprintf(stderr, "hostprof render: %s\n",
+			optind >= argc ? "no input file"
+				       : "no output: add -o FILE.html (or .pb.gz, ...)");
+		render_usage(stderr);
+		status = 2;
+		goto out;
+	}
+	if (argc - optind > RENDER_MAX_INPUTS) {
+		fprintf(stderr, "hostprof render: at most %d inputs\n", RENDER_MAX_INPUTS);
+		status = 2;
+		goto out;
+	}
+	for (int i = optind; i < argc; i++) {
+		if (nr == RENDER_MAX_INPUTS) {
+			fprintf(stderr, "hostprof render: at most %d profiles\n",
+				RENDER_MAX_INPUTS);
+			goto out;
+		}
+		if (render_decode(argv[i], profiles, &nr))
+			goto out;
+	}
+
+	dopts.outputs = cfg->outputs;
+	dopts.nr_outputs = cfg->nr_outputs;
+	deliver__host_facts(host, sizeof(host), &dopts.otlp_opts.host_arch);
+	dopts.otlp_opts.host_name = host;
+	dopts.otlp_opts.scope_version = HOSTPROF_VERSION;
+	d = deliverer__new(&dopts);
+	if (!d) {
+		fprintf(stderr, "hostprof render: %s\n", strerror(errno));
+		goto out;
+	}
+	/* The deliverer logs each file that fails and prints "Wrote X" for the others. */
+	status = deliverer__deliver(d, (const struct profile *const *)profiles, nr) ? 1 : 0;
+out:
+	deliverer__shutdown(d, 0, NULL);
+	for (size_t i = 0; i < nr; i++)
+		profile__delete(profiles[i]);
+	free(cfg);
+	return status;
+}

@@ -1,0 +1,1123 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "collect/bpf_session.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/capability.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bpf/cpu.skel.h"
+#include "bpf/lock.skel.h"
+#include "bpf/offcpu.skel.h"
+#include "collect/bpf_sync.h"
+#include "base/clock.h"
+#include "base/log.h"
+
+#define NSEC_PER_SEC 1000000000ULL
+
+/* Not in every libc's headers; numbers are the kernel's (include/uapi/linux/capability.h). */
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+struct bpf_session {
+	struct cpu_bpf *skel;
+	struct offcpu_bpf *offcpu; /* NULL unless opts.offcpu */
+	struct lock_bpf *lock;	   /* NULL unless opts.lock */
+	struct bpf_link *lock_links[4];
+	struct hp_lock_key *lock_keys; /* drain scratch: counts_map_entries keys */
+	struct bpf_link *offcpu_links[2];
+	struct bpf_link *unwind_links[2];  /* exec and exit, with the walker */
+	struct hp_offcpu_key *offcpu_keys; /* drain scratch: offcpu_map_entries keys */
+	uint64_t *offcpu_hashes;	   /* drain scratch: offcpu_map_entries stack hashes */
+	uint32_t max_offcpu;
+	uint32_t max_offcpu_threads;
+	struct bpf_link **links;
+	int nr_links;
+	int nr_cpus_sampled; /* nr_links before detaching */
+	int nr_cpus_possible;
+	uint32_t active;     /* the buffer set BPF writes now */
+	uint64_t *stack_buf; /* USER_IPS user entries, then HP_MAX_STACK_DEPTH kernel entries */
+	struct hp_sample_key *keys; /* drain scratch: counts_map_entries keys */
+	uint32_t max_keys;
+	uint32_t *stack_ids; /* drain scratch: stack_map_entries ids */
+	uint32_t max_stack_ids;
+	bool unwinding;			 /* the user-stack walker is on */
+	bool tail_calls;		 /* ... across tail calls, in the cpu sampler only */
+	bool no_batch_take;		 /* unwind_refresh has no working batch operations */
+	uint64_t *ustack_keys;		 /* drain scratch: stack_map_entries walked-stack hashes */
+	struct hp_user_stack ustack_buf; /* drain scratch: one walked stack */
+};
+
+/* A drained user stack is either a frame-pointer one (HP_MAX_STACK_DEPTH) or a walked one. */
+#define USER_IPS HP_UNWIND_MAX_DEPTH
+_Static_assert(HP_UNWIND_MAX_DEPTH >= HP_MAX_STACK_DEPTH, "user stack buffer");
+
+static bool has_cap(const struct __user_cap_data_struct data[2], int cap)
+{
+	return data[cap / 32].effective & (1U << (cap % 32));
+}
+
+int bpf_session__preflight(const char *btf_path, char *msg, size_t len)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[2] = {};
+
+	if (access(btf_path, R_OK) != 0) {
+		snprintf(msg, len,
+			 "this kernel has no BTF (%s is missing): hostprof's CO-RE programs need a "
+			 "kernel built with CONFIG_DEBUG_INFO_BTF=y (Linux 5.8 or later; most "
+			 "distribution kernels have it)",
+			 btf_path);
+		return -ENOTSUP;
+	}
+	if (syscall(SYS_capget, &hdr, data) != 0) {
+		int err = -errno;
+
+		snprintf(msg, len, "cannot read this process's capabilities: %s", strerror(-err));
+		return err;
+	}
+	if (has_cap(data, CAP_SYS_ADMIN))
+		return 0;
+	if (!has_cap(data, CAP_BPF) || !has_cap(data, CAP_PERFMON)) {
+		snprintf(msg, len,
+			 "missing capabilities:%s%s. Run as root, or grant them: sudo setcap "
+			 "cap_bpf,cap_perfmon,cap_sys_ptrace,cap_syslog,cap_checkpoint_restore+ep "
+			 "hostprof (CAP_SYS_PTRACE reads other users' /proc/PID/maps, CAP_SYSLOG "
+			 "shows "
+			 "kernel addresses, CAP_CHECKPOINT_RESTORE opens /proc/PID/map_files)",
+			 has_cap(data, CAP_BPF) ? "" : " CAP_BPF",
+			 has_cap(data, CAP_PERFMON) ? "" : " CAP_PERFMON");
+		return -EPERM;
+	}
+	return 0;
+}
+
+static bool kernel_has_helper(enum bpf_func_id id)
+{
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, id, NULL) == 1;
+}
+
+/*
+ * How user stacks are walked with the tables. bpf_loop (Linux 5.17) runs the walk in one program.
+ * Without it, the cpu sampler walks across tail calls (hp_cpu_walk), which needs only what 5.15
+ * has (bpf_task_pt_regs, for samples that hit the kernel); the off-CPU and lock programs then take
+ * frame-pointer stacks. Older kernels walk with frame pointers only.
+ * HOSTPROF_UNWIND_WALKER=tailcall forces the tail calls on any kernel, to test them where bpf_loop
+ * exists.
+ */
+static void pick_walker(struct bpf_session *s, const struct bpf_session_opts *opts)
+{
+	const char *force = getenv("HOSTPROF_UNWIND_WALKER");
+	bool has_loop = kernel_has_helper(BPF_FUNC_loop);
+
+	s->unwinding = false;
+	s->tail_calls = false;
+	if (!opts->unwind)
+		return;
+	if (has_loop && !(force && !strcmp(force, "tailcall"))) {
+		s->unwinding = true;
+		return;
+	}
+	if (kernel_has_helper(BPF_FUNC_task_pt_regs) && kernel_has_helper(BPF_FUNC_tail_call)) {
+		s->unwinding = s->tail_calls = true;
+		if (!has_loop)
+			log_info("this kernel has no bpf_loop (Linux 5.17+): CPU samples walk user "
+				 "stacks with tail calls; off-CPU and lock stacks use frame "
+				 "pointers");
+		return;
+	}
+	log_warn(
+		"this kernel has neither bpf_loop (Linux 5.17+) nor bpf_task_pt_regs (5.15+): user "
+		"stacks come from frame pointers only, and stop early in code built without them");
+}
+
+/*
+ * The walker's maps of one object: the rows and processes maps are sized here for the cpu object,
+ * which creates them, and shared with the others (share_from >= 0) before they load.
+ */
+static int configure_unwind(struct bpf_map *rows, struct bpf_map *procs, struct bpf_map *refresh,
+			    struct bpf_map *events, struct bpf_map *announced,
+			    const struct bpf_session_opts *opts, bool on,
+			    const struct cpu_bpf *owner)
+{
+	int err;
+
+	if (owner && on) {
+		err = bpf_map__reuse_fd(rows, bpf_map__fd(owner->maps.unwind_rows));
+		if (!err)
+			err = bpf_map__reuse_fd(procs, bpf_map__fd(owner->maps.unwind_procs));
+		if (!err)
+			err = bpf_map__reuse_fd(refresh, bpf_map__fd(owner->maps.unwind_refresh));
+		if (!err)
+			err = bpf_map__reuse_fd(events, bpf_map__fd(owner->maps.unwind_events));
+		if (!err)
+			err = bpf_map__reuse_fd(announced,
+						bpf_map__fd(owner->maps.unwind_announced));
+		return err;
+	}
+	/* A ring buffer is a whole number of pages (64 KiB ones on some arm64 kernels). */
+	err = bpf_map__set_max_entries(events, 16 * (uint32_t)sysconf(_SC_PAGESIZE));
+	if (!err)
+		err = bpf_map__set_max_entries(rows, on ? opts->unwind_rows : 1);
+	if (!err)
+		err = bpf_map__set_max_entries(procs, on ? opts->unwind_procs : 1);
+	return err;
+}
+
+/*
+ * Can a perf_event program use a hash map allocated at run time (BPF_F_NO_PREALLOC)? Only from
+ * Linux 6.1 on; before, the verifier rejects any perf_event program that references one, used or
+ * not. Probed by loading a program that only loads such a map's address.
+ */
+static bool perf_event_takes_runtime_maps(void)
+{
+	struct bpf_map_create_opts mopts = {.sz = sizeof(mopts), .map_flags = BPF_F_NO_PREALLOC};
+	int map_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "hp_probe", 4, 4, 1, &mopts), prog_fd;
+
+	if (map_fd < 0)
+		return false;
+	struct bpf_insn insns[] = {
+		{.code = BPF_LD | BPF_DW | BPF_IMM,
+		 .dst_reg = BPF_REG_1,
+		 .src_reg = BPF_PSEUDO_MAP_FD,
+		 .imm = map_fd},
+		{0}, /* the second half of the 64-bit immediate */
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	prog_fd = bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, "hp_probe", "GPL", insns,
+				sizeof(insns) / sizeof(insns[0]), NULL);
+	if (prog_fd >= 0)
+		close(prog_fd);
+	close(map_fd);
+	return prog_fd >= 0;
+}
+
+/* Caps of the cpu object's walker maps when they must be preallocated (see above). */
+#define PREALLOC_UNWIND_PROCS 1024 /* 8 MiB */
+#define PREALLOC_USTACKS 4096	   /* 4 MiB per buffer */
+
+/*
+ * The cpu object's run-time allocated maps, preallocated where the kernel demands it, and always
+ * when the walker is off (they then hold one entry: the verifier still sees them).
+ */
+static int cpu_prealloc(struct cpu_bpf *skel, bool unwind)
+{
+	struct bpf_map *maps[] = {skel->maps.unwind_procs, skel->maps.ustacks_0,
+				  skel->maps.ustacks_1};
+	int err = 0;
+
+	if (unwind && perf_event_takes_runtime_maps())
+		return 0;
+	if (unwind)
+		log_info("this kernel's perf_event programs need preallocated maps (before Linux "
+			 "6.1): unwinding keeps tables for at most %d processes",
+			 PREALLOC_UNWIND_PROCS);
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]) && !err; i++) {
+		uint32_t cap = i == 0 ? PREALLOC_UNWIND_PROCS : PREALLOC_USTACKS;
+
+		err = bpf_map__set_map_flags(maps[i],
+					     bpf_map__map_flags(maps[i]) & ~BPF_F_NO_PREALLOC);
+		if (!err && bpf_map__max_entries(maps[i]) > cap)
+			err = bpf_map__set_max_entries(maps[i], cap);
+	}
+	return err;
+}
+
+static int configure(struct cpu_bpf *skel, const struct bpf_session_opts *opts, bool unwind,
+		     bool tail_calls)
+{
+	struct bpf_map *stacks[] = {skel->maps.stacks_0, skel->maps.stacks_1};
+	struct bpf_map *ustacks[] = {skel->maps.ustacks_0, skel->maps.ustacks_1};
+	struct bpf_map *counts[] = {skel->maps.counts_0, skel->maps.counts_1};
+	int err;
+
+	skel->rodata->filter_pids = opts->filter_pids;
+	skel->rodata->include_idle = opts->include_idle;
+	skel->rodata->unwind_tables = unwind;
+	skel->rodata->unwind_tail_calls = tail_calls;
+	bpf_program__set_autoload(skel->progs.hp_cpu_walk, tail_calls);
+	skel->rodata->unwind_depth = opts->unwind_depth;
+	bpf_program__set_autoload(skel->progs.hp_unwind_exec, unwind);
+	bpf_program__set_autoload(skel->progs.hp_unwind_exit, unwind);
+	for (int i = 0; i < HP_NR_BUFFERS; i++) {
+		/* Frame-pointer stacks or walked ones: the other map needs no room. */
+		err = bpf_map__set_max_entries(stacks[i], opts->stack_map_entries);
+		if (!err)
+			err = bpf_map__set_max_entries(ustacks[i],
+						       unwind ? opts->stack_map_entries : 1);
+		if (!err)
+			err = bpf_map__set_max_entries(counts[i], opts->counts_map_entries);
+		if (err)
+			return err;
+	}
+	err = configure_unwind(skel->maps.unwind_rows, skel->maps.unwind_procs,
+			       skel->maps.unwind_refresh, skel->maps.unwind_events,
+			       skel->maps.unwind_announced, opts, unwind, NULL);
+	return err ? err : cpu_prealloc(skel, unwind);
+}
+
+static int offcpu_configure(struct offcpu_bpf *o, const struct bpf_session_opts *opts, bool btf,
+			    const struct bpf_session *s)
+{
+	struct bpf_map *sized[] = {o->maps.offcpu_stacks_0, o->maps.offcpu_stacks_1,
+				   o->maps.offcpu_counts_0, o->maps.offcpu_counts_1};
+	int err = bpf_map__set_max_entries(o->maps.offcpu_start, opts->offcpu_threads);
+
+	o->rodata->filter_pids = opts->filter_pids;
+	o->rodata->min_block_ns = opts->offcpu_min_ns;
+	o->rodata->unwind_tables = s->unwinding && !s->tail_calls;
+	o->rodata->unwind_depth = opts->unwind_depth;
+	if (!err)
+		err = configure_unwind(o->maps.unwind_rows, o->maps.unwind_procs,
+				       o->maps.unwind_refresh, o->maps.unwind_events,
+				       o->maps.unwind_announced, opts, s->unwinding, s->skel);
+	for (size_t i = 0; i < sizeof(sized) / sizeof(sized[0]) && !err; i++)
+		err = bpf_map__set_max_entries(sized[i], opts->offcpu_map_entries);
+	/* One pair of entry points: typed tp_btf where the kernel has it, raw_tp otherwise. */
+	bpf_program__set_autoload(o->progs.hp_offcpu_switch, btf);
+	bpf_program__set_autoload(o->progs.hp_offcpu_exit, btf);
+	bpf_program__set_autoload(o->progs.hp_offcpu_switch_raw, !btf);
+	bpf_program__set_autoload(o->progs.hp_offcpu_exit_raw, !btf);
+	return err;
+}
+
+/*
+ * Open and load the sched_switch program. Probing is by trying: tp_btf needs BTF for the
+ * tracepoint's arguments (Linux 5.5+); when that load fails, the raw tracepoint does the same
+ * work with probe-reads.
+ */
+static int offcpu_open(struct bpf_session *s, const struct bpf_session_opts *opts)
+{
+	int err = -EINVAL;
+
+	s->max_offcpu = opts->offcpu_map_entries;
+	s->max_offcpu_threads = opts->offcpu_threads;
+	s->offcpu_keys = calloc(s->max_offcpu, sizeof(*s->offcpu_keys));
+	s->offcpu_hashes = calloc(s->max_offcpu, sizeof(*s->offcpu_hashes));
+	if (!s->offcpu_keys || !s->offcpu_hashes)
+		return -ENOMEM;
+	for (int btf = 1; btf >= 0; btf--) {
+		s->offcpu = offcpu_bpf__open();
+		if (!s->offcpu)
+			return -errno;
+		err = offcpu_configure(s->offcpu, opts, btf, s);
+		if (!err)
+			err = offcpu_bpf__load(s->offcpu);
+		if (!err) {
+			if (!btf)
+				log_info("tp_btf/sched_switch is not available: using the raw "
+					 "tracepoint");
+			return 0;
+		}
+		offcpu_bpf__destroy(s->offcpu);
+		for (int i = 0; i < 4; i++)
+			bpf_link__destroy(s->lock_links[i]);
+		lock_bpf__destroy(s->lock);
+		free(s->lock_keys);
+		s->offcpu = NULL;
+	}
+	log_error("BPF object 'offcpu': load failed: %s; wall and off-CPU profiles are off",
+		  strerror(-err));
+	return err;
+}
+
+/* The contention programs share the cpu sampler's map sizes: stacks and keys per drain. */
+static int lock_open(struct bpf_session *s, const struct bpf_session_opts *opts)
+{
+	struct bpf_map *sized[6];
+	int err = 0;
+
+	s->lock_keys = calloc(s->max_keys, sizeof(*s->lock_keys));
+	if (!s->lock_keys)
+		return -ENOMEM;
+	s->lock = lock_bpf__open();
+	if (!s->lock)
+		return -errno;
+	sized[0] = s->lock->maps.lock_stacks_0;
+	sized[1] = s->lock->maps.lock_stacks_1;
+	sized[2] = s->lock->maps.lock_counts_0;
+	sized[3] = s->lock->maps.lock_counts_1;
+	sized[4] = s->lock->maps.lock_ustacks_0;
+	sized[5] = s->lock->maps.lock_ustacks_1;
+	for (int i = 0; i < 6 && !err; i++)
+		err = bpf_map__set_max_entries(sized[i], i < 2		? opts->stack_map_entries
+							 : i < 4	? opts->counts_map_entries
+							 : s->unwinding ? opts->stack_map_entries
+									: 1);
+	s->lock->rodata->filter_pids = opts->filter_pids;
+	s->lock->rodata->min_wait_ns = opts->lock_min_ns;
+	s->lock->rodata->unwind_tables = s->unwinding && !s->tail_calls;
+	s->lock->rodata->unwind_depth = opts->unwind_depth;
+	if (!err)
+		err = configure_unwind(s->lock->maps.unwind_rows, s->lock->maps.unwind_procs,
+				       s->lock->maps.unwind_refresh, s->lock->maps.unwind_events,
+				       s->lock->maps.unwind_announced, opts, s->unwinding, s->skel);
+	if (!err)
+		err = lock_bpf__load(s->lock);
+	if (err)
+		log_error("BPF object 'lock': load failed: %s (lock:contention_* and "
+			  "raw_syscalls need BTF for tp_btf)",
+			  strerror(-err));
+	return err;
+}
+
+struct bpf_session *bpf_session__new(const struct bpf_session_opts *opts)
+{
+	struct bpf_session *s;
+	int err;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->nr_cpus_possible = libbpf_num_possible_cpus();
+	if (s->nr_cpus_possible <= 0) {
+		err = s->nr_cpus_possible ? s->nr_cpus_possible : -EINVAL;
+		log_error("cannot count the possible CPUs: %s", strerror(-err));
+		goto fail;
+	}
+	s->max_keys = opts->counts_map_entries;
+	s->max_stack_ids = opts->stack_map_entries;
+	s->stack_buf = calloc(USER_IPS + HP_MAX_STACK_DEPTH, sizeof(*s->stack_buf));
+	s->keys = calloc(s->max_keys, sizeof(*s->keys));
+	s->stack_ids = calloc(s->max_stack_ids, sizeof(*s->stack_ids));
+	s->ustack_keys = calloc(s->max_stack_ids, sizeof(*s->ustack_keys));
+	if (!s->stack_buf || !s->keys || !s->stack_ids || !s->ustack_keys) {
+		err = -ENOMEM;
+		goto fail;
+	}
+
+	s->skel = cpu_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		log_error("BPF object 'cpu': open failed: %s", strerror(-err));
+		goto fail;
+	}
+	pick_walker(s, opts);
+	err = configure(s->skel, opts, s->unwinding, s->tail_calls);
+	if (err) {
+		log_error("BPF object 'cpu': configure failed: %s", strerror(-err));
+		goto fail;
+	}
+	err = cpu_bpf__load(s->skel);
+	if (err) {
+		log_error("BPF object 'cpu': load failed: %s%s", strerror(-err),
+			  err == -EPERM ? " (need root, or CAP_BPF and CAP_PERFMON)" : "");
+		goto fail;
+	}
+	if (s->tail_calls) {
+		__u32 key = 0;
+		int fd = bpf_program__fd(s->skel->progs.hp_cpu_walk);
+
+		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.cpu_walk_progs), &key, &fd,
+					BPF_ANY)) {
+			err = -errno;
+			log_error("BPF tail call to the stack walker: %s", strerror(-err));
+			goto fail;
+		}
+	}
+	if (opts->offcpu) {
+		err = offcpu_open(s, opts);
+		if (err)
+			goto fail;
+	}
+	if (opts->lock) {
+		err = lock_open(s, opts);
+		if (err)
+			goto fail;
+	}
+	return s;
+fail:
+	bpf_session__delete(s);
+	errno = -err;
+	return NULL;
+}
+
+void bpf_session__delete(struct bpf_session *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->nr_links; i++)
+		bpf_link__destroy(s->links[i]);
+	free(s->links);
+	for (int i = 0; i < 2; i++)
+		bpf_link__destroy(s->offcpu_links[i]);
+	offcpu_bpf__destroy(s->offcpu);
+	for (int i = 0; i < 4; i++)
+		bpf_link__destroy(s->lock_links[i]);
+	lock_bpf__destroy(s->lock);
+	free(s->lock_keys);
+	free(s->offcpu_keys);
+	free(s->offcpu_hashes);
+	cpu_bpf__destroy(s->skel);
+	free(s->stack_buf);
+	free(s->keys);
+	free(s->stack_ids);
+	free(s->ustack_keys);
+	free(s);
+}
+
+int bpf_session__add_pid(struct bpf_session *s, pid_t pid)
+{
+	__u32 key = pid;
+	__u8 one = 1;
+
+	if (bpf_map__update_elem(s->skel->maps.target_pids, &key, sizeof(key), &one, sizeof(one),
+				 BPF_ANY))
+		return -errno;
+	if (s->offcpu && bpf_map__update_elem(s->offcpu->maps.target_pids, &key, sizeof(key), &one,
+					      sizeof(one), BPF_ANY))
+		return -errno;
+	if (s->lock && bpf_map__update_elem(s->lock->maps.target_pids, &key, sizeof(key), &one,
+					    sizeof(one), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static int perf_event_open_cpu_clock(int cpu, uint32_t hz)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		/* cpu-clock counts nanoseconds, so a fixed period samples at exactly hz; frequency
+		 * mode would let the kernel drift the period to meet its own throttling. */
+		.sample_period = NSEC_PER_SEC / hz,
+	};
+
+	return syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/*
+ * Parse a CPU list such as "0-3,5,7-8" (the format of /sys/devices/system/cpu/online) into a
+ * bitmap of at most max CPUs. Returns the number of CPUs set, or -EINVAL.
+ */
+static int parse_cpu_list(const char *text, bool *cpus, int max)
+{
+	const char *p = text;
+	int count = 0;
+
+	while (*p && *p != '\n') {
+		char *end;
+		long lo = strtol(p, &end, 10), hi;
+
+		if (end == p || lo < 0)
+			return -EINVAL;
+		hi = lo;
+		p = end;
+		if (*p == '-') {
+			hi = strtol(p + 1, &end, 10);
+			if (end == p + 1 || hi < lo)
+				return -EINVAL;
+			p = end;
+		}
+		for (long c = lo; c <= hi && c < max; c++) {
+			count += !cpus[c];
+			cpus[c] = true;
+		}
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			return -EINVAL;
+	}
+	return count;
+}
+
+static int read_online_cpus(bool *cpus, int max)
+{
+	char text[4096];
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	int err;
+
+	if (!f)
+		return -errno;
+	if (!fgets(text, sizeof(text), f)) {
+		err = ferror(f) ? -EIO : -EINVAL;
+		fclose(f);
+		return err;
+	}
+	fclose(f);
+	return parse_cpu_list(text, cpus, max);
+}
+
+static int offcpu_attach(struct bpf_session *s)
+{
+	struct bpf_program *progs[2];
+	bool btf = bpf_program__autoload(s->offcpu->progs.hp_offcpu_switch);
+
+	progs[0] = btf ? s->offcpu->progs.hp_offcpu_switch : s->offcpu->progs.hp_offcpu_switch_raw;
+	progs[1] = btf ? s->offcpu->progs.hp_offcpu_exit : s->offcpu->progs.hp_offcpu_exit_raw;
+	for (int i = 0; i < 2; i++) {
+		s->offcpu_links[i] = bpf_program__attach(progs[i]);
+		if (!s->offcpu_links[i]) {
+			int err = -errno;
+
+			log_error("BPF program '%s': attach failed: %s",
+				  bpf_program__name(progs[i]), strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int lock_attach(struct bpf_session *s)
+{
+	struct bpf_program *progs[] = {
+		s->lock->progs.hp_lock_sys_enter, s->lock->progs.hp_lock_sys_exit,
+		s->lock->progs.hp_lock_contention_begin, s->lock->progs.hp_lock_contention_end};
+
+	for (int i = 0; i < 4; i++) {
+		s->lock_links[i] = bpf_program__attach(progs[i]);
+		if (!s->lock_links[i]) {
+			int err = -errno;
+
+			log_error("BPF program '%s': attach failed: %s",
+				  bpf_program__name(progs[i]), strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* The walker's exec and exit programs (see hp_unwind_forget() in bpf/unwind.bpf.h). */
+static int unwind_attach(struct bpf_session *s)
+{
+	struct bpf_program *progs[] = {s->skel->progs.hp_unwind_exec,
+				       s->skel->progs.hp_unwind_exit};
+
+	for (int i = 0; i < 2; i++) {
+		s->unwind_links[i] = bpf_program__attach(progs[i]);
+		if (!s->unwind_links[i]) {
+			int err = -errno;
+
+			log_error("BPF program '%s': attach failed: %s",
+				  bpf_program__name(progs[i]), strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+int bpf_session__attach(struct bpf_session *s, uint32_t frequency_hz)
+{
+	bool *online;
+	int err, nr_online;
+
+	online = calloc(s->nr_cpus_possible, sizeof(*online));
+	s->links = calloc(s->nr_cpus_possible, sizeof(*s->links));
+	if (!online || !s->links) {
+		free(online);
+		return -ENOMEM;
+	}
+	nr_online = read_online_cpus(online, s->nr_cpus_possible);
+	if (nr_online <= 0) {
+		err = nr_online ? nr_online : -ENODEV;
+		log_error("cannot read the online CPUs from /sys/devices/system/cpu/online: %s",
+			  strerror(-err));
+		goto out;
+	}
+	for (int cpu = 0; cpu < s->nr_cpus_possible; cpu++) {
+		struct bpf_link *link;
+		int fd;
+
+		if (!online[cpu])
+			continue;
+		fd = perf_event_open_cpu_clock(cpu, frequency_hz);
+		if (fd < 0) {
+			err = -errno;
+			if (err == -ENODEV) /* went offline since we read the list */
+				continue;
+			log_error("perf_event_open(cpu-clock, cpu %d) failed: %s%s", cpu,
+				  strerror(-err),
+				  err == -EACCES || err == -EPERM
+					  ? " (need root or CAP_PERFMON; or lower "
+					    "/proc/sys/kernel/perf_event_paranoid)"
+					  : "");
+			goto out;
+		}
+		link = bpf_program__attach_perf_event(s->skel->progs.hp_cpu_sample, fd);
+		if (!link) {
+			err = -errno;
+			close(fd);
+			log_error("BPF program 'hp_cpu_sample': attach to cpu %d failed: %s", cpu,
+				  strerror(-err));
+			goto out;
+		}
+		/* The link owns fd from here: bpf_link__destroy() closes it. */
+		s->links[s->nr_links++] = link;
+	}
+	err = s->nr_links ? 0 : -ENODEV;
+	if (err)
+		log_error("no online CPU accepted a cpu-clock perf event");
+	if (!err && s->unwinding)
+		err = unwind_attach(s);
+	if (!err && s->offcpu)
+		err = offcpu_attach(s);
+	if (!err && s->lock)
+		err = lock_attach(s);
+out:
+	free(online);
+	return err;
+}
+
+void bpf_session__detach(struct bpf_session *s)
+{
+	for (int i = 0; i < s->nr_links; i++) {
+		bpf_link__destroy(s->links[i]);
+		s->links[i] = NULL;
+	}
+	s->nr_cpus_sampled = s->nr_links;
+	s->nr_links = 0;
+	for (int i = 0; i < 2; i++) {
+		bpf_link__destroy(s->offcpu_links[i]);
+		s->offcpu_links[i] = NULL;
+		bpf_link__destroy(s->unwind_links[i]);
+		s->unwind_links[i] = NULL;
+	}
+	for (int i = 0; i < 4; i++) {
+		bpf_link__destroy(s->lock_links[i]);
+		s->lock_links[i] = NULL;
+	}
+}
+
+int bpf_session__nr_cpus(const struct bpf_session *s)
+{
+	return s->nr_links ? s->nr_links : s->nr_cpus_sampled;
+}
+
+/* Copy a stack trace out of a stack map; returns its depth (0 if the id is gone). */
+static uint32_t read_stack(int map_fd, __s32 id, uint64_t *ips, bool *gone)
+{
+	uint32_t n = 0;
+	__u32 key = id;
+
+	*gone = false;
+	if (id < 0)
+		return 0;
+	if (bpf_map_lookup_elem(map_fd, &key, ips)) {
+		*gone = true;
+		return 0;
+	}
+	while (n < HP_MAX_STACK_DEPTH && ips[n])
+		n++;
+	return n;
+}
+
+/* Copy a walked user stack out of a ustacks map; returns its depth (0 if it is gone). */
+static uint32_t read_walked_stack(struct bpf_session *s, int map_fd, __u64 hash, uint64_t *ips,
+				  bool *gone)
+{
+	uint32_t n;
+
+	*gone = false;
+	if (bpf_map_lookup_elem(map_fd, &hash, &s->ustack_buf)) {
+		*gone = true;
+		return 0;
+	}
+	n = s->ustack_buf.nr < USER_IPS ? s->ustack_buf.nr : USER_IPS;
+	memcpy(ips, s->ustack_buf.pcs, n * sizeof(*ips));
+	return n;
+}
+
+/* The user stack a key names: walked (hash) or from frame pointers (stack id). */
+static uint32_t read_user_stack(struct bpf_session *s, int stacks_fd, int ustacks_fd, __s32 id,
+				__u64 hash, uint64_t *ips, bool *gone)
+{
+	if (hash)
+		return read_walked_stack(s, ustacks_fd, hash, ips, gone);
+	return read_stack(stacks_fd, id, ips, gone);
+}
+
+/* Empty a ustacks map (keys collected first, as in clear_stack_map()). */
+static void clear_ustacks_map(struct bpf_session *s, int fd)
+{
+	__u64 key, next;
+	__u64 *prev = NULL;
+	uint32_t n = 0;
+
+	if (!s->unwinding)
+		return;
+	while (n < s->max_stack_ids && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		s->ustack_keys[n++] = next;
+		key = next;
+		prev = &key;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &s->ustack_keys[i]);
+}
+
+/* Delete every key of a map. Keys are collected first: deleting while walking with
+ * get_next_key can restart the walk from the beginning on hash maps. */
+static void clear_stack_map(struct bpf_session *s, int fd)
+{
+	__u32 key, next, n = 0;
+	__u32 *prev = NULL;
+
+	while (n < s->max_stack_ids && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		s->stack_ids[n++] = next;
+		key = next;
+		prev = &key;
+	}
+	for (__u32 i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &s->stack_ids[i]);
+}
+
+/* Drain and clear one buffer set of the off-CPU maps; fn NULL only clears. */
+static int drain_offcpu(struct bpf_session *s, uint32_t buf, drain_offcpu_fn fn, void *ctx)
+{
+	struct bpf_map *counts[] = {s->offcpu->maps.offcpu_counts_0,
+				    s->offcpu->maps.offcpu_counts_1};
+	struct bpf_map *stacks[] = {s->offcpu->maps.offcpu_stacks_0,
+				    s->offcpu->maps.offcpu_stacks_1};
+	int counts_fd = bpf_map__fd(counts[buf]), stacks_fd = bpf_map__fd(stacks[buf]);
+	struct hp_offcpu_key *prev = NULL;
+	struct hp_raw_stack stack;
+	uint32_t n = 0, nh = 0;
+	uint64_t *hprev = NULL;
+	int ret = 0;
+
+	while (n < s->max_offcpu &&
+	       bpf_map_get_next_key(counts_fd, prev, &s->offcpu_keys[n]) == 0) {
+		prev = &s->offcpu_keys[n];
+		n++;
+	}
+	for (uint32_t i = 0; i < n && fn && !ret; i++) {
+		struct hp_offcpu_value value;
+		struct drained_offcpu e = {.key = &s->offcpu_keys[i], .value = &value};
+
+		if (bpf_map_lookup_elem(counts_fd, &s->offcpu_keys[i], &value))
+			continue;
+		if (!bpf_map_lookup_elem(stacks_fd, &s->offcpu_keys[i].stack_hash, &stack))
+			e.stack = &stack;
+		ret = fn(&e, ctx);
+	}
+	for (uint32_t i = 0; i < n; i++)
+		bpf_map_delete_elem(counts_fd, &s->offcpu_keys[i]);
+	while (nh < s->max_offcpu &&
+	       bpf_map_get_next_key(stacks_fd, hprev, &s->offcpu_hashes[nh]) == 0) {
+		hprev = &s->offcpu_hashes[nh];
+		nh++;
+	}
+	for (uint32_t i = 0; i < nh; i++)
+		bpf_map_delete_elem(stacks_fd, &s->offcpu_hashes[i]);
+	return ret ? ret : (int)n;
+}
+
+int bpf_session__drain_pending_offcpu(struct bpf_session *s, drain_offcpu_fn fn, void *ctx)
+{
+	struct hp_offcpu_start start;
+	uint64_t now;
+	__u32 tid, *prev = NULL;
+	int fd, n = 0, ret = 0;
+
+	if (!s->offcpu)
+		return 0;
+	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC. */
+	now = clock__ns(CLOCK_MONOTONIC);
+	fd = bpf_map__fd(s->offcpu->maps.offcpu_start);
+	while (!ret && bpf_map_get_next_key(fd, prev, &tid) == 0) {
+		struct hp_offcpu_key key = {.tid = tid};
+		struct hp_offcpu_value value = {.count = 1};
+		struct drained_offcpu e = {.key = &key, .value = &value, .stack = &start.stack};
+		char path[64], status[64];
+		FILE *f;
+
+		prev = &tid;
+		if (bpf_map_lookup_elem(fd, &tid, &start) || !start.ts || start.ts > now)
+			continue;
+		/* The record has no pid or names: read them while the thread exists. */
+		snprintf(path, sizeof(path), "/proc/%u/status", tid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(status, sizeof(status), f)) {
+			if (!strncmp(status, "Tgid:", 5))
+				key.pid = strtoul(status + 5, NULL, 10);
+			else if (!strncmp(status, "Name:", 5))
+				sscanf(status + 5, " %15[^\n]", value.thread_name);
+		}
+		fclose(f);
+		snprintf(path, sizeof(path), "/proc/%u/comm", key.pid);
+		f = fopen(path, "re");
+		if (f) {
+			if (fgets(value.process_name, sizeof(value.process_name), f))
+				value.process_name[strcspn(value.process_name, "\n")] = '\0';
+			fclose(f);
+		}
+		key.state = start.state;
+		value.ns = now - start.ts;
+		ret = fn(&e, ctx);
+		n++;
+	}
+	return ret ? ret : n;
+}
+
+/* Drain and clear one buffer set of the lock maps; fn NULL only clears. */
+static int drain_lock(struct bpf_session *s, uint32_t buf, drain_lock_fn fn, void *ctx)
+{
+	struct bpf_map *counts[] = {s->lock->maps.lock_counts_0, s->lock->maps.lock_counts_1};
+	struct bpf_map *stacks[] = {s->lock->maps.lock_stacks_0, s->lock->maps.lock_stacks_1};
+	struct bpf_map *ustacks[] = {s->lock->maps.lock_ustacks_0, s->lock->maps.lock_ustacks_1};
+	int counts_fd = bpf_map__fd(counts[buf]), stacks_fd = bpf_map__fd(stacks[buf]);
+	int ustacks_fd = bpf_map__fd(ustacks[buf]);
+	struct hp_lock_key *prev = NULL;
+	uint32_t n = 0;
+	bool gone;
+	int ret = 0;
+
+	while (n < s->max_keys && bpf_map_get_next_key(counts_fd, prev, &s->lock_keys[n]) == 0) {
+		prev = &s->lock_keys[n];
+		n++;
+	}
+	for (uint32_t i = 0; i < n && fn && !ret; i++) {
+		struct hp_lock_value value;
+		struct drained_lock e = {
+			.key = &s->lock_keys[i],
+			.value = &value,
+			.user_ips = s->stack_buf,
+			.kern_ips = s->stack_buf + USER_IPS,
+		};
+
+		if (bpf_map_lookup_elem(counts_fd, &s->lock_keys[i], &value))
+			continue;
+		e.nr_user = read_user_stack(s, stacks_fd, ustacks_fd, e.key->user_stack_id,
+					    e.key->user_stack_hash, s->stack_buf, &gone);
+		e.nr_kern =
+			read_stack(stacks_fd, e.key->kern_stack_id, s->stack_buf + USER_IPS, &gone);
+		ret = fn(&e, ctx);
+	}
+	for (uint32_t i = 0; i < n; i++)
+		bpf_map_delete_elem(counts_fd, &s->lock_keys[i]);
+	clear_stack_map(s, stacks_fd);
+	clear_ustacks_map(s, ustacks_fd);
+	return ret ? ret : (int)n;
+}
+
+int bpf_session__drain(struct bpf_session *s, const struct drain_fns *fns, void *ctx)
+{
+	struct bpf_map *stacks_maps[] = {s->skel->maps.stacks_0, s->skel->maps.stacks_1};
+	struct bpf_map *counts_maps[] = {s->skel->maps.counts_0, s->skel->maps.counts_1};
+	struct bpf_map *ustacks_maps[] = {s->skel->maps.ustacks_0, s->skel->maps.ustacks_1};
+	uint32_t old = s->active, n = 0;
+	struct hp_sample_key *prev = NULL;
+	int counts_fd, stacks_fd, ustacks_fd, ret = 0;
+
+	s->active = !old;
+	__atomic_store_n(&s->skel->bss->active_buffer, s->active, __ATOMIC_SEQ_CST);
+	if (s->offcpu)
+		__atomic_store_n(&s->offcpu->bss->active_buffer, s->active, __ATOMIC_SEQ_CST);
+	if (s->lock)
+		__atomic_store_n(&s->lock->bss->active_buffer, s->active, __ATOMIC_SEQ_CST);
+	bpf_sync__wait_for_programs();
+
+	counts_fd = bpf_map__fd(counts_maps[old]);
+	stacks_fd = bpf_map__fd(stacks_maps[old]);
+	ustacks_fd = bpf_map__fd(ustacks_maps[old]);
+	while (n < s->max_keys && bpf_map_get_next_key(counts_fd, prev, &s->keys[n]) == 0) {
+		prev = &s->keys[n];
+		n++;
+	}
+
+	for (uint32_t i = 0; i < n && ret == 0; i++) {
+		struct hp_sample_value value;
+		struct drained_entry e = {
+			.key = &s->keys[i],
+			.value = &value,
+			.user_ips = s->stack_buf,
+			.kern_ips = s->stack_buf + USER_IPS,
+		};
+
+		if (bpf_map_lookup_elem(counts_fd, &s->keys[i], &value))
+			continue;
+		e.nr_user = read_user_stack(s, stacks_fd, ustacks_fd, s->keys[i].user_stack_id,
+					    s->keys[i].user_stack_hash, s->stack_buf,
+					    &e.user_stack_gone);
+		e.nr_kern = read_stack(stacks_fd, s->keys[i].kern_stack_id, s->stack_buf + USER_IPS,
+				       &e.kern_stack_gone);
+		ret = fns->cpu ? fns->cpu(&e, ctx) : 0;
+	}
+
+	for (uint32_t i = 0; i < n; i++)
+		bpf_map_delete_elem(counts_fd, &s->keys[i]);
+	clear_stack_map(s, stacks_fd);
+	clear_ustacks_map(s, ustacks_fd);
+	if (s->offcpu) {
+		int m = drain_offcpu(s, old, ret ? NULL : fns->offcpu, ctx);
+
+		if (m < 0 && !ret)
+			ret = m;
+		else if (m > 0)
+			n += m;
+	}
+	if (s->lock) {
+		int m = drain_lock(s, old, ret ? NULL : fns->lock, ctx);
+
+		if (m < 0 && !ret)
+			ret = m;
+		else if (m > 0)
+			n += m;
+	}
+	return ret ? ret : (int)n;
+}
+
+static int sum_percpu(struct bpf_session *s, struct bpf_map *map, uint32_t nr, uint64_t *out)
+{
+	uint64_t *vals = calloc(s->nr_cpus_possible, sizeof(*vals));
+
+	if (!vals)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nr; i++) {
+		out[i] = 0;
+		if (bpf_map__lookup_elem(map, &i, sizeof(i), vals,
+					 sizeof(*vals) * s->nr_cpus_possible, 0))
+			continue;
+		for (int c = 0; c < s->nr_cpus_possible; c++)
+			out[i] += vals[c];
+	}
+	free(vals);
+	return 0;
+}
+
+int bpf_session__read_counters(struct bpf_session *s, uint64_t losses[HP_LOSS__COUNT],
+			       uint64_t stats[HP_STAT__COUNT])
+{
+	uint64_t more_losses[HP_LOSS__COUNT], more_stats[HP_STAT__COUNT];
+	int err = sum_percpu(s, s->skel->maps.losses, HP_LOSS__COUNT, losses);
+
+	struct bpf_map *more[][2] = {
+		{s->offcpu ? s->offcpu->maps.losses : NULL,
+		 s->offcpu ? s->offcpu->maps.stats : NULL},
+		{s->lock ? s->lock->maps.losses : NULL, s->lock ? s->lock->maps.stats : NULL},
+	};
+
+	if (!err)
+		err = sum_percpu(s, s->skel->maps.stats, HP_STAT__COUNT, stats);
+	/* Every object counts into the same indices: the totals are their sums. */
+	for (size_t o = 0; o < sizeof(more) / sizeof(more[0]) && !err; o++) {
+		if (!more[o][0])
+			continue;
+		err = sum_percpu(s, more[o][0], HP_LOSS__COUNT, more_losses);
+		if (!err)
+			err = sum_percpu(s, more[o][1], HP_STAT__COUNT, more_stats);
+		for (int i = 0; !err && i < HP_LOSS__COUNT; i++)
+			losses[i] += more_losses[i];
+		for (int i = 0; !err && i < HP_STAT__COUNT; i++)
+			stats[i] += more_stats[i];
+	}
+	return err;
+}
+
+bool bpf_session__unwinding(const struct bpf_session *s, int *rows_fd, int *procs_fd)
+{
+	if (!s->unwinding)
+		return false;
+	*rows_fd = bpf_map__fd(s->skel->maps.unwind_rows);
+	*procs_fd = bpf_map__fd(s->skel->maps.unwind_procs);
+	return true;
+}
+
+int bpf_session__proc_events_fd(const struct bpf_session *s)
+{
+	return s->unwinding ? bpf_map__fd(s->skel->maps.unwind_events) : -1;
+}
+
+/* One request at a time: for kernels whose hash maps have no batch operations (before 5.6). */
+static size_t take_requests_one_by_one(int fd, struct unwind_request *out, size_t max)
+{
+	__u32 key, next, *prev = NULL;
+	size_t n = 0;
+
+	while (n < max && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		out[n++].pid = (pid_t)next;
+		key = next;
+		prev = &key;
+	}
+	/* Read and deleted after the walk (see clear_stack_map()). An exec or exit that lands
+	 * between the two is lost; the next walk of that process asks again. */
+	for (size_t i = 0; i < n; i++) {
+		__u8 kind = HP_UNWIND_REQ_LOAD;
+
+		key = (__u32)out[i].pid;
+		bpf_map_lookup_elem(fd, &key, &kind);
+		bpf_map_delete_elem(fd, &key);
+		out[i].kind = kind;
+	}
+	return n;
+}
+
+/*
+ * Every exec and exit on the host leaves a request, a hundred a second on a busy one, and they are
+ * taken every tick: one lookup-and-delete batch per TAKE_BATCH of them instead of three calls
+ * each (which was a tenth of the agent's CPU). The batch also closes the window in which a request
+ * written between the read and the delete was lost.
+ */
+#define TAKE_BATCH 64
+
+size_t bpf_session__take_unwind_requests(struct bpf_session *s, struct unwind_request *out,
+					 size_t max)
+{
+	__u32 keys[TAKE_BATCH], token, *in = NULL;
+	__u8 kinds[TAKE_BATCH];
+	size_t n = 0;
+	int fd, err = 0;
+
+	if (!s->unwinding)
+		return 0;
+	fd = bpf_map__fd(s->skel->maps.unwind_refresh);
+	if (s->no_batch_take)
+		return take_requests_one_by_one(fd, out, max);
+	while (n < max && !err) {
+		__u32 count = max - n < TAKE_BATCH ? (__u32)(max - n) : TAKE_BATCH;
+
+		err = bpf_map_lookup_and_delete_batch(fd, in, &token, keys, kinds, &count, NULL);
+		if (err)
+			err = -errno;
+		/* -ENOENT ends the map, with the last entries in count; -ENOSPC: a bucket holds
+		 * more than count (then nothing was taken, and the slow way takes them). */
+		for (__u32 i = 0; (!err || err == -ENOENT) && i < count; i++)
+			out[n++] = (struct unwind_request){.pid = (pid_t)keys[i], .kind = kinds[i]};
+		in = &token;
+	}
+	if (err && err != -ENOENT) {
+		/* Before 5.6 the command is unknown (-EINVAL); anything but a full bucket
+		 * means the batch does not work here: one by one from now on. */
+		if (err != -ENOSPC) {
+			log_debug("map 'unwind_refresh': batch lookup and delete failed (%s): one "
+				  "request at a time",
+				  strerror(-err));
+			s->no_batch_take = true;
+		}
+		n += take_requests_one_by_one(fd, out + n, max - n);
+	}
+	return n;
+}
+
+int bpf_session__read_unwind_stops(struct bpf_session *s, uint64_t stops[HP_UNWIND_STOP__COUNT])
+{
+	struct bpf_map *maps[] = {s->skel->maps.unwind_stops,
+				  s->offcpu ? s->offcpu->maps.unwind_stops : NULL,
+				  s->lock ? s->lock->maps.unwind_stops : NULL};
+	uint64_t more[HP_UNWIND_STOP__COUNT];
+	int err = 0;
+
+	memset(stops, 0, sizeof(uint64_t) * HP_UNWIND_STOP__COUNT);
+	for (size_t m = 0; m < sizeof(maps) / sizeof(maps[0]) && !err; m++) {
+		if (!maps[m])
+			continue;
+		err = sum_percpu(s, maps[m], HP_UNWIND_STOP__COUNT, more);
+		for (int i = 0; !err && i < HP_UNWIND_STOP__COUNT; i++)
+			stops[i] += more[i];
+	}
+	return err;
+}

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "collect/collector.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const loss_names[HP_LOSS__COUNT] = {
+	[HP_LOSS_USER_STACK_MAP_FULL] = "user stack lost: stack map full",
+	[HP_LOSS_USER_STACK_COLLISION] = "user stack lost: stack map hash collision",
+	[HP_LOSS_USER_STACK_MISSING] = "user stack lost: could not be read",
+	[HP_LOSS_KERN_STACK_MAP_FULL] = "kernel stack lost: stack map full",
+	[HP_LOSS_KERN_STACK_COLLISION] = "kernel stack lost: stack map hash collision",
+	[HP_LOSS_KERN_STACK_MISSING] = "kernel stack lost: could not be read",
+	[HP_LOSS_COUNTS_MAP_FULL] = "sample lost: counts map full",
+	[HP_LOSS_OFFCPU_START_FULL] = "off-CPU wait lost: too many threads off CPU",
+	[HP_LOSS_OFFCPU_COUNTS_FULL] = "off-CPU wait lost: counts map full",
+	[HP_LOSS_OFFCPU_STACKS_FULL] = "off-CPU stack lost: stack map full",
+	[HP_LOSS_LOCK_START_FULL] = "lock wait lost: too many threads waiting",
+	[HP_LOSS_LOCK_COUNTS_FULL] = "lock wait lost: counts map full",
+};
+
+static const char *const state_names[HP_STATE__COUNT] = {
+	[HP_STATE_PREEMPTED] = "preempted",
+	[HP_STATE_SLEEPING] = "sleeping",
+	[HP_STATE_IO] = "io",
+	[HP_STATE_BLOCKED] = "blocked",
+	[HP_STATE_OTHER] = "other",
+	[HP_STATE_LOCK] = "lock",
+};
+
+static const char *const wait_kind_names[HP_WAIT__COUNT] = {
+	[HP_WAIT_FUTEX] = "futex_wait",
+	[HP_WAIT_FUTEX_BITSET] = "futex_wait_bitset",
+	[HP_WAIT_FUTEX_LOCK_PI] = "futex_lock_pi",
+	[HP_WAIT_FUTEX_REQUEUE_PI] = "futex_wait_requeue_pi",
+	[HP_WAIT_FUTEX_WAITV] = "futex_waitv",
+	[HP_WAIT_FUTEX2] = "futex2_wait",
+	[HP_WAIT_KERNEL_SPINLOCK] = "spinlock",
+	[HP_WAIT_KERNEL_MUTEX] = "mutex",
+	[HP_WAIT_KERNEL_RWSEM_READ] = "rwsem_read",
+	[HP_WAIT_KERNEL_RWSEM_WRITE] = "rwsem_write",
+	[HP_WAIT_KERNEL_RWLOCK_READ] = "rwlock_read",
+	[HP_WAIT_KERNEL_RWLOCK_WRITE] = "rwlock_write",
+	[HP_WAIT_KERNEL_RTMUTEX] = "rtmutex",
+	[HP_WAIT_KERNEL_PERCPU_RWSEM] = "percpu_rwsem",
+	[HP_WAIT_KERNEL_OTHER] = "kernel_lock",
+};
+
+const char *collector__wait_kind_name(uint32_t kind)
+{
+	return kind < HP_WAIT__COUNT ? wait_kind_names[kind] : "unknown";
+}
+
+const char *collector__state_name(uint32_t state)
+{
+	return state < HP_STATE__COUNT ? state_names[state] : "other";
+}
+
+const char *collector__loss_name(enum hp_loss loss)
+{
+	return loss < HP_LOSS__COUNT ? loss_names[loss] : "unknown";
+}
+
+void sample_batch__reset(struct sample_batch *b)
+{
+	b->n = 0;
+	b->nr_ips = 0;
+}
+
+void sample_batch__release(struct sample_batch *b)
+{
+	free(b->v);
+	free(b->ips);
+	memset(b, 0, sizeof(*b));
+}
+
+static int grow(void **buf, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 64;
+	void *nbuf;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	nbuf = realloc(*buf, ncap * elem);
+	if (!nbuf)
+		return -ENOMEM;
+	*buf = nbuf;
+	*cap = ncap;
+	return 0;
+}
+
+int sample_batch__add(struct sample_batch *b, const struct raw_sample *s, const uint64_t *user,
+		      const uint64_t *kern)
+{
+	size_t need_ips = b->nr_ips + s->nr_user + s->nr_kern;
+	struct raw_sample *dst;
+
+	if (grow((void **)&b->v, &b->cap, b->n + 1, sizeof(*b->v)) ||
+	    grow((void **)&b->ips, &b->cap_ips, need_ips, sizeof(*b->ips)))
+		return -ENOMEM;
+	dst = &b->v[b->n++];
+	*dst = *s;
+	dst->user_off = b->nr_ips;
+	/* An empty stack may come as NULL, which memcpy must not be handed even for 0 bytes. */
+	if (s->nr_user)
+		memcpy(b->ips + b->nr_ips, user, s->nr_user * sizeof(*user));
+	b->nr_ips += s->nr_user;
+	dst->kern_off = b->nr_ips;
+	if (s->nr_kern)
+		memcpy(b->ips + b->nr_ips, kern, s->nr_kern * sizeof(*kern));
+	b->nr_ips += s->nr_kern;
+	return 0;
+}
+
+struct drain_ctx {
+	struct sample_batch *batch;
+	struct sample_batch *offcpu;
+	struct sample_batch *lock;
+	struct collector_stats *stats;
+};
+
+static int on_offcpu(const struct drained_offcpu *e, void *ctx)
+{
+	struct drain_ctx *dc = ctx;
+	static const uint64_t none[1];
+	struct raw_sample s = {
+		.pid = e->key->pid,
+		.tid = e->key->tid,
+		.count = e->value->count,
+		.ns = e->value->ns,
+		.state = e->key->state,
+	};
+
+	memcpy(s.thread_name, e->value->thread_name, sizeof(s.thread_name));
+	memcpy(s.process_name, e->value->process_name, sizeof(s.process_name));
+	s.thread_name[HP_COMM_LEN - 1] = '\0';
+	s.process_name[HP_COMM_LEN - 1] = '\0';
+	if (!e->stack)
+		return sample_batch__add(dc->offcpu, &s, none, none);
+	s.nr_user =
+		e->stack->nr_user < HP_OFFCPU_USER_DEPTH ? e->stack->nr_user : HP_OFFCPU_USER_DEPTH;
+	s.nr_kern =
+		e->stack->nr_kern < HP_OFFCPU_KERN_DEPTH ? e->stack->nr_kern : HP_OFFCPU_KERN_DEPTH;
+	/* __u64 and uint64_t are both 64-bit unsigned, spelled differently by the headers. */
+	return sample_batch__add(dc->offcpu, &s, (const uint64_t *)e->stack->user,
+				 (const uint64_t *)e->stack->kern);
+}
+
+static int on_lock(const struct drained_lock *e, void *ctx)
+{
+	struct drain_ctx *dc = ctx;
+	struct raw_sample s = {
+		.pid = e->key->pid,
+		.tid = e->key->tid,
+		.count = e->value->count,
+		.ns = e->value->ns,
+		.wait_kind = e->key->kind,
+		.wait_addr = e->key->addr,
+		.nr_user = e->nr_user,
+		.nr_kern = e->nr_kern,
+	};
+
+	memcpy(s.thread_name, e->value->thread_name, sizeof(s.thread_name));
+	memcpy(s.process_name, e->value->process_name, sizeof(s.process_name));
+	s.thread_name[HP_COMM_LEN - 1] = '\0';
+	s.process_name[HP_COMM_LEN - 1] = '\0';
+	return sample_batch__add(dc->lock, &s, e->user_ips, e->kern_ips);
+}
+
+int collector__drain_pending_offcpu(struct bpf_session *session, struct sample_batch *offcpu,
+				    struct collector_stats *stats)
+{
+	struct drain_ctx dc = {.offcpu = offcpu, .stats = stats};
+
+	sample_batch__reset(offcpu);
+	return bpf_session__drain_pending_offcpu(session, on_offcpu, &dc);
+}
+
+static int on_entry(const struct drained_entry *e, void *ctx)
+{
+	struct drain_ctx *dc = ctx;
+	struct raw_sample s = {
+		.pid = e->key->pid,
+		.tid = e->key->tid,
+		.count = e->value->count,
+		.nr_user = e->nr_user,
+		.nr_kern = e->nr_kern,
+	};
+
+	memcpy(s.thread_name, e->value->thread_name, sizeof(s.thread_name));
+	memcpy(s.process_name, e->value->process_name, sizeof(s.process_name));
+	s.thread_name[HP_COMM_LEN - 1] = '\0';
+	s.process_name[HP_COMM_LEN - 1] = '\0';
+	/* A stack id whose trace is gone was overwritten or cleared under us: the sample is kept
+	 * with what remains, and counted like a stack that could not be read. */
+	if (e->user_stack_gone)
+		dc->stats->losses[HP_LOSS_USER_STACK_MISSING] += s.count;
+	if (e->kern_stack_gone)
+		dc->stats->losses[HP_LOSS_KERN_STACK_MISSING] += s.count;
+	dc->stats->samples_drained += s.count;
+	return sample_batch__add(dc->batch, &s, e->user_ips, e->kern_ips);
+}
+
+int collector__drain(struct bpf_session *session, struct sample_batch *b,
+		     struct sample_batch *offcpu, struct sample_batch *lock,
+		     struct collector_stats *stats)
+{
+	uint64_t kernel_losses[HP_LOSS__COUNT], kernel_stats[HP_STAT__COUNT];
+	struct drain_ctx dc = {.batch = b, .offcpu = offcpu, .lock = lock, .stats = stats};
+	struct drain_fns fns = {
+		.cpu = on_entry,
+		.offcpu = offcpu ? on_offcpu : NULL,
+		.lock = lock ? on_lock : NULL,
+	};
+	uint64_t userspace_losses[HP_LOSS__COUNT];
+	int n, err;
+
+	/* stats->losses holds the kernel's totals plus what userspace found itself; keep the
+	 * userspace part aside while the kernel totals are refreshed. */
+	sample_batch__reset(b);
+	if (offcpu)
+		sample_batch__reset(offcpu);
+	if (lock)
+		sample_batch__reset(lock);
+	n = bpf_session__drain(session, &fns, &dc);
+	if (n < 0)
+		return n;
+	stats->drains++;
+	err = bpf_session__read_counters(session, kernel_losses, kernel_stats);
+	if (err)
+		return err;
+	for (int i = 0; i < HP_LOSS__COUNT; i++) {
+		userspace_losses[i] = stats->losses[i] - stats->kernel_losses[i];
+		stats->kernel_losses[i] = kernel_losses[i];
+		stats->losses[i] = kernel_losses[i] + userspace_losses[i];
+	}
+	stats->offcpu_events = kernel_stats[HP_STAT_OFFCPU_EVENTS];
+	stats->lock_events = kernel_stats[HP_STAT_LOCK_EVENTS];
+	stats->samples_seen = kernel_stats[HP_STAT_SAMPLES_SEEN];
+	stats->samples_recorded = kernel_stats[HP_STAT_SAMPLES_RECORDED];
+	return n;
+}

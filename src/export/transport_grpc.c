@@ -1,0 +1,836 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * OTLP/gRPC over libcurl's HTTP/2: one unary ProfilesService/Export call per send. gRPC needs
+ * nothing curl lacks: a POST with a 5-byte frame in front of the message, and a status that
+ * arrives in the trailers (or, for a "trailers-only" answer, in the headers), both of which curl
+ * hands to the header callback. h2c with prior knowledge for http://, ALPN for https://.
+ *
+ * One curl handle per transport, reused, so that the HTTP/2 connection stays open between
+ * exports (but see grpc_curl() for h2c on libcurl 7.88); sends on one transport are serialized
+ * by the export thread.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+#include <zlib.h>
+
+#include "base/log.h"
+#include "export/transport_impl.h"
+
+#define GRPC_METHOD_PATH                                                                           \
+	"/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
+#define GRPC_FRAME_HDR 5
+/* OTLP's response size limit; larger answers are read and discarded, not stored. */
+#define GRPC_MAX_ANSWER (4u << 20)
+/* Raw (encoded) trailer values kept; a longer grpc-message is cut, longer details ignored. */
+#define GRPC_MAX_MESSAGE 2048
+#define GRPC_MAX_DETAILS 16384
+
+struct grpc_transport {
+	struct transport base; /* first: the ops get &base */
+	CURL *curl;
+	struct curl_slist *headers;
+	char *desc;
+	bool gzip;
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+/* The request body: the frame header, then the message, handed to curl without a copy. */
+struct grpc_upload {
+	uint8_t hdr[GRPC_FRAME_HDR];
+	const uint8_t *msg;
+	size_t total; /* GRPC_FRAME_HDR + message length */
+	size_t pos;
+};
+
+/* What one call brought back: headers and trailers arrive through the same callback. */
+struct grpc_answer {
+	bool has_status;
+	long status;
+	char message[GRPC_MAX_MESSAGE]; /* grpc-message, still percent-encoded */
+	char *details;			/* grpc-status-details-bin, base64; malloc'ed */
+	bool details_cut;
+	char encoding[16]; /* grpc-encoding of the answer's message */
+	char content_type[64];
+	uint8_t *body;
+	size_t len, cap;
+	bool body_cut; /* over GRPC_MAX_ANSWER */
+	bool oom;
+};
+
+static struct grpc_transport *to_grpc(struct transport *t)
+{
+	return (struct grpc_transport *)t;
+}
+
+static void set_message(struct send_result *res, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void set_message(struct send_result *res, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(res->message, sizeof(res->message), fmt, ap);
+	va_end(ap);
+}
+
+/* --- the request --- */
+
+static bool curl_slist_append_checked(struct curl_slist **list, const char *line)
+{
+	struct curl_slist *l = curl_slist_append(*list, line);
+
+	if (!l)
+		return false;
+	*list = l;
+	return true;
+}
+
+static size_t upload_read(char *buf, size_t size, size_t nitems, void *arg)
+{
+	struct grpc_upload *u = arg;
+	size_t room = size * nitems, n = 0;
+
+	while (n < room && u->pos < u->total) {
+		size_t chunk;
+
+		if (u->pos < GRPC_FRAME_HDR) {
+			chunk = GRPC_FRAME_HDR - u->pos;
+			if (chunk > room - n)
+				chunk = room - n;
+			memcpy(buf + n, u->hdr + u->pos, chunk);
+		} else {
+			chunk = u->total - u->pos;
+			if (chunk > room - n)
+				chunk = room - n;
+			memcpy(buf + n, u->msg + (u->pos - GRPC_FRAME_HDR), chunk);
+		}
+		n += chunk;
+		u->pos += chunk;
+	}
+	return n;
+}
+
+/* curl rewinds when it resends on a fresh connection after a reused one turned out dead. */
+static int upload_seek(void *arg, curl_off_t offset, int origin)
+{
+	struct grpc_upload *u = arg;
+
+	if (origin != SEEK_SET || offset < 0 || (uint64_t)offset > u->total)
+		return CURL_SEEKFUNC_FAIL;
+	u->pos = (size_t)offset;
+	return CURL_SEEKFUNC_OK;
+}
+
+/* --- the answer --- */
+
+static bool header_is(const char *name, size_t len, const char *want)
+{
+	return strlen(want) == len && strncasecmp(name, want, len) == 0;
+}
+
+static void copy_value(char *dst, size_t dstlen, const char *v, size_t len)
+{
+	if (len >= dstlen)
+		len = dstlen - 1;
+	memcpy(dst, v, len);
+	dst[len] = '\0';
+}
+
+static size_t on_header(char *buf, size_t size, size_t nitems, void *arg)
+{
+	struct grpc_answer *a = arg;
+	size_t len = size * nitems, nlen;
+	const char *colon = memchr(buf, ':', len), *v, *end = buf + len;
+
+	/* The status line and the blank line closing a header block have no name. */
+	if (!colon || colon == buf)
+		return len;
+	nlen = colon - buf;
+	for (v = colon + 1; v < end && (*v == ' ' || *v == '\t'); v++)
+		;
+	while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+
+	if (header_is(buf, nlen, "grpc-status")) {
+		long code = 0;
+		const char *p;
+
+		/* A status that is not a small number is one we do not know: UNKNOWN. */
+		for (p = v; p < end && *p >= '0' && *p <= '9' && code < 1000; p++)
+			code = code * 10 + (*p - '0');
+		a->has_status = true;
+		a->status = (p == end && end > v) ? code : GRPC_UNKNOWN;
+	} else if (header_is(buf, nlen, "grpc-message")) {
+		copy_value(a->message, sizeof(a->message), v, end - v);
+	} else if (header_is(buf, nlen, "grpc-status-details-bin")) {
+		free(a->details);
+		a->details = NULL;
+		a->details_cut = (size_t)(end - v) > GRPC_MAX_DETAILS;
+		if (!a->details_cut)
+			a->details = strndup(v, end - v);
+	} else if (header_is(buf, nlen, "grpc-encoding")) {
+		copy_value(a->encoding, sizeof(a->encoding), v, end - v);
+	} else if (header_is(buf, nlen, "content-type")) {
+		copy_value(a->content_type, sizeof(a->content_type), v, end - v);
+	}
+	return len;
+}
+
+static size_t on_body(char *buf, size_t size, size_t nitems, void *arg)
+{
+	struct grpc_answer *a = arg;
+	size_t len = size * nitems;
+
+	/* Keep reading past the limit: the status is in the trailers that follow the body. */
+	if (a->body_cut || a->len + len > GRPC_MAX_ANSWER + GRPC_FRAME_HDR) {
+		a->body_cut = true;
+		return len;
+	}
+	if (a->len + len > a->cap) {
+		size_t cap = a->cap ? a->cap : 256;
+		uint8_t *b;
+
+		while (cap < a->len + len)
+			cap *= 2;
+		b = realloc(a->body, cap);
+		if (!b) {
+			a->oom = true;
+			return CURL_WRITEFUNC_ERROR;
+		}
+		a->body = b;
+		a->cap = cap;
+	}
+	memcpy(a->body + a->len, buf, len);
+	a->len += len;
+	return len;
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * grpc-message is percent-encoded UTF-8; a '%' not followed by two hex digits is taken
+ * literally, as the gRPC spec asks of receivers. Returns the decoded length.
+ */
+static size_t percent_decode(char *dst, size_t dstlen, const char *src)
+{
+	size_t n = 0;
+
+	for (; *src && n + 1 < dstlen; src++) {
+		int hi, lo;
+
+		if (*src == '%' && (hi = hex_digit(src[1])) >= 0 && (lo = hex_digit(src[2])) >= 0) {
+			dst[n++] = (char)(hi << 4 | lo);
+			src += 2;
+		} else {
+			dst[n++] = *src;
+		}
+	}
+	dst[n] = '\0';
+	return n;
+}
+
+static int base64_value(char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+' || c == '-')
+		return 62;
+	if (c == '/' || c == '_')
+		return 63;
+	return -1;
+}
+
+/* -bin metadata is base64, padded or not (gRPC lets senders drop the padding). */
+static int base64_decode(const char *s, uint8_t **out, size_t *out_len)
+{
+	size_t len = strlen(s), n = 0, i;
+	uint32_t acc = 0;
+	int bits = 0;
+	uint8_t *buf;
+
+	while (len && s[len - 1] == '=')
+		len--;
+	buf = malloc(len * 3 / 4 + 1);
+	if (!buf)
+		return -ENOMEM;
+	for (i = 0; i < len; i++) {
+		int v = base64_value(s[i]);
+
+		if (v < 0) {
+			free(buf);
+			return -EBADMSG;
+		}
+		acc = acc << 6 | (uint32_t)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			buf[n++] = (uint8_t)(acc >> bits);
+		}
+	}
+	*out = buf;
+	*out_len = n;
+	return 0;
+}
+
+/* Inflate a gzip'ed answer message, refusing to grow past GRPC_MAX_ANSWER. */
+static int gunzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
+{
+	z_stream zs = {0};
+	size_t cap = 4096;
+	uint8_t *buf = NULL, *b;
+	int zr, err;
+
+	if (inflateInit2(&zs, 15 + 16) != Z_OK)
+		return -ENOMEM;
+	zs.next_in = (Bytef *)in;
+	zs.avail_in = (uInt)len; /* len <= GRPC_MAX_ANSWER */
+	do {
+		if (!buf || zs.avail_out == 0) {
+			if (buf && cap >= GRPC_MAX_ANSWER) {
+				err = -EMSGSIZE;
+				goto out;
+			}
+			cap = buf ? cap * 2 : cap;
+			b = realloc(buf, cap);
+			if (!b) {
+				err = -ENOMEM;
+				goto out;
+			}
+			buf = b;
+			zs.next_out = buf + zs.total_out;
+			zs.avail_out = (uInt)(cap - zs.total_out);
+		}
+		zr = inflate(&zs, Z_NO_FLUSH);
+		if (zr != Z_OK && zr != Z_STREAM_END) {
+			err = zr == Z_MEM_ERROR ? -ENOMEM : -EBADMSG;
+			goto out;
+		}
+		/* Input exhausted before the end of the gzip stream: a cut message. */
+		if (zr == Z_OK && zs.avail_in == 0 && zs.avail_out != 0) {
+			err = -EBADMSG;
+			goto out;
+		}
+	} while (zr != Z_STREAM_END);
+	*out = buf;
+	*out_len = zs.total_out;
+	buf = NULL;
+	err = 0;
+out:
+	inflateEnd(&zs);
+	free(buf);
+	return err;
+}
+
+/*
+ * The answer's one message, unframed (and inflated into *inflated when it was compressed).
+ * An empty body is no message at all. 0, or -errno with *why saying what was wrong.
+ */
+static int answer_message(const struct grpc_answer *a, uint8_t **inflated, const uint8_t **msg,
+			  size_t *len, const char **why)
+{
+	uint32_t n;
+	int err;
+
+	*msg = NULL;
+	*len = 0;
+	if (a->body_cut) {
+		*why = "answer larger than 4 MiB";
+		return -EMSGSIZE;
+	}
+	if (a->len == 0)
+		return 0;
+	if (a->len < GRPC_FRAME_HDR) {
+		*why = "cut frame header";
+		return -EBADMSG;
+	}
+	n = (uint32_t)a->body[1] << 24 | (uint32_t)a->body[2] << 16 | (uint32_t)a->body[3] << 8 |
+	    a->body[4];
+	if (n != a->len - GRPC_FRAME_HDR) {
+		*why = n > a->len - GRPC_FRAME_HDR ? "cut message" : "more than one message";
+		return -EBADMSG;
+	}
+	if (a->body[0] == 0) {
+		*msg = a->body + GRPC_FRAME_HDR;
+		*len = n;
+		return 0;
+	}
+	if (a->body[0] != 1) {
+		*why = "unknown frame flags";
+		return -EBADMSG;
+	}
+	/* We only ever offer gzip (grpc-accept-encoding), so anything else is the peer's error. */
+	if (strcasecmp(a->encoding, "gzip") != 0) {
+		*why = "compressed message without grpc-encoding gzip";
+		return -EBADMSG;
+	}
+	err = gunzip(a->body + GRPC_FRAME_HDR, n, inflated, len);
+	if (err) {
+		*why = err == -EMSGSIZE ? "message inflates past 4 MiB" : "bad gzip message";
+		return err;
+	}
+	*msg = *inflated;
+	return 0;
+}
+
+/* grpc-status 0: delivered. Read the partial success, if any; a bad answer does not undo it. */
+static void read_success(const struct grpc_answer *a, struct send_result *res)
+{
+	uint8_t *inflated = NULL;
+	const uint8_t *msg;
+	const char *why = "";
+	size_t len;
+	int64_t rejected = 0;
+
+	res->outcome = SEND_OK;
+	res->code = GRPC_OK;
+	if (answer_message(a, &inflated, &msg, &len, &why) < 0) {
+		set_message(res, "delivered, but the answer was not understood: %s", why);
+	} else if (transport__parse_export_response(msg, len, false, &rejected, res->message,
+						    sizeof(res->message)) < 0) {
+		set_message(res, "delivered, but the answer was not understood: bad "
+				 "ExportProfilesServiceResponse");
+	} else {
+		res->rejected = rejected > 0 ? rejected : 0;
+	}
+	free(inflated);
+}
+
+/*
+ * The RetryInfo delay in grpc-status-details-bin: *delay >= 0, or -1 when there is none.
+ * -EBADMSG when the details are there but cannot be read (cut, not base64, not a Status).
+ */
+static int answer_retry_delay(const struct grpc_answer *a, int64_t *delay)
+{
+	uint8_t *bin = NULL;
+	size_t len = 0;
+	int32_t code;
+	char msg[8];
+	int err;
+
+	*delay = -1;
+	if (a->details_cut)
+		return -EBADMSG;
+	if (!a->details)
+		return 0;
+	err = base64_decode(a->details, &bin, &len);
+	if (!err)
+		err = transport__parse_rpc_status(bin, len, &code, msg, sizeof(msg), delay);
+	free(bin);
+	if (err)
+		*delay = -1;
+	return err;
+}
+
+/*
+ * The gRPC spec's table for answers without grpc-status (typically from a proxy in front of
+ * the receiver): only these say anything; every other HTTP status, 200 included, is UNKNOWN.
+ */
+static int grpc_code_from_http(long http)
+{
+	switch (http) {
+	case 400:
+		return GRPC_INTERNAL;
+	case 401:
+		return GRPC_UNAUTHENTICATED;
+	case 403:
+		return GRPC_PERMISSION_DENIED;
+	case 404:
+		return GRPC_UNIMPLEMENTED;
+	case 429:
+	case 502:
+	case 503:
+	case 504:
+		return GRPC_UNAVAILABLE;
+	default:
+		return GRPC_UNKNOWN;
+	}
+}
+
+static void read_answer(struct grpc_transport *t, struct grpc_answer *a, struct send_result *res)
+{
+	char decoded[GRPC_MAX_MESSAGE], text[sizeof(res->message)];
+	long http = 0, version = 0;
+	bool bad_details;
+	int64_t delay;
+	int code;
+
+	curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &http);
+	curl_easy_getinfo(t->curl, CURLINFO_HTTP_VERSION, &version);
+
+	/* grpc-status must be used when present; 0 from an HTTP error would claim a delivery. */
+	if (!a->has_status || (a->status == GRPC_OK && http != 200)) {
+		code = grpc_code_from_http(http);
+		res->code = code;
+		res->outcome = transport__classify_grpc(code, false);
+		/* What a proxy says in its body is the best clue there is; a gRPC body is not. */
+		if (strncasecmp(a->content_type, "application/grpc", 16) != 0 && a->len)
+			transport__sanitize(text, 160, a->body, a->len);
+		else
+			text[0] = '\0';
+		set_message(res, "%s: HTTP %ld without grpc-status (%s%s%s)%s",
+			    transport__grpc_code_name(code), http,
+			    a->content_type[0] ? a->content_type : "no content-type",
+			    text[0] ? ": " : "", text,
+			    version == CURL_HTTP_VERSION_2_0 ? ""
+							     : ", not over HTTP/2: is this a gRPC "
+							       "endpoint?");
+		transport__sanitize(text, sizeof(text), res->message, strlen(res->message));
+		memcpy(res->message, text, sizeof(res->message));
+		return;
+	}
+
+	code = a->status;
+	if (code == GRPC_OK) {
+		read_success(a, res);
+		return;
+	}
+
+	res->code = code;
+	bad_details = answer_retry_delay(a, &delay) < 0;
+	res->outcome = transport__classify_grpc(code, delay >= 0);
+	if (res->outcome == SEND_RETRY && delay >= 0)
+		res->retry_after_ms = delay;
+	transport__sanitize(text, sizeof(text), decoded,
+			    percent_decode(decoded, sizeof(decoded), a->message));
+	set_message(res, "%s%s%s%s", transport__grpc_code_name(code), text[0] ? ": " : "", text,
+		    code != GRPC_RESOURCE_EXHAUSTED || delay >= 0 ? ""
+		    : bad_details ? " (unreadable status details: not retried)"
+				  : " (no RetryInfo: not retried)");
+}
+
+/* --- the transport --- */
+
+static int grpc_send(struct transport *base, const struct export_payload *p,
+		     struct send_result *res)
+{
+	struct grpc_transport *t = to_grpc(base);
+	struct grpc_upload up = {0};
+	struct grpc_answer a = {0};
+	uint8_t *packed = NULL;
+	size_t len = p->len;
+	CURLcode rc;
+	int err = 0;
+
+	up.msg = p->body;
+	if (t->gzip) {
+		err = transport__gzip(p->body, p->len, &packed, &len);
+		if (err)
+			return err;
+		up.msg = packed;
+	}
+	if (len > UINT32_MAX) {
+		res->outcome = SEND_DROP;
+		set_message(res, "not sent: a %zu byte message is over gRPC's 4 GiB frame limit",
+			    len);
+		goto out;
+	}
+	up.hdr[0] = t->gzip ? 1 : 0; /* the frame's compressed flag */
+	up.hdr[1] = (uint8_t)(len >> 24);
+	up.hdr[2] = (uint8_t)(len >> 16);
+	up.hdr[3] = (uint8_t)(len >> 8);
+	up.hdr[4] = (uint8_t)len;
+	up.total = GRPC_FRAME_HDR + len;
+
+	t->errbuf[0] = '\0';
+	curl_easy_setopt(t->curl, CURLOPT_READDATA, &up);
+	curl_easy_setopt(t->curl, CURLOPT_SEEKDATA, &up);
+	curl_easy_setopt(t->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)up.total);
+	curl_easy_setopt(t->curl, CURLOPT_HEADERDATA, &a);
+	curl_easy_setopt(t->curl, CURLOPT_WRITEDATA, &a);
+	rc = curl_easy_perform(t->curl);
+	/* The handle outlives this frame: leave it no pointers into it. */
+	curl_easy_setopt(t->curl, CURLOPT_READDATA, NULL);
+	curl_easy_setopt(t->curl, CURLOPT_SEEKDATA, NULL);
+	curl_easy_setopt(t->curl, CURLOPT_HEADERDATA, NULL);
+	curl_easy_setopt(t->curl, CURLOPT_WRITEDATA, NULL);
+
+	if (rc == CURLE_OUT_OF_MEMORY || a.oom) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/*
+	 * A receiver may answer (say UNAUTHENTICATED) and reset the stream before it has read the
+	 * whole request, which curl reports as an error: the status it sent still counts.
+	 */
+	if (rc == CURLE_OK || a.has_status)
+		read_answer(t, &a, res);
+	else
+		transport__curl_failure(res, base, rc, t->errbuf);
+	log_debug("%s: %zu byte message, %zu sent: %s", t->desc, p->len, len,
+		  res->outcome == SEND_OK      ? "delivered"
+		  : res->outcome == SEND_RETRY ? "to retry"
+					       : "refused");
+out:
+	free(packed);
+	free(a.details);
+	free(a.body);
+	return err;
+}
+
+static void grpc_delete(struct transport *base)
+{
+	struct grpc_transport *t = to_grpc(base);
+
+	if (!t)
+		return;
+	if (t->curl)
+		curl_easy_cleanup(t->curl);
+	curl_slist_free_all(t->headers);
+	free(t->desc);
+	free(t);
+}
+
+static const char *grpc_describe(const struct transport *base)
+{
+	return ((const struct grpc_transport *)base)->desc;
+}
+
+static const struct transport_ops grpc_ops = {
+	.send = grpc_send,
+	.delete = grpc_delete,
+	.describe = grpc_describe,
+};
+
+/*
+ * The method URL: cfg->url is scheme://host:port, at most with a trailing '/'. A longer path is
+ * refused rather than kept, since gRPC routes on the method path alone: "…:4317/v1development/
+ * profiles" is an OTLP/HTTP URL given to the wrong protocol.
+ */
+static int grpc_url(struct grpc_transport *t, const struct endpoint_config *cfg, char **method)
+{
+	char err[256], masked[512];
+	char *path = NULL, *query = NULL, *fragment = NULL, *url = NULL;
+	CURLU *u = NULL;
+	size_t n;
+	int ret = -EINVAL;
+
+	if (transport__check_url(cfg->url, err, sizeof(err)) < 0) {
+		log_error("OTLP/gRPC endpoint: %s", err);
+		return -EINVAL;
+	}
+	transport__mask_url(cfg->url, masked, sizeof(masked));
+	u = curl_url();
+	if (!u)
+		return -ENOMEM;
+	if (curl_url_set(u, CURLUPART_URL, cfg->url, 0) != CURLUE_OK) {
+		log_error("OTLP/gRPC endpoint '%s': not a URL", masked);
+		goto out;
+	}
+	curl_url_get(u, CURLUPART_PATH, &path, 0);
+	curl_url_get(u, CURLUPART_QUERY, &query, 0);
+	curl_url_get(u, CURLUPART_FRAGMENT, &fragment, 0);
+	if ((path && strcmp(path, "/") != 0 && path[0]) || query || fragment) {
+		log_error("OTLP/gRPC endpoint '%s': give scheme://host:port only; the method path "
+			  "is fixed (is this an OTLP/HTTP URL?)",
+			  masked);
+		goto out;
+	}
+	if (curl_url_set(u, CURLUPART_PATH, GRPC_METHOD_PATH, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_URL, &url, 0) != CURLUE_OK) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	*method = strdup(url);
+	n = strlen(masked);
+	while (n && masked[n - 1] == '/')
+		masked[--n] = '\0';
+	if (asprintf(&t->desc, "OTLP/gRPC %s", masked) < 0)
+		t->desc = NULL;
+	ret = *method && t->desc ? 0 : -ENOMEM;
+out:
+	curl_free(url);
+	curl_free(fragment);
+	curl_free(query);
+	curl_free(path);
+	curl_url_cleanup(u);
+	return ret;
+}
+
+/* Names gRPC or HTTP/2 itself sets or forbids: a user header of that name would break the call. */
+static bool header_reserved(const char *name)
+{
+	static const char *const reserved[] = {
+		"content-type",	  "te",	     "user-agent",	  "host",   "connection",
+		"keep-alive",	  "upgrade", "transfer-encoding", "expect", "proxy-connection",
+		"content-length",
+	};
+
+	if (name[0] == ':' || strncmp(name, "grpc-", 5) == 0)
+		return true;
+	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+		if (strcmp(name, reserved[i]) == 0)
+			return true;
+	return false;
+}
+
+static int grpc_headers(struct grpc_transport *t, const struct endpoint_config *cfg)
+{
+	struct export_header *lower = NULL;
+	char line[64], err[256];
+	size_t i;
+	int ret = -ENOMEM;
+
+	/* "Accept:" and "Expect:" remove what curl would add on its own. */
+	static const char *const fixed[] = {
+		"content-type: application/grpc",
+		"te: trailers",
+		"grpc-accept-encoding: gzip",
+		"Accept:",
+		"Expect:",
+	};
+	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		if (!curl_slist_append_checked(&t->headers, fixed[i]))
+			return -ENOMEM;
+	if (cfg->gzip && !curl_slist_append_checked(&t->headers, "grpc-encoding: gzip"))
+		return -ENOMEM;
+	/* The receiver's side of our timeout, so it stops working on a call we gave up on. */
+	if (cfg->timeout_ms > 0) {
+		if (cfg->timeout_ms <= 99999999)
+			snprintf(line, sizeof(line), "grpc-timeout: %ldm", cfg->timeout_ms);
+		else
+			snprintf(line, sizeof(line), "grpc-timeout: %ldS",
+				 cfg->timeout_ms / 1000 > 99999999
+					 ? 99999999L
+					 : (cfg->timeout_ms + 999) / 1000);
+		if (!curl_slist_append_checked(&t->headers, line))
+			return -ENOMEM;
+	}
+	if (!cfg->nr_headers)
+		return 0;
+
+	/* HTTP/2 wants lowercase names; gRPC metadata keys are case-insensitive anyway. */
+	lower = calloc(cfg->nr_headers, sizeof(*lower));
+	if (!lower)
+		return -ENOMEM;
+	for (i = 0; i < cfg->nr_headers; i++) {
+		lower[i].name = strdup(cfg->headers[i].name ? cfg->headers[i].name : "");
+		lower[i].value = cfg->headers[i].value;
+		if (!lower[i].name)
+			goto out;
+		for (char *c = lower[i].name; *c; c++)
+			if (*c >= 'A' && *c <= 'Z')
+				*c += 'a' - 'A';
+		if (header_reserved(lower[i].name)) {
+			log_error("OTLP/gRPC header '%s': set by gRPC itself, cannot be given",
+				  lower[i].name);
+			ret = -EINVAL;
+			goto out;
+		}
+	}
+	ret = transport__append_headers(&t->headers, lower, cfg->nr_headers, err, sizeof(err));
+	if (ret == -EINVAL)
+		log_error("OTLP/gRPC: %s", err);
+	if (!ret)
+		transport__log_header_names(t->desc, lower, cfg->nr_headers);
+out:
+	for (i = 0; i < cfg->nr_headers; i++)
+		free(lower[i].name);
+	free(lower);
+	return ret;
+}
+
+static int grpc_curl(struct grpc_transport *t, const struct endpoint_config *cfg,
+		     const char *method)
+{
+	const curl_version_info_data *info = curl_version_info(CURLVERSION_NOW);
+	bool tls = strncasecmp(cfg->url, "https:", 6) == 0;
+	CURLcode rc;
+	int err;
+
+	if (!(info->features & CURL_VERSION_HTTP2)) {
+		log_error("OTLP/gRPC: libcurl %s was built without HTTP/2", info->version);
+		return -EINVAL;
+	}
+	err = transport__curl_global();
+	if (err)
+		return err;
+	t->curl = curl_easy_init();
+	if (!t->curl)
+		return -ENOMEM;
+	err = transport__curl_setup(t->curl, cfg, &t->base, t->errbuf);
+	if (err)
+		return err;
+	/* h2c needs prior knowledge: gRPC servers do not do the HTTP/1.1 Upgrade dance. */
+	rc = curl_easy_setopt(t->curl, CURLOPT_HTTP_VERSION,
+			      tls ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+	/*
+	 * libcurl 7.88 fails every request on a reused h2c (prior knowledge) connection with
+	 * "Error in the HTTP2 framing layer" (curl issue #10634, fixed in 7.89.0 by PR #10643):
+	 * there, pay for a new connection per export rather than fail every other one.
+	 */
+	if (rc == CURLE_OK && !tls && info->version_num < 0x075900)
+		rc = curl_easy_setopt(t->curl, CURLOPT_FORBID_REUSE, 1L);
+	if (rc == CURLE_OK)
+		rc = curl_easy_setopt(t->curl, CURLOPT_URL, method);
+	if (rc == CURLE_OK)
+		rc = curl_easy_setopt(t->curl, CURLOPT_POST, 1L);
+	if (rc == CURLE_OK)
+		rc = curl_easy_setopt(t->curl, CURLOPT_HTTPHEADER, t->headers);
+	if (rc == CURLE_OK)
+		rc = curl_easy_setopt(t->curl, CURLOPT_READFUNCTION, upload_read);
+	if (rc == CURLE_OK)
+		rc = curl_easy_setopt(t->curl, CURLOPT_SEEKFUNCTION, upload_seek);
+	if (rc == CURLE_OK)
+		rc = curl_easy_setopt(t->curl, CURLOPT_HEADERFUNCTION, on_header);
+	if (rc == CURLE_OK)
+		rc = curl_easy_setopt(t->curl, CURLOPT_WRITEFUNCTION, on_body);
+	if (rc != CURLE_OK) {
+		log_error("OTLP/gRPC: libcurl refused an option: %s", curl_easy_strerror(rc));
+		return rc == CURLE_OUT_OF_MEMORY ? -ENOMEM : -EINVAL;
+	}
+	return 0;
+}
+
+struct transport *transport_grpc__new(const struct endpoint_config *cfg)
+{
+	struct grpc_transport *t;
+	char *method = NULL;
+	int err;
+
+	if (!cfg || !cfg->url) {
+		errno = EINVAL;
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	transport__init(&t->base, &grpc_ops);
+	t->gzip = cfg->gzip;
+
+	err = grpc_url(t, cfg, &method);
+	if (!err)
+		err = grpc_headers(t, cfg);
+	if (!err)
+		err = grpc_curl(t, cfg, method);
+	/* curl copied the URL. */
+	free(method);
+	if (err) {
+		grpc_delete(&t->base);
+		errno = -err;
+		return NULL;
+	}
+	return &t->base;
+}

@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The HTTP transport: OTLP/HTTP (protobuf or JSON), Pyroscope push (Connect unary) and Pyroscope
+ * ingest, all one POST per payload on a libcurl easy handle that lives as long as the transport,
+ * so that its connection cache keeps the connection (and its TLS session) alive between sends.
+ * Only the export thread calls send(), so the handle needs no lock.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/time.h>
+
+#include "base/log.h"
+#include "export/transport_impl.h"
+
+/* What we keep of a response body: enough for any partial_success or error message. */
+#define RESPONSE_KEEP (64 * 1024)
+/* How much of a refusal's body goes into the log line. */
+#define MESSAGE_KEEP 300
+
+struct http_transport {
+	struct transport base; /* first: the ops and the deadline */
+	enum export_protocol protocol;
+	CURL *curl;
+	struct curl_slist *headers; /* holds secrets: scrubbed before it is freed */
+	char *url;		    /* the POST target; for ingest without the "?query" */
+	char *describe;
+	bool gzip;
+	char errbuf[CURL_ERROR_SIZE];
+
+	/* the current response, reset for each send */
+	uint8_t *body;
+	size_t body_len;
+	bool body_cut;
+	char retry_after[128];
+	char content_type[128];
+	char location[256];
+};
+
+static struct http_transport *to_http(struct transport *t)
+{
+	return (struct http_transport *)t; /* base is the first member */
+}
+
+static const char *protocol_name(enum export_protocol p)
+{
+	switch (p) {
+	case EXPORT_OTLP_HTTP_PROTOBUF:
+		return "OTLP/HTTP";
+	case EXPORT_OTLP_HTTP_JSON:
+		return "OTLP/HTTP+JSON";
+	case EXPORT_OTLP_GRPC:
+		return "OTLP/gRPC";
+	case EXPORT_PYROSCOPE_PUSH:
+		return "Pyroscope push";
+	case EXPORT_PYROSCOPE_INGEST:
+		return "Pyroscope ingest";
+	}
+	return "?";
+}
+
+static const char *request_content_type(enum export_protocol p)
+{
+	switch (p) {
+	case EXPORT_OTLP_HTTP_JSON:
+		return "application/json";
+	case EXPORT_PYROSCOPE_PUSH:
+		return "application/proto";
+	case EXPORT_PYROSCOPE_INGEST:
+		return "application/octet-stream";
+	default:
+		return "application/x-protobuf";
+	}
+}
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
+{
+	struct http_transport *t = userdata;
+	size_t n = size * nmemb, room;
+
+	if (!t->body) {
+		t->body = malloc(RESPONSE_KEEP);
+		if (!t->body)
+			return 0; /* fails the transfer with CURLE_WRITE_ERROR: retried */
+	}
+	room = RESPONSE_KEEP - t->body_len;
+	if (n > room)
+		t->body_cut = true;
+	memcpy(t->body + t->body_len, data, n < room ? n : room);
+	t->body_len += n < room ? n : room;
+	/* Take the rest without keeping it: failing here would turn a delivered payload into
+	 * a retried one. */
+	return n;
+}
+
+static void keep_header_value(char *dst, size_t dstlen, const char *v, size_t len)
+{
+	while (len && (*v == ' ' || *v == '\t')) {
+		v++;
+		len--;
+	}
+	while (len && (v[len - 1] == '\r' || v[len - 1] == '\n' || v[len - 1] == ' ' ||
+		       v[len - 1] == '\t'))
+		len--;
+	if (len >= dstlen)
+		len = dstlen - 1;
+	memcpy(dst, v, len);
+	dst[len] = '\0';
+}
+
+static size_t on_header(char *line, size_t size, size_t nitems, void *userdata)
+{
+	struct http_transport *t = userdata;
+	size_t n = size * nitems;
+	const char *colon;
+
+	/* A status line starts a new header block (after a 100 Continue, say): forget the old. */
+	if (n >= 5 && strncmp(line, "HTTP/", 5) == 0) {
+		t->retry_after[0] = t->content_type[0] = t->location[0] = '\0';
+		return n;
+	}
+	colon = memchr(line, ':', n);
+	if (!colon)
+		return n;
+#define HEADER_IS(name)                                                                            \
+	((size_t)(colon - line) == sizeof(name) - 1 &&                                             \
+	 strncasecmp(line, name, sizeof(name) - 1) == 0)
+	if (HEADER_IS("retry-after"))
+		keep_header_value(t->retry_after, sizeof(t->retry_after), colon + 1,
+				  n - (size_t)(colon + 1 - line));
+	else if (HEADER_IS("content-type"))
+		keep_header_value(t->content_type, sizeof(t->content_type), colon + 1,
+				  n - (size_t)(colon + 1 - line));
+	else if (HEADER_IS("location"))
+		keep_header_value(t->location, sizeof(t->location), colon + 1,
+				  n - (size_t)(colon + 1 - line));
+#undef HEADER_IS
+	return n;
+}
+
+static int64_t wall_ms(void)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+static bool body_is_json(const struct http_transport *t)
+{
+	size_t i = 0;
+
+	if (strcasestr(t->content_type, "json"))
+		return true;
+	if (strcasestr(t->content_type, "proto"))
+		return false;
+	/* No usable Content-Type: look at the body. */
+	while (i < t->body_len && (t->body[i] == ' ' || t->body[i] == '\n' || t->body[i] == '\r'))
+		i++;
+	if (i < t->body_len)
+		return t->body[i] == '{';
+	return t->protocol == EXPORT_OTLP_HTTP_JSON;
+}
+
+/* A 2xx of OTLP: read partial_success. Anything else that is 2xx needs no reading. */
+static void read_success(struct http_transport *t, struct send_result *res)
+{
+	int64_t rejected = 0;
+
+	if (t->protocol != EXPORT_OTLP_HTTP_PROTOBUF && t->protocol != EXPORT_OTLP_HTTP_JSON)
+		return;
+	if (t->body_cut ||
+	    transport__parse_export_response(t->body, t->body_len, body_is_json(t), &rejected,
+					     res->message, sizeof(res->message))) {
+		/* Delivered all the same: the receiver said 2xx. */
+		log_debug("%s: could not decode the %zu-byte success response (%s); taken as "
+			  "full success",
+			  t->describe, t->body_len,
+			  t->content_type[0] ? t->content_type : "no type");
+		res->message[0] = '\0';
+		return;
+	}
+	res->rejected = rejected;
+}
+
+/* What the receiver said when it did not take the payload, for one log line. */
+static void read_refusal(struct http_transport *t, struct send_result *res)
+{
+	char said[MESSAGE_KEEP + 4];
+	int64_t retry_info = -1;
+
+	said[0] = '\0';
+	if (res->code >= 300 && res->code < 400) {
+		char masked[sizeof(t->location)], clean[sizeof(t->location)];
+
+		transport__mask_url(t->location, masked, sizeof(masked));
+		transport__sanitize(clean, sizeof(clean), masked, strlen(masked));
+		snprintf(res->message, sizeof(res->message),
+			 "HTTP %ld: redirect to '%s' not followed; configure the final URL",
+			 res->code, clean);
+		return;
+	}
+	if (t->body_len && strcasestr(t->content_type, "proto") &&
+	    !strcasestr(t->content_type, "json")) {
+		/* OTLP says failures carry a google.rpc.Status. */
+		int32_t code;
+
+		if (transport__parse_rpc_status(t->body, t->body_len, &code, said, sizeof(said),
+						&retry_info))
+			said[0] = '\0';
+	}
+	if (!said[0])
+		transport__sanitize(said, sizeof(said), t->body, t->body_len);
+	if (t->body_cut && strlen(said) + 4 < sizeof(said) && !strstr(said, "..."))
+		strcat(said, "...");
+	snprintf(res->message, sizeof(res->message), "HTTP %ld: %s", res->code,
+		 said[0] ? said : "(no message)");
+	if (res->outcome == SEND_RETRY) {
+		res->retry_after_ms = transport__parse_retry_after(t->retry_after, wall_ms());
+		if (res->retry_after_ms < 0 && retry_info >= 0)
+			res->retry_after_ms = retry_info;
+	}
+}
+
+static int http_send(struct transport *base, const struct export_payload *p,
+		     struct send_result *res)
+{
+	struct http_transport *t = to_http(base);
+	const void *body = p->body;
+	size_t len = p->len;
+	uint8_t *gz = NULL;
+	char *url = NULL;
+	CURLcode rc;
+	long status = 0;
+	int err = 0;
+
+	if (t->gzip) {
+		err = transport__gzip(p->body, p->len, &gz, &len);
+		if (err)
+			return err;
+		body = gz;
+	}
+	if (t->protocol == EXPORT_PYROSCOPE_INGEST && p->query && *p->query) {
+		if (asprintf(&url, "%s?%s", t->url, p->query) < 0) {
+			url = NULL;
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	t->body_len = 0;
+	t->body_cut = false;
+	t->retry_after[0] = t->content_type[0] = t->location[0] = '\0';
+	t->errbuf[0] = '\0';
+	curl_easy_setopt(t->curl, CURLOPT_URL, url ? url : t->url);
+	curl_easy_setopt(t->curl, CURLOPT_POSTFIELDS, body ? body : "");
+	curl_easy_setopt(t->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+
+	rc = curl_easy_perform(t->curl);
+	if (rc != CURLE_OK) {
+		transport__curl_failure(res, base, rc, t->errbuf);
+		goto out;
+	}
+	curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
+	res->code = status;
+	res->outcome = transport__classify_http(status);
+	if (res->outcome == SEND_OK)
+		read_success(t, res);
+	else
+		read_refusal(t, res);
+out:
+	free(gz);
+	free(url);
+	return err;
+}
+
+static void http_delete(struct transport *base)
+{
+	struct http_transport *t = to_http(base);
+
+	if (t->curl)
+		curl_easy_cleanup(t->curl);
+	for (struct curl_slist *l = t->headers; l; l = l->next)
+		explicit_bzero(l->data, strlen(l->data));
+	curl_slist_free_all(t->headers);
+	free(t->body);
+	free(t->url);
+	free(t->describe);
+	free(t);
+}
+
+static const char *http_describe(const struct transport *base)
+{
+	return ((const struct http_transport *)base)->describe;
+}
+
+static const struct transport_ops http_ops = {
+	.send = http_send,
+	.delete = http_delete,
+	.describe = http_describe,
+};
+
+/* Headers this transport owns: a user's copy would contradict the body it sends. */
+static bool reserved_header(const char *name)
+{
+	static const char *const reserved[] = {"content-type", "content-encoding", "content-length",
+					       "transfer-encoding", "connect-protocol-version"};
+
+	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+		if (strcasecmp(name, reserved[i]) == 0)
+			return true;
+	return false;
+}
+
+static int build_headers(struct http_transport *t, const struct endpoint_config *cfg)
+{
+	struct export_header *user = NULL;
+	char line[128], err[256];
+	size_t n = 0;
+	int rc = 0;
+
+	snprintf(line, sizeof(line), "Content-Type: %s", request_content_type(t->protocol));
+	t->headers = curl_slist_append(NULL, line);
+	if (!t->headers)
+		return -ENOMEM;
+	/* No "Expect: 100-continue" round trip before large bodies. */
+	const char *fixed[] = {
+		t->gzip ? "Content-Encoding: gzip" : NULL,
+		t->protocol == EXPORT_PYROSCOPE_PUSH ? "Connect-Protocol-Version: 1" : NULL,
+		"Expect:",
+	};
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		struct curl_slist *l;
+
+		if (!fixed[i])
+			continue;
+		l = curl_slist_append(t->headers, fixed[i]);
+		if (!l)
+			return -ENOMEM;
+		t->headers = l;
+	}
+	if (!cfg->nr_headers)
+		return 0;
+	user = calloc(cfg->nr_headers, sizeof(*user));
+	if (!user)
+		return -ENOMEM;
+	for (size_t i = 0; i < cfg->nr_headers; i++) {
+		if (cfg->headers[i].name && reserved_header(cfg->headers[i].name)) {
+			log_warn("%s: ignoring the configured '%s' header: the transport sets it",
+				 t->describe, cfg->headers[i].name);
+			continue;
+		}
+		user[n++] = cfg->headers[i];
+	}
+	rc = transport__append_headers(&t->headers, user, n, err, sizeof(err));
+	if (rc == -EINVAL)
+		log_error("%s: %s", t->describe, err);
+	else
+		transport__log_header_names(t->describe, user, n);
+	free(user);
+	return rc;
+}
+
+/* base + suffix with exactly one '/' between them. */
+static char *join_url(const char *base, const char *suffix)
+{
+	size_t len = strlen(base);
+	char *s;
+
+	while (len && base[len - 1] == '/')
+		len--;
+	if (asprintf(&s, "%.*s%s", (int)len, base, suffix) < 0)
+		return NULL;
+	return s;
+}
+
+struct transport *transport_http__new(const struct endpoint_config *cfg)
+{
+	struct http_transport *t = NULL;
+	char err[256], masked[512];
+	int rc = -EINVAL;
+
+	transport__mask_url(cfg->url, masked, sizeof(masked));
+	if (transport__check_url(cfg->url, err, sizeof(err))) {
+		log_error("%s endpoint '%s': %s", protocol_name(cfg->protocol), masked, err);
+		goto fail;
+	}
+	if ((cfg->protocol == EXPORT_PYROSCOPE_PUSH || cfg->protocol == EXPORT_PYROSCOPE_INGEST) &&
+	    strpbrk(cfg->url, "?#")) {
+		log_error("%s endpoint '%s': give the base URL, without a query: the API path is "
+			  "appended to it",
+			  protocol_name(cfg->protocol), masked);
+		goto fail;
+	}
+	rc = transport__curl_global();
+	if (rc)
+		goto fail;
+	rc = -ENOMEM;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		goto fail;
+	transport__init(&t->base, &http_ops);
+	t->protocol = cfg->protocol;
+	t->gzip = cfg->gzip;
+	switch (cfg->protocol) {
+	case EXPORT_PYROSCOPE_PUSH:
+		t->url = join_url(cfg->url, "/push.v1.PusherService/Push");
+		break;
+	case EXPORT_PYROSCOPE_INGEST:
+		t->url = join_url(cfg->url, "/ingest");
+		break;
+	default:
+		t->url = strdup(cfg->url); /* as configured: OneUptime's path is not OTLP's */
+		break;
+	}
+	if (!t->url)
+		goto fail;
+	transport__mask_url(t->url, masked, sizeof(masked));
+	if (asprintf(&t->describe, "%s %s", protocol_name(cfg->protocol), masked) < 0) {
+		t->describe = NULL;
+		goto fail;
+	}
+	t->curl = curl_easy_init();
+	if (!t->curl)
+		goto fail;
+	rc = transport__curl_setup(t->curl, cfg, &t->base, t->errbuf);
+	if (rc)
+		goto fail;
+	rc = build_headers(t, cfg);
+	if (rc)
+		goto fail;
+	if (curl_easy_setopt(t->curl, CURLOPT_HTTPHEADER, t->headers) != CURLE_OK ||
+	    curl_easy_setopt(t->curl, CURLOPT_POST, 1L) != CURLE_OK ||
+	    curl_easy_setopt(t->curl, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK ||
+	    curl_easy_setopt(t->curl, CURLOPT_WRITEDATA, t) != CURLE_OK ||
+	    curl_easy_setopt(t->curl, CURLOPT_HEADERFUNCTION, on_header) != CURLE_OK ||
+	    curl_easy_setopt(t->curl, CURLOPT_HEADERDATA, t) != CURLE_OK ||
+	    /* Responses may come gzipped; libcurl inflates them. */
+	    curl_easy_setopt(t->curl, CURLOPT_ACCEPT_ENCODING, "gzip") != CURLE_OK) {
+		rc = -EINVAL;
+		goto fail;
+	}
+	return &t->base;
+fail:
+	if (t)
+		http_delete(&t->base);
+	errno = -rc;
+	return NULL;
+}

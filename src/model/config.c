@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "model/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hostprof_abi.h"
+
+#define MAX_DURATION_S (7 * 24 * 3600.0)
+/* The kernel caps perf sampling (kernel.perf_event_max_sample_rate, 100000 by default); beyond a
+ * few kHz a profiler perturbs what it measures more than it learns. */
+#define MAX_FREQUENCY_HZ 10000
+
+void config__defaults(struct config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->duration_s = 0;
+	c->frequency_hz = 99;
+	c->types = PROFILE_TYPE_CPU;
+	c->offcpu_threads = 16384;
+	c->offcpu_map_entries = 16384;
+	c->drain_interval_s = 1.0;
+	c->top_n = 10;
+	/* At 99 Hz on 128 CPUs a one-second drain sees at most ~12,700 samples: these bounds
+	 * leave room for that many distinct stacks per drain. */
+	c->stack_map_entries = 16384;
+	c->counts_map_entries = 16384;
+	c->max_procs = 4096;
+	c->max_dsos = 1024;
+	c->max_dwarf_bytes = 14 << 20; /* DSO_DEFAULT_DWARF_BYTES */
+	c->unwind_tables = true;
+	c->unwind_depth = HP_UNWIND_MAX_DEPTH;
+	c->unwind_rows = 1U << 20; /* 16 MiB: libc takes ~20k rows, python3 ~100k */
+	c->unwind_procs = 4096;
+	c->unwind_binaries = 1024;
+	/* Tables are cached where only root writes: a table read back is trusted by the kernel
+	 * walker's bounds checks, not by its content, but nobody else should plant them. */
+	c->cache_dir = geteuid() == 0 ? "/var/cache/hostprof" : NULL;
+	c->max_cached_locations = 262144;
+	c->export_deadline_s = 10;
+	c->export_queue_bytes = 64 << 20;
+	c->proc_root = "/proc";
+	c->kallsyms_path = "/proc/kallsyms";
+	c->upload_interval_s = 15;
+	c->keep_files = 20;
+	c->log_level = 2; /* LOG_INFO */
+	c->kube_token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+	c->kube_ca_file = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt";
+	c->kube_refresh_s = 30;
+	c->docker_root = "/var/lib/docker";
+}
+
+void config__release(struct config *c)
+{
+	for (size_t i = 0; i < c->nr_owned; i++) {
+		/* Header values are tokens: scrub them before the memory is reused. */
+		explicit_bzero(c->owned[i], strlen(c->owned[i]));
+		free(c->owned[i]);
+	}
+	free(c->owned);
+	c->owned = NULL;
+	c->nr_owned = c->cap_owned = 0;
+}
+
+const char *config__own(struct config *c, const char *s)
+{
+	char *copy;
+
+	if (!s)
+		return NULL;
+	if (c->nr_owned == c->cap_owned) {
+		size_t cap = c->cap_owned ? c->cap_owned * 2 : 32;
+		char **v = realloc(c->owned, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		c->owned = v;
+		c->cap_owned = cap;
+	}
+	copy = strdup(s);
+	if (!copy)
+		return NULL;
+	c->owned[c->nr_owned++] = copy;
+	return copy;
+}
+
+int config__parse_interval(const char *text, double min_s, double max_s, double *out, char *err,
+			   size_t len)
+{
+	static const struct {
+		const char *suffix;
+		double scale;
+	} units[] = {{"ms", 1e-3}, {"s", 1}, {"m", 60}, {"h", 3600}, {"", 1}};
+	char *end;
+	double v;
+
+	if (!isdigit((unsigned char)text[0]) && text[0] != '.')
+		goto bad;
+	errno = 0;
+	v = strtod(text, &end);
+	if (end == text || errno || !isfinite(v))
+		goto bad;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (!strcmp(end, units[i].suffix)) {
+			v *= units[i].scale;
+			if (v < min_s || v > max_s)
+				goto bad;
+			*out = v;
+			return 0;
+		}
+	}
+bad:
+	snprintf(err, len,
+		 "'%s' is not a duration from %g s to %g s: write it as 15s, 500ms, 2m, 1h, or a "
+		 "number of seconds",
+		 text, min_s, max_s);
+	return -EINVAL;
+}
+
+int config__parse_duration(const char *text, double *out, char *err, size_t len)
+{
+	char *end;
+	double v;
+
+	/* strtod skips leading blanks and takes signs: only plain decimal numbers are durations. */
+	if (!isdigit((unsigned char)text[0]) && text[0] != '.')
+		goto bad;
+	errno = 0;
+	v = strtod(text, &end);
+	if (end == text || *end != '\0' || errno || !isfinite(v) || v <= 0 || v > MAX_DURATION_S) {
+	bad:
+		snprintf(err, len,
+			 "'%s' is not a duration: give seconds, a number above 0 and at most "
+			 "%.0f (one week), e.g. --duration 10",
+			 text, MAX_DURATION_S);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+int config__parse_frequency(const char *text, uint32_t *out, char *err, size_t len)
+{
+	size_t v;
+
+	if (config__parse_count(text, 1, MAX_FREQUENCY_HZ, &v, NULL, 0)) {
+		snprintf(err, len,
+			 "'%s' is not a sampling frequency: give a whole number of Hz "
+			 "from 1 to %d, e.g. --frequency 99",
+			 text, MAX_FREQUENCY_HZ);
+		return -EINVAL;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int config__parse_count(const char *text, size_t min, size_t max, size_t *out, char *err,
+			size_t len)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	if (text[0] == '-' || text[0] == '+' || text[0] == '\0')
+		goto bad;
+	v = strtoull(text, &end, 10);
+	if (*end != '\0' || errno || v < min || v > max)
+		goto bad;
+	*out = (size_t)v;
+	return 0;
+bad:
+	if (err)
+		snprintf(err, len, "'%s' is not a whole number from %zu to %zu", text, min, max);
+	return -EINVAL;
+}
+
+int config__parse_pids(struct config *c, const char *text, char *err, size_t len)
+{
+	const char *p = text;
+
+	while (*p) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		char item[32];
+		size_t pid;
+
+		if (n == 0 || n >= sizeof(item) ||
+		    (memcpy(item, p, n), item[n] = '\0',
+		     config__parse_count(item, 1, INT_MAX, &pid, NULL, 0))) {
+		bad:
+			snprintf(err, len,
+				 "'%s' is not a PID list: give process IDs separated by "
+				 "commas, e.g. --pid 1234 or --pid 1234,5678",
+				 text);
+			return -EINVAL;
+		}
+		if (c->nr_pids == CONFIG_MAX_PIDS) {
+			snprintf(err, len, "too many PIDs: at most %d", CONFIG_MAX_PIDS);
+			return -E2BIG;
+		}
+		c->pids[c->nr_pids++] = (pid_t)pid;
+		p += n;
+		if (*p == ',' && *++p == '\0')
+			goto bad; /* a trailing comma: something was left out */
+	}
+	if (p == text) {
+		snprintf(err, len, "--pid needs a process ID, e.g. --pid 1234");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+int config__add_output(struct config *c, const char *path, char *err, size_t len)
+{
+	enum output_format f;
+
+	if (ends_with(path, ".pb.gz")) {
+		f = OUTPUT_PPROF;
+	} else if (ends_with(path, ".folded")) {
+		f = OUTPUT_FOLDED;
+	} else if (ends_with(path, ".otlp.pb")) {
+		f = OUTPUT_OTLP_PB;
+	} else if (ends_with(path, ".otlp.json")) {
+		f = OUTPUT_OTLP_JSON;
+	} else if (ends_with(path, ".html")) {
+		f = OUTPUT_HTML;
+	} else {
+		snprintf(
+			err, len,
+			"'%s': unknown output format: name the file *.pb.gz (pprof), *.folded "
+			"(collapsed stacks), *.otlp.pb or *.otlp.json (OTLP), *.html (flame graph)",
+			path);
+		return -EINVAL;
+	}
+	if (c->nr_outputs == CONFIG_MAX_OUTPUTS) {
+		snprintf(err, len, "too many outputs: at most %d", CONFIG_MAX_OUTPUTS);
+		return -E2BIG;
+	}
+	c->outputs[c->nr_outputs++] = (struct output){.path = path, .format = f};
+	return 0;
+}
+
+int config__parse_types(struct config *c, const char *text, char *err, size_t len)
+{
+	static const struct {
+		const char *name;
+		unsigned int bit;
+	} known[] = {
+		{"cpu", PROFILE_TYPE_CPU},
+		{"wall", PROFILE_TYPE_WALL},
+		{"offcpu", PROFILE_TYPE_OFFCPU},
+		{"contention", PROFILE_TYPE_CONTENTION},
+	};
+	unsigned int types = 0;
+	const char *p = text;
+
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		size_t i;
+
+		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			if (strlen(known[i].name) == n && !strncmp(p, known[i].name, n))
+				break;
+		if (i == sizeof(known) / sizeof(known[0])) {
+			snprintf(err, len,
+				 "'%.*s' is not a profile type: give a list of cpu, wall, "
+				 "offcpu and contention, e.g. --types cpu,wall",
+				 (int)n, p);
+			return -EINVAL;
+		}
+		types |= known[i].bit;
+		p += n;
+		if (*p == ',' && *++p == '\0')
+			break;
+	}
+	if (!types) {
+		snprintf(err, len, "give at least one profile type: cpu, wall or offcpu");
+		return -EINVAL;
+	}
+	c->types = types;
+	return 0;
+}
+
+int config__parse_unwind(struct config *c, const char *text, char *err, size_t len)
+{
+	if (!strcmp(text, "dwarf") || !strcmp(text, "fp")) {
+		c->unwind_tables = !strcmp(text, "dwarf");
+		return 0;
+	}
+	snprintf(err, len,
+		 "unknown unwinder '%s': use dwarf (tables from .eh_frame, the default) or fp "
+		 "(frame pointers only)",
+		 text);
+	return -EINVAL;
+}

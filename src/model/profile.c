@@ -1,0 +1,903 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The profile model: append-only tables with open-addressing hash indexes.
+ *
+ * Every table is an array whose slot 0 holds the zero entry, plus a hash index from the entry's
+ * hash to its position. The index stores 32 bits of the hash next to each position, so growing
+ * the index never has to rehash the entries and a probe rarely compares an entry that differs.
+ * A profile lives for one collection window and is then encoded and deleted, so the tables only
+ * ever grow: their size is bounded by the distinct data of that window, not by time.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/hash.h"
+#include "model/profile.h"
+
+/* Positions are uint32_t and 0 means "empty slot", so at most UINT32_MAX - 1 entries a table. */
+#define TABLE_MAX_ENTRIES (UINT32_MAX - 1u)
+#define HTAB_MIN_SLOTS 64
+/* Strings are copied into blocks of this size; longer strings get a block of their own. */
+#define ARENA_BLOCK_SIZE (64 * 1024)
+
+struct htab_slot {
+	uint32_t idx; /* position in the table; 0 when the slot is empty */
+	uint32_t hash;
+};
+
+struct htab {
+	struct htab_slot *slots;
+	size_t mask; /* number of slots - 1; the number of slots is a power of two */
+	size_t nr;   /* occupied slots */
+};
+
+struct arena_block {
+	struct arena_block *next;
+	size_t used;
+	size_t size;
+	char data[];
+};
+
+struct string_entry {
+	const char *s; /* in the arena */
+	size_t len;
+};
+
+struct stack_entry {
+	size_t off; /* into profile::stack_locs */
+	size_t n;
+};
+
+struct loc_lines {
+	size_t off; /* into profile::lines */
+	size_t n;
+};
+
+struct profile {
+	struct profile_desc desc; /* the strings point at desc_strs */
+	char *desc_strs[4];
+
+	struct arena_block *arena;
+
+	struct string_entry *strs;
+	size_t nr_strs, cap_strs;
+	struct htab str_idx;
+
+	struct profile_mapping *maps;
+	size_t nr_maps, cap_maps;
+	struct htab map_idx;
+
+	struct profile_function *funcs;
+	size_t nr_funcs, cap_funcs;
+	struct htab func_idx;
+
+	struct profile_location *locs;
+	size_t nr_locs, cap_locs;
+	struct htab loc_idx;
+	/* Parallel to locs: where each location's lines start in `lines`, and how many. */
+	struct loc_lines *loc_lines;
+	size_t cap_loc_lines;
+	struct profile_line *lines; /* all locations' lines back to back */
+	size_t nr_lines, cap_lines;
+
+	struct stack_entry *stacks;
+	size_t nr_stacks, cap_stacks;
+	uint32_t *stack_locs; /* all stacks' location indices back to back */
+	size_t nr_stack_locs, cap_stack_locs;
+	struct htab stack_idx;
+
+	struct profile_sample *samples;
+	size_t nr_samples, cap_samples;
+	struct htab sample_idx;
+
+	/* procs[0] is unused, so that index 0 can mean "empty" in proc_idx as in the others. */
+	struct profile_process *procs;
+	size_t nr_procs, cap_procs;
+	struct htab proc_idx;
+};
+
+/* --- growable arrays and the hash index --- */
+
+/* Makes room for element nr of *arr; 0, -ENOMEM, or -E2BIG past the index range. */
+static int array_grow(void **arr, size_t *cap, size_t nr, size_t elem_size)
+{
+	size_t new_cap;
+	void *tmp;
+
+	if (nr < *cap)
+		return 0;
+	if (nr >= TABLE_MAX_ENTRIES)
+		return -E2BIG;
+	new_cap = *cap ? *cap * 2 : 16;
+	if (new_cap > TABLE_MAX_ENTRIES)
+		new_cap = TABLE_MAX_ENTRIES;
+	if (new_cap > SIZE_MAX / elem_size)
+		return -ENOMEM;
+	tmp = realloc(*arr, new_cap * elem_size);
+	if (!tmp)
+		return -ENOMEM;
+	*arr = tmp;
+	*cap = new_cap;
+	return 0;
+}
+
+/* Through a real void * rather than a cast of &arr, which would break strict aliasing. */
+#define ARRAY_RESERVE(arr, cap, nr)                                                                \
+	({                                                                                         \
+		void *arr_ = (arr);                                                                \
+		int err_ = array_grow(&arr_, &(cap), (nr), sizeof(*(arr)));                        \
+		(arr) = arr_;                                                                      \
+		err_;                                                                              \
+	})
+
+static void htab_place(struct htab_slot *slots, size_t mask, uint32_t idx, uint32_t hash)
+{
+	size_t i = hash & mask;
+
+	while (slots[i].idx)
+		i = (i + 1) & mask;
+	slots[i].idx = idx;
+	slots[i].hash = hash;
+}
+
+/* Keeps the load factor at or below 1/2 after one more insertion, so linear probes stay short. */
+static int htab_reserve(struct htab *h)
+{
+	size_t nr_slots = h->slots ? h->mask + 1 : 0;
+	size_t new_nr;
+	struct htab_slot *tmp;
+
+	if ((h->nr + 1) * 2 <= nr_slots)
+		return 0;
+	new_nr = nr_slots ? nr_slots * 2 : HTAB_MIN_SLOTS;
+	if (new_nr > SIZE_MAX / sizeof(*tmp))
+		return -ENOMEM;
+	tmp = calloc(new_nr, sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	for (size_t i = 0; i < nr_slots; i++) {
+		if (h->slots[i].idx)
+			htab_place(tmp, new_nr - 1, h->slots[i].idx, h->slots[i].hash);
+	}
+	free(h->slots);
+	h->slots = tmp;
+	h->mask = new_nr - 1;
+	return 0;
+}
+
+typedef bool (*htab_eq_fn)(const struct profile *p, uint32_t idx, const void *key);
+
+/* The position of the entry equal to key, or 0 when there is none. */
+static uint32_t htab_find(const struct profile *p, const struct htab *h, uint32_t hash,
+			  htab_eq_fn eq, const void *key)
+{
+	if (!h->slots)
+		return 0;
+	for (size_t i = hash & h->mask; h->slots[i].idx; i = (i + 1) & h->mask) {
+		if (h->slots[i].hash == hash && eq(p, h->slots[i].idx, key))
+			return h->slots[i].idx;
+	}
+	return 0;
+}
+
+/* Records an entry appended at idx; htab_reserve() must have succeeded before the append. */
+static void htab_insert(struct htab *h, uint32_t idx, uint32_t hash)
+{
+	htab_place(h->slots, h->mask, idx, hash);
+	h->nr++;
+}
+
+/* --- strings --- */
+
+static const char *arena_copy(struct profile *p, const char *s, size_t len)
+{
+	struct arena_block *b = p->arena;
+	char *dst;
+
+	if (!b || b->size - b->used < len + 1) {
+		size_t size = len + 1 > ARENA_BLOCK_SIZE ? len + 1 : ARENA_BLOCK_SIZE;
+
+		if (size > SIZE_MAX - sizeof(*b))
+			return NULL;
+		b = malloc(sizeof(*b) + size);
+		if (!b)
+			return NULL;
+		b->size = size;
+		b->used = 0;
+		/*
+		 * A block made for one long string goes behind the current one, so that the free
+		 * space of the current block stays in use for the short strings that follow.
+		 */
+		if (p->arena && size > ARENA_BLOCK_SIZE) {
+			b->next = p->arena->next;
+			p->arena->next = b;
+		} else {
+			b->next = p->arena;
+			p->arena = b;
+		}
+	}
+	dst = b->data + b->used;
+	memcpy(dst, s, len);
+	dst[len] = '\0';
+	b->used += len + 1;
+	return dst;
+}
+
+static bool str_eq(const struct profile *p, uint32_t idx, const void *key)
+{
+	const struct string_entry *k = key;
+
+	return p->strs[idx].len == k->len && memcmp(p->strs[idx].s, k->s, k->len) == 0;
+}
+
+int64_t profile__find_string(const struct profile *p, const char *s)
+{
+	struct string_entry k;
+	uint32_t idx;
+
+	if (!s)
+		return -EINVAL;
+	if (!*s)
+		return 0;
+	k.s = s;
+	k.len = strlen(s);
+	idx = htab_find(p, &p->str_idx, hash_fold(hash_bytes(s, k.len)), str_eq, &k);
+	return idx ? (int64_t)idx : -ENOENT;
+}
+
+int64_t profile__string(struct profile *p, const char *s)
+{
+	struct string_entry k;
+	uint32_t hash, idx;
+	int err;
+
+	if (!s)
+		return -EINVAL;
+	if (!*s)
+		return 0;
+	k.s = s;
+	k.len = strlen(s);
+	hash = hash_fold(hash_bytes(s, k.len));
+	idx = htab_find(p, &p->str_idx, hash, str_eq, &k);
+	if (idx)
+		return idx;
+
+	err = ARRAY_RESERVE(p->strs, p->cap_strs, p->nr_strs);
+	if (!err)
+		err = htab_reserve(&p->str_idx);
+	if (err)
+		return err;
+	k.s = arena_copy(p, s, k.len);
+	if (!k.s)
+		return -ENOMEM;
+	idx = p->nr_strs++;
+	p->strs[idx] = k;
+	htab_insert(&p->str_idx, idx, hash);
+	return idx;
+}
+
+static bool string_valid(const struct profile *p, uint32_t idx)
+{
+	return idx < p->nr_strs;
+}
+
+/* --- mappings --- */
+
+/* has_functions is learned while symbolizing; it is not part of a mapping's identity. */
+static uint32_t mapping_hash(const struct profile_mapping *m)
+{
+	uint64_t h = 0x6d6170;
+
+	h = hash_add(h, m->start);
+	h = hash_add(h, m->limit);
+	h = hash_add(h, m->offset);
+	h = hash_add(h, m->filename);
+	h = hash_add(h, m->build_id);
+	h = hash_add(h, m->htlhash);
+	return hash_fold(h);
+}
+
+static bool mapping_same(const struct profile_mapping *a, const struct profile_mapping *b)
+{
+	return a->start == b->start && a->limit == b->limit && a->offset == b->offset &&
+	       a->filename == b->filename && a->build_id == b->build_id && a->htlhash == b->htlhash;
+}
+
+static bool mapping_eq(const struct profile *p, uint32_t idx, const void *key)
+{
+	return mapping_same(&p->maps[idx], key);
+}
+
+int64_t profile__mapping(struct profile *p, const struct profile_mapping *m)
+{
+	uint32_t hash, idx;
+	int err;
+
+	if (!m || !string_valid(p, m->filename) || !string_valid(p, m->build_id) ||
+	    !string_valid(p, m->htlhash))
+		return -EINVAL;
+	if (mapping_same(m, &p->maps[0]))
+		return 0;
+	hash = mapping_hash(m);
+	idx = htab_find(p, &p->map_idx, hash, mapping_eq, m);
+	if (idx) {
+		/* The same mapping seen once symbolized stays marked as such. */
+		p->maps[idx].has_functions |= m->has_functions;
+		return idx;
+	}
+
+	err = ARRAY_RESERVE(p->maps, p->cap_maps, p->nr_maps);
+	if (!err)
+		err = htab_reserve(&p->map_idx);
+	if (err)
+		return err;
+	idx = p->nr_maps++;
+	p->maps[idx] = *m;
+	htab_insert(&p->map_idx, idx, hash);
+	return idx;
+}
+
+/* --- functions --- */
+
+static uint32_t function_hash(const struct profile_function *f)
+{
+	uint64_t h = 0x66756e63;
+
+	h = hash_add(h, f->name);
+	h = hash_add(h, f->system_name);
+	h = hash_add(h, f->filename);
+	return hash_fold(h);
+}
+
+static bool function_same(const struct profile_function *a, const struct profile_function *b)
+{
+	return a->name == b->name && a->system_name == b->system_name && a->filename == b->filename;
+}
+
+static bool function_eq(const struct profile *p, uint32_t idx, const void *key)
+{
+	return function_same(&p->funcs[idx], key);
+}
+
+int64_t profile__function(struct profile *p, const struct profile_function *f)
+{
+	uint32_t hash, idx;
+	int err;
+
+	if (!f || !string_valid(p, f->name) || !string_valid(p, f->system_name) ||
+	    !string_valid(p, f->filename))
+		return -EINVAL;
+	if (function_same(f, &p->funcs[0]))
+		return 0;
+	hash = function_hash(f);
+	idx = htab_find(p, &p->func_idx, hash, function_eq, f);
+	if (idx)
+		return idx;
+
+	err = ARRAY_RESERVE(p->funcs, p->cap_funcs, p->nr_funcs);
+	if (!err)
+		err = htab_reserve(&p->func_idx);
+	if (err)
+		return err;
+	idx = p->nr_funcs++;
+	p->funcs[idx] = *f;
+	htab_insert(&p->func_idx, idx, hash);
+	return idx;
+}
+
+/* --- locations --- */
+
+struct location_key {
+	const struct profile_location *l;
+	const struct profile_line *lines;
+	size_t n;
+};
+
+static uint32_t location_hash(const struct location_key *k)
+{
+	const struct profile_location *l = k->l;
+	uint64_t h = 0x6c6f63;
+
+	h = hash_add(h, l->mapping);
+	h = hash_add(h, l->address);
+	h = hash_add(h, l->function);
+	h = hash_add(h, l->label);
+	h = hash_add(h, (uint64_t)l->kind);
+	/* Without lines the hash is what it always was. */
+	for (size_t i = 0; i < k->n; i++) {
+		h = hash_add(h, k->lines[i].function);
+		h = hash_add(h, (uint64_t)k->lines[i].line);
+	}
+	return hash_fold(h);
+}
+
+static bool location_same(const struct profile_location *a, const struct profile_location *b)
+{
+	return a->mapping == b->mapping && a->address == b->address && a->function == b->function &&
+	       a->label == b->label && a->kind == b->kind;
+}
+
+static bool location_eq(const struct profile *p, uint32_t idx, const void *key)
+{
+	const struct location_key *k = key;
+	const struct loc_lines *ll = &p->loc_lines[idx];
+
+	if (!location_same(&p->locs[idx], k->l) || ll->n != k->n)
+		return false;
+	for (size_t i = 0; i < k->n; i++) {
+		const struct profile_line *a = &p->lines[ll->off + i];
+
+		if (a->function != k->lines[i].function || a->line != k->lines[i].line)
+			return false;
+	}
+	return true;
+}
+
+int64_t profile__location(struct profile *p, const struct profile_location *l)
+{
+	return profile__location_with_lines(p, l, NULL, 0);
+}
+
+int64_t profile__location_with_lines(struct profile *p, const struct profile_location *l,
+				     const struct profile_line *lines, size_t n)
+{
+	struct profile_location copy;
+	struct location_key k;
+	uint32_t hash, idx;
+	int err;
+
+	if (!l || l->mapping >= p->nr_maps || l->function >= p->nr_funcs ||
+	    !string_valid(p, l->label) || (unsigned)l->kind > FRAME_JIT_OTHER || (n && !lines))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (!lines[i].function || lines[i].function >= p->nr_funcs)
+			return -EINVAL;
+	}
+	copy = *l;
+	if (n) {
+		if (copy.function && copy.function != lines[0].function)
+			return -EINVAL;
+		copy.function = lines[0].function;
+	}
+	if (!n && location_same(&copy, &p->locs[0]))
+		return 0;
+	k = (struct location_key){.l = &copy, .lines = lines, .n = n};
+	hash = location_hash(&k);
+	idx = htab_find(p, &p->loc_idx, hash, location_eq, &k);
+	if (idx)
+		return idx;
+
+	if (n > SIZE_MAX / sizeof(*p->lines) - p->nr_lines)
+		return -ENOMEM;
+	if (p->nr_lines + n > p->cap_lines) {
+		size_t cap = p->cap_lines ? p->cap_lines : 64;
+		void *tmp;
+
+		while (cap < p->nr_lines + n)
+			cap = cap > SIZE_MAX / 2 / sizeof(*p->lines) ? p->nr_lines + n : cap * 2;
+		tmp = realloc(p->lines, cap * sizeof(*p->lines));
+		if (!tmp)
+			return -ENOMEM;
+		p->lines = tmp;
+		p->cap_lines = cap;
+	}
+	err = ARRAY_RESERVE(p->locs, p->cap_locs, p->nr_locs);
+	if (!err)
+		err = ARRAY_RESERVE(p->loc_lines, p->cap_loc_lines, p->nr_locs);
+	if (!err)
+		err = htab_reserve(&p->loc_idx);
+	if (err)
+		return err;
+	if (n)
+		memcpy(p->lines + p->nr_lines, lines, n * sizeof(*lines));
+	idx = p->nr_locs++;
+	p->locs[idx] = copy;
+	p->loc_lines[idx] = (struct loc_lines){.off = p->nr_lines, .n = n};
+	p->nr_lines += n;
+	htab_insert(&p->loc_idx, idx, hash);
+	return idx;
+}
+
+/* --- stacks --- */
+
+struct stack_key {
+	const uint32_t *locs;
+	size_t n;
+};
+
+static uint32_t stack_hash(const uint32_t *locs, size_t n)
+{
+	uint64_t h = hash_add(0x737461636b, n);
+
+	for (size_t i = 0; i < n; i++)
+		h = hash_add(h, locs[i]);
+	return hash_fold(h);
+}
+
+static bool stack_eq(const struct profile *p, uint32_t idx, const void *key)
+{
+	const struct stack_key *k = key;
+	const struct stack_entry *s = &p->stacks[idx];
+
+	return s->n == k->n &&
+	       memcmp(p->stack_locs + s->off, k->locs, k->n * sizeof(*k->locs)) == 0;
+}
+
+int64_t profile__stack(struct profile *p, const uint32_t *locations, size_t n)
+{
+	struct stack_key k = {.locs = locations, .n = n};
+	uint32_t hash, idx;
+	void *tmp;
+	int err;
+
+	if (!n)
+		return 0;
+	if (!locations)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (!locations[i] || locations[i] >= p->nr_locs)
+			return -EINVAL;
+	}
+	hash = stack_hash(locations, n);
+	idx = htab_find(p, &p->stack_idx, hash, stack_eq, &k);
+	if (idx)
+		return idx;
+
+	if (n > SIZE_MAX / sizeof(*p->stack_locs) - p->nr_stack_locs)
+		return -ENOMEM;
+	if (p->nr_stack_locs + n > p->cap_stack_locs) {
+		size_t cap = p->cap_stack_locs ? p->cap_stack_locs : 256;
+
+		while (cap < p->nr_stack_locs + n)
+			cap = cap > SIZE_MAX / 2 / sizeof(*p->stack_locs) ? p->nr_stack_locs + n
+									  : cap * 2;
+		tmp = realloc(p->stack_locs, cap * sizeof(*p->stack_locs));
+		if (!tmp)
+			return -ENOMEM;
+		p->stack_locs = tmp;
+		p->cap_stack_locs = cap;
+	}
+	err = ARRAY_RESERVE(p->stacks, p->cap_stacks, p->nr_stacks);
+	if (!err)
+		err = htab_reserve(&p->stack_idx);
+	if (err)
+		return err;
+	memcpy(p->stack_locs + p->nr_stack_locs, locations, n * sizeof(*locations));
+	idx = p->nr_stacks++;
+	p->stacks[idx].off = p->nr_stack_locs;
+	p->stacks[idx].n = n;
+	p->nr_stack_locs += n;
+	htab_insert(&p->stack_idx, idx, hash);
+	return idx;
+}
+
+/* --- samples --- */
+
+struct sample_key {
+	uint32_t stack;
+	const struct profile_labels *labels;
+};
+
+static uint32_t sample_hash(uint32_t stack, const struct profile_labels *l)
+{
+	uint64_t h = 0x73616d70;
+
+	h = hash_add(h, stack);
+	h = hash_add(h, l->pid);
+	h = hash_add(h, l->tid);
+	h = hash_add(h, l->comm);
+	h = hash_add(h, l->thread_name);
+	h = hash_add(h, l->thread_state);
+	h = hash_add(h, l->wait_kind);
+	h = hash_add(h, l->wait_addr);
+	return hash_fold(h);
+}
+
+static bool sample_eq(const struct profile *p, uint32_t idx, const void *key)
+{
+	const struct sample_key *k = key;
+	const struct profile_sample *s = &p->samples[idx];
+
+	return s->stack == k->stack && s->labels.pid == k->labels->pid &&
+	       s->labels.tid == k->labels->tid && s->labels.comm == k->labels->comm &&
+	       s->labels.thread_name == k->labels->thread_name &&
+	       s->labels.thread_state == k->labels->thread_state &&
+	       s->labels.wait_kind == k->labels->wait_kind &&
+	       s->labels.wait_addr == k->labels->wait_addr;
+}
+
+int profile__add_sample(struct profile *p, uint32_t stack, const struct profile_labels *labels,
+			int64_t value, int64_t count)
+{
+	struct sample_key k = {.stack = stack, .labels = labels};
+	struct profile_sample *s;
+	uint32_t hash, idx;
+	int err;
+
+	if (!labels || stack >= p->nr_stacks || !string_valid(p, labels->comm) ||
+	    !string_valid(p, labels->thread_name) || !string_valid(p, labels->thread_state) ||
+	    !string_valid(p, labels->wait_kind))
+		return -EINVAL;
+	hash = sample_hash(stack, labels);
+	idx = htab_find(p, &p->sample_idx, hash, sample_eq, &k);
+	if (!idx) {
+		err = ARRAY_RESERVE(p->samples, p->cap_samples, p->nr_samples);
+		if (!err)
+			err = htab_reserve(&p->sample_idx);
+		if (err)
+			return err;
+		idx = p->nr_samples++;
+		s = &p->samples[idx];
+		memset(s, 0, sizeof(*s));
+		s->stack = stack;
+		s->labels = *labels;
+		htab_insert(&p->sample_idx, idx, hash);
+	}
+	s = &p->samples[idx];
+	s->value += value;
+	s->count += count;
+	return 0;
+}
+
+/* --- lifetime --- */
+
+static char *dup_or_empty(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+struct profile *profile__new(const struct profile_desc *desc)
+{
+	struct profile *p;
+	int err = -ENOMEM;
+
+	if (!desc) {
+		errno = EINVAL;
+		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p->desc = *desc;
+	p->desc_strs[0] = dup_or_empty(desc->sample_type);
+	p->desc_strs[1] = dup_or_empty(desc->sample_unit);
+	p->desc_strs[2] = dup_or_empty(desc->period_type);
+	p->desc_strs[3] = dup_or_empty(desc->period_unit);
+	for (int i = 0; i < 4; i++) {
+		if (!p->desc_strs[i])
+			goto err_out;
+	}
+	p->desc.sample_type = p->desc_strs[0];
+	p->desc.sample_unit = p->desc_strs[1];
+	p->desc.period_type = p->desc_strs[2];
+	p->desc.period_unit = p->desc_strs[3];
+
+	/* The zero entries: never in the hash indexes, matched explicitly by the interners. */
+	if (ARRAY_RESERVE(p->strs, p->cap_strs, 0) || ARRAY_RESERVE(p->maps, p->cap_maps, 0) ||
+	    ARRAY_RESERVE(p->funcs, p->cap_funcs, 0) || ARRAY_RESERVE(p->locs, p->cap_locs, 0) ||
+	    ARRAY_RESERVE(p->loc_lines, p->cap_loc_lines, 0) ||
+	    ARRAY_RESERVE(p->stacks, p->cap_stacks, 0) ||
+	    ARRAY_RESERVE(p->samples, p->cap_samples, 0) ||
+	    ARRAY_RESERVE(p->procs, p->cap_procs, 0))
+		goto err_out;
+	memset(&p->procs[0], 0, sizeof(p->procs[0]));
+	p->nr_procs = 1;
+	p->strs[0] = (struct string_entry){.s = "", .len = 0};
+	memset(&p->maps[0], 0, sizeof(p->maps[0]));
+	memset(&p->funcs[0], 0, sizeof(p->funcs[0]));
+	memset(&p->locs[0], 0, sizeof(p->locs[0]));
+	memset(&p->loc_lines[0], 0, sizeof(p->loc_lines[0]));
+	memset(&p->stacks[0], 0, sizeof(p->stacks[0]));
+	memset(&p->samples[0], 0, sizeof(p->samples[0]));
+	p->nr_strs = p->nr_maps = p->nr_funcs = p->nr_locs = p->nr_stacks = p->nr_samples = 1;
+	return p;
+
+err_out:
+	profile__delete(p);
+	errno = -err;
+	return NULL;
+}
+
+static void htab_free(struct htab *h)
+{
+	free(h->slots);
+	h->slots = NULL;
+}
+
+void profile__delete(struct profile *p)
+{
+	struct arena_block *b, *next;
+
+	if (!p)
+		return;
+	htab_free(&p->proc_idx);
+	free(p->procs);
+	htab_free(&p->sample_idx);
+	free(p->samples);
+	htab_free(&p->stack_idx);
+	free(p->stack_locs);
+	free(p->stacks);
+	htab_free(&p->loc_idx);
+	free(p->lines);
+	free(p->loc_lines);
+	free(p->locs);
+	htab_free(&p->func_idx);
+	free(p->funcs);
+	htab_free(&p->map_idx);
+	free(p->maps);
+	htab_free(&p->str_idx);
+	free(p->strs);
+	for (b = p->arena; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	for (int i = 0; i < 4; i++)
+		free(p->desc_strs[i]);
+	free(p);
+}
+
+/* --- processes --- */
+
+static uint32_t process_hash(uint32_t pid)
+{
+	return hash_fold(hash_add(0x70726f63, pid));
+}
+
+static bool process_eq(const struct profile *p, uint32_t idx, const void *key)
+{
+	return p->procs[idx].pid == *(const uint32_t *)key;
+}
+
+int profile__set_process(struct profile *p, const struct profile_process *proc)
+{
+	uint32_t hash, idx;
+	int err;
+
+	if (!proc || !string_valid(p, proc->service_name) || !string_valid(p, proc->exe_name) ||
+	    !string_valid(p, proc->exe_path) || !string_valid(p, proc->command_line) ||
+	    !string_valid(p, proc->container_id) || proc->nr_attrs > PROFILE_MAX_PROCESS_ATTRS)
+		return -EINVAL;
+	for (uint32_t i = 0; i < proc->nr_attrs; i++)
+		if (!proc->attrs[i].key || !string_valid(p, proc->attrs[i].key) ||
+		    !string_valid(p, proc->attrs[i].value))
+			return -EINVAL;
+	hash = process_hash(proc->pid);
+	idx = htab_find(p, &p->proc_idx, hash, process_eq, &proc->pid);
+	if (idx) {
+		p->procs[idx] = *proc;
+		return 0;
+	}
+	err = ARRAY_RESERVE(p->procs, p->cap_procs, p->nr_procs);
+	if (!err)
+		err = htab_reserve(&p->proc_idx);
+	if (err)
+		return err;
+	idx = p->nr_procs++;
+	p->procs[idx] = *proc;
+	htab_insert(&p->proc_idx, idx, hash);
+	return 0;
+}
+
+const struct profile_process *profile__find_process(const struct profile *p, uint32_t pid)
+{
+	uint32_t idx = htab_find(p, &p->proc_idx, process_hash(pid), process_eq, &pid);
+
+	return idx ? &p->procs[idx] : NULL;
+}
+
+size_t profile__nr_processes(const struct profile *p)
+{
+	return p->nr_procs - 1;
+}
+
+const struct profile_process *profile__process_at(const struct profile *p, size_t idx)
+{
+	return idx + 1 < p->nr_procs ? &p->procs[idx + 1] : NULL;
+}
+
+void profile__set_window(struct profile *p, uint64_t time_nanos, uint64_t duration_nanos)
+{
+	p->desc.time_nanos = time_nanos;
+	p->desc.duration_nanos = duration_nanos;
+}
+
+const struct profile_desc *profile__desc(const struct profile *p)
+{
+	return &p->desc;
+}
+
+/* --- read access --- */
+
+size_t profile__nr_strings(const struct profile *p)
+{
+	return p->nr_strs;
+}
+
+const char *profile__string_at(const struct profile *p, uint32_t idx)
+{
+	return idx < p->nr_strs ? p->strs[idx].s : NULL;
+}
+
+size_t profile__nr_mappings(const struct profile *p)
+{
+	return p->nr_maps;
+}
+
+const struct profile_mapping *profile__mapping_at(const struct profile *p, uint32_t idx)
+{
+	return idx < p->nr_maps ? &p->maps[idx] : NULL;
+}
+
+size_t profile__nr_functions(const struct profile *p)
+{
+	return p->nr_funcs;
+}
+
+const struct profile_function *profile__function_at(const struct profile *p, uint32_t idx)
+{
+	return idx < p->nr_funcs ? &p->funcs[idx] : NULL;
+}
+
+size_t profile__nr_locations(const struct profile *p)
+{
+	return p->nr_locs;
+}
+
+const struct profile_location *profile__location_at(const struct profile *p, uint32_t idx)
+{
+	return idx < p->nr_locs ? &p->locs[idx] : NULL;
+}
+
+const struct profile_line *profile__location_lines(const struct profile *p, uint32_t idx, size_t *n)
+{
+	if (idx >= p->nr_locs || !p->loc_lines[idx].n) {
+		*n = 0;
+		return NULL;
+	}
+	*n = p->loc_lines[idx].n;
+	return p->lines + p->loc_lines[idx].off;
+}
+
+size_t profile__nr_stacks(const struct profile *p)
+{
+	return p->nr_stacks;
+}
+
+const uint32_t *profile__stack_at(const struct profile *p, uint32_t idx, size_t *n)
+{
+	const struct stack_entry *s;
+
+	if (idx >= p->nr_stacks || !p->stacks[idx].n) {
+		*n = 0;
+		return NULL;
+	}
+	s = &p->stacks[idx];
+	*n = s->n;
+	return p->stack_locs + s->off;
+}
+
+size_t profile__nr_samples(const struct profile *p)
+{
+	return p->nr_samples;
+}
+
+const struct profile_sample *profile__sample_at(const struct profile *p, size_t idx)
+{
+	return idx < p->nr_samples ? &p->samples[idx] : NULL;
+}
+
+const char *profile__location_name(const struct profile *p, uint32_t loc_idx)
+{
+	const struct profile_location *l = profile__location_at(p, loc_idx);
+
+	if (!l)
+		return NULL;
+	if (l->function && p->funcs[l->function].name)
+		return p->strs[p->funcs[l->function].name].s;
+	if (l->label)
+		return p->strs[l->label].s;
+	return "[unknown]";
+}

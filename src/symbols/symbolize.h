@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Runtime address → frame: the mapping and file address it belongs to, and its function name.
+ * Runtime addresses die here: what comes out is mapping + ELF address, as pprof and OTLP want.
+ */
+#ifndef HOSTPROF_SYMBOLIZE_H
+#define HOSTPROF_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "model/profile.h"
+#include "process/proc_watch.h"
+
+struct symbolizer;
+struct debuginfod_fetch;
+
+struct symbolizer_opts {
+	const char *proc_root;	   /* "/proc" */
+	const char *kallsyms_path; /* "/proc/kallsyms" */
+	size_t max_procs;
+	size_t max_dsos;
+	size_t max_dwarf_bytes;		/* open DWARF handles; 0: DSO_DEFAULT_DWARF_BYTES */
+	struct debuginfod_fetch *fetch; /* borrowed; NULL: no debug files from debuginfod */
+};
+
+struct symbolizer_stats {
+	uint64_t frames_user;
+	uint64_t frames_user_unresolved; /* became "[unknown] ..." */
+	uint64_t frames_kernel;
+	uint64_t frames_kernel_unresolved;
+	uint64_t frames_proc_gone; /* of the unresolved: the process had exited before we read it */
+	size_t procs_cached, procs_max, procs_bytes; /* maps snapshots */
+	size_t dsos_cached, dsos_max, dsos_bytes;    /* binaries' symbol tables */
+	size_t perfmaps, perfmap_bytes;		     /* JIT maps */
+	size_t binaries_held;  /* opened by the process watcher, not read yet (an fd each) */
+	size_t dwarf_bytes;    /* held by open DWARF handles */
+	size_t dwarf_max;      /* their budget */
+	uint64_t dwarf_closed; /* handles closed to keep the DWARF budget */
+	bool kernel_symbols;   /* kallsyms was readable */
+};
+
+/* The mapping a native frame belongs to, as the profile model wants it: start and limit in the
+ * file's address space (ELF virtual addresses; file offsets when the ELF could not be read). */
+struct frame_mapping {
+	uint64_t start, limit, offset;
+	const char *path;	  /* as the process sees it; NULL for anonymous memory */
+	const char *build_id_hex; /* "" when none */
+	const char *htlhash_hex;  /* "" when the file could not be read */
+};
+
+/* What the process table knows of a process; strings valid until the next symbolizer call. */
+struct process_info {
+	const char *exe_path;	  /* NULL when unknown */
+	const char *cmdline;	  /* NULL when unknown */
+	const char *service_name; /* declared in its environment; NULL when none */
+	const char *container_id; /* "" outside containers */
+	const char *systemd_unit; /* "nginx" for nginx.service; NULL outside a service */
+	const char *comm;	  /* the process name; "" when unknown */
+};
+
+/* At most this many (function, file, line) entries per frame: an inline chain deeper than that
+ * keeps its innermost entries and the real function. */
+#define FRAME_MAX_LINES 16
+
+/* One level of a native frame's inline chain. */
+struct frame_line {
+	const char *function; /* never NULL */
+	const char *file;     /* NULL when unknown */
+	int64_t line;	      /* 0 when unknown */
+};
+
+struct frame {
+	enum frame_kind kind;
+	uint64_t address; /* native: the ELF address (or file offset when unresolvable); kernel: as
+			     is */
+	const char *function; /* NULL when unresolved */
+	bool has_mapping;
+	struct frame_mapping mapping;
+	char unknown[160]; /* "[unknown] <binary>+0xoffset" when function is NULL */
+	/*
+	 * From DWARF, when the binary has it: innermost first; the last entry is the function the
+	 * code was compiled into, named as `function` is. 0 entries when only the symbol is known.
+	 */
+	size_t nr_lines;
+	struct frame_line lines[FRAME_MAX_LINES];
+	/* The binary's debug file is being fetched (debuginfod): a later lookup of the same
+	 * address may say more, so the answer is not to be cached. */
+	bool debug_pending;
+};
+
+/* Returns NULL and sets errno. Kernel symbols that cannot be read are logged once and every
+ * kernel frame then becomes "[unknown] [kernel]+0x...". */
+struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
+void symbolizer__delete(struct symbolizer *s);
+
+/* Snapshot a process's maps now (for example a target PID at start), so that its frames still
+ * resolve after it exits. 0 or -errno (-ESRCH when it does not exist). */
+int symbolizer__track(struct symbolizer *s, pid_t pid);
+
+/*
+ * Take what the process watcher read of a process while it lived (see proc_watch.h): its snapshot
+ * replaces what was known of it, and the fds on its binaries are kept (taken out of the item) until
+ * a sample needs one of them read. Or, for an exec, forget the old snapshot. The caller still
+ * releases the item (proc_watch_item__release()).
+ */
+void symbolizer__adopt(struct symbolizer *s, struct proc_watch_item *it);
+
+/*
+ * Resolve one user address of process pid. `is_return_address` is true for every frame but the
+ * leaf: a return address points after the call, so addr - 1 is looked up to stay inside the
+ * calling function (and inside its line). The strings in *out are valid until the next call.
+ * Never fails: an address that cannot be resolved yields an "[unknown]" frame.
+ */
+void symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return_address,
+		      struct frame *out);
+void symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_address,
+			struct frame *out);
+
+/* What is known of a process (from its snapshot, also after it exited). 0, or -ESRCH. */
+int symbolizer__process_info(struct symbolizer *s, pid_t pid, struct process_info *out);
+
+void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out);
+/* Let go of the snapshots of processes gone for a whole window (see proc.h); how many. */
+size_t symbolizer__retire_exited(struct symbolizer *s);
+
+#endif /* HOSTPROF_SYMBOLIZE_H */
