@@ -18,8 +18,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "encode.h"
-#include "profile.h"
+#include "formats/encode.h"
+#include "model/profile.h"
 
 #define NR_PROCESSES 50
 #define NR_STACKS 10000

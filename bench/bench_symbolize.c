@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dso.h"
+#include "symbols/dso.h"
 
 #define WARM_PASSES 3
 

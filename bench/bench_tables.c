@@ -14,7 +14,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "unwind_table.h"
+#include "unwind/unwind_table.h"
 
 #define DEFAULT_ROWS_CAPACITY (1u << 20) /* config.c's default --unwind-table-rows */
 
