@@ -61,7 +61,7 @@ LIB_OBJS := $(filter-out $(OUTPUT)/src/cmd/main.o,$(OBJS)) $(PB_OBJS)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all deps deps-test deps-build run test unit e2e check bpf-cross format format-check clean help bench
+.PHONY: all deps deps-test deps-build run test unit layers e2e check bpf-cross format format-check clean help bench
 .DEFAULT_GOAL := all
 # Keep the BPF objects: make would delete them as intermediates of the skeletons.
 .SECONDARY:
@@ -73,7 +73,8 @@ help:
 	@echo "make deps       install the missing Debian packages of the build and tests (root)"
 	@echo "make run        profile the whole host for 5 s into ./profile.pb.gz and ./profile.folded"
 	@echo "make test       unit tests (no root), then end-to-end tests on the real kernel"
-	@echo "make check      -Werror build, unit tests under ASan+UBSan, a short fuzz run, static analysis"
+	@echo "make check      -Werror build, unit tests under ASan+UBSan, a short fuzz run, the layer"
+	@echo "                check (scripts/check_layers.py), static analysis"
 	@echo "make fuzz       every fuzz target for FUZZ_SECONDS (30) each; crashing inputs in $(OUTPUT)/fuzz"
 	@echo "make format     clang-format every source file in place"
 	@echo "make bench      run the benchmarks (not part of make test); report in $(OUTPUT)/bench"
@@ -140,8 +141,15 @@ $(OUTPUT)/tests/test_%: tests/unit/test_%.c tests/unit/check.h $(OUTPUT)/libhost
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(EXTRA_CFLAGS) -Itests/unit $(EXTRA_LDFLAGS) $< $(OUTPUT)/libhostprof.a $(LDLIBS) -o $@
 
-unit: $(UNIT_BINS) unit-fixtures grpc-deps grpc-fixtures
+unit: $(UNIT_BINS) unit-fixtures grpc-deps grpc-fixtures layers
+	$(Q)tests/layers/test_check_layers.sh
 	$(Q)OUTPUT=$(OUTPUT) tests/run-unit.sh $(UNIT_BINS)
+
+# The layers of src/ (docs/ARCHITECTURE.md): includes name their folder and go only down the
+# order in scripts/check_layers.py, and no two modules call each other (read from the objects).
+layers: $(OBJS)
+	$(call msg,LAYERS,src)
+	$(Q)python3 scripts/check_layers.py src --objects $(OUTPUT)/src
 
 e2e: $(OUTPUT)/hostprof e2e-workloads browser-deps
 	$(Q)OUTPUT=$(OUTPUT) tests/e2e/run.sh
@@ -157,9 +165,9 @@ run: deps-build
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(OUTPUT)/hostprof profile --all --duration 5 -o profile.pb.gz -o profile.folded
 
-# check: warnings are errors, unit tests under ASan and UBSan in a separate build directory,
-# every fuzz target for FUZZ_CHECK_SECONDS (it shares the corpus with make fuzz, so each run
-# starts from what the earlier ones found), and cppcheck over src/.
+# check: warnings are errors, unit tests under ASan and UBSan in a separate build directory (unit
+# runs the layer check and its test), every fuzz target for FUZZ_CHECK_SECONDS (it shares the
+# corpus with make fuzz, so each run starts from what the earlier ones found), and cppcheck.
 FUZZ_CHECK_SECONDS ?= 15
 check: deps-test
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/check \
