@@ -71,7 +71,7 @@ all: $(OUTPUT)/hostprof
 help:
 	@echo "make            build $(OUTPUT)/hostprof"
 	@echo "make deps       install the missing Debian packages of the build and tests (root)"
-	@echo "make run        profile the whole host for 5 s into ./profile.pb.gz and ./profile.folded"
+	@echo "make run        profile the whole host for 5 s into ./profile.html, .pb.gz and .folded"
 	@echo "make test       unit tests (no root), then end-to-end tests on the real kernel"
 	@echo "make check      -Werror build, unit tests under ASan+UBSan, a short fuzz run, the layer"
 	@echo "                check (scripts/check_layers.py), static analysis"
@@ -163,7 +163,12 @@ test: deps-test
 
 run: deps-build
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)$(OUTPUT)/hostprof profile --all --duration 5 -o profile.pb.gz -o profile.folded
+	$(Q)$(OUTPUT)/hostprof profile --all --duration 5 -o profile.html -o profile.pb.gz \
+		-o profile.folded
+	@echo
+	@echo "Open the flame graph: xdg-open profile.html (or copy it to a machine with a browser;"
+	@echo "it needs no server). The same profile for other tools: go tool pprof -http=: profile.pb.gz,"
+	@echo "or profile.folded for flamegraph.pl and speedscope."
 
 # check: warnings are errors, unit tests under ASan and UBSan in a separate build directory (unit
 # runs the layer check and its test), every fuzz target for FUZZ_CHECK_SECONDS (it shares the
