@@ -151,7 +151,7 @@ layers: $(OBJS)
 	$(call msg,LAYERS,src)
 	$(Q)python3 scripts/check_layers.py src --objects $(OUTPUT)/src
 
-e2e: $(OUTPUT)/hostprof e2e-workloads browser-deps
+e2e: $(OUTPUT)/hostprof e2e-workloads browser-deps grpc-deps
 	$(Q)OUTPUT=$(OUTPUT) tests/e2e/run.sh
 
 test: deps-test

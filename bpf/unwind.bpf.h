@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The user-stack walker: unwinds binaries built without frame pointers with the compact tables
- * that userspace derives from .eh_frame (see include/hostprof_abi.h and src/unwind_table.h).
+ * that userspace derives from .eh_frame (see include/hostprof_abi.h and src/unwind/unwind_table.h).
  *
  * Per frame: find the mapping of the PC in the process's table (binary search), find the row of
  * its file address (binary search in the shared rows map), compute the CFA, read the return

@@ -236,7 +236,7 @@ enum hp_unwind_request {
 /*
  * A record of the unwind_events ring buffer: a process was sampled for the first time since its
  * exec (kind HP_UNWIND_REQ_LOAD), or it exec'd (HP_UNWIND_REQ_EXEC). Userspace snapshots it while
- * it lives (see src/proc_watch.h).
+ * it lives (see src/process/proc_watch.h).
  */
 struct hp_proc_event {
 	__u32 tgid;

@@ -9,7 +9,7 @@ build_pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-d
 # liblzma decompresses MiniDebugInfo (.gnu_debugdata, the symbols Fedora and RHEL binaries keep).
 build_pkgs+=(liblzma-dev)
 # libdebuginfod-dev: the client library that fetches separate debug files by build-id from the
-# servers in DEBUGINFOD_URLS (src/debuginfod_fetch.c).
+# servers in DEBUGINFOD_URLS (src/symbols/debuginfod_fetch.c).
 build_pkgs+=(libdebuginfod-dev)
 # go tool pprof decodes our pprof output independently; protoc decodes protobuf by schema.
 # openssl makes the gRPC test receiver's TLS certificate.

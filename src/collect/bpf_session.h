@@ -131,7 +131,7 @@ size_t bpf_session__take_unwind_requests(struct bpf_session *s, struct unwind_re
 					 size_t max);
 /*
  * The ring buffer of struct hp_proc_event (processes sampled for the first time, execs), or -1
- * without the walker. Its reader owns the polling (see src/proc_watch.h).
+ * without the walker. Its reader owns the polling (see src/process/proc_watch.h).
  */
 int bpf_session__proc_events_fd(const struct bpf_session *s);
 /* Why user-stack walks ended, totals over all CPUs and objects since load. */
