@@ -30,6 +30,10 @@ typedef Opentelemetry__Proto__Profiles__V1development__ProfilesDictionary pb_dic
 typedef Opentelemetry__Proto__Profiles__V1development__Profile pb_profile;
 typedef Opentelemetry__Proto__Profiles__V1development__ScopeProfiles pb_scope_profiles;
 typedef Opentelemetry__Proto__Profiles__V1development__Sample pb_sample;
+typedef Opentelemetry__Proto__Profiles__V1development__Stack pb_stack;
+typedef Opentelemetry__Proto__Profiles__V1development__Location pb_location;
+typedef Opentelemetry__Proto__Profiles__V1development__Mapping pb_mapping;
+typedef Opentelemetry__Proto__Profiles__V1development__Function pb_function;
 typedef Opentelemetry__Proto__Profiles__V1development__KeyValueAndUnit pb_kvu;
 typedef Opentelemetry__Proto__Common__V1__KeyValue pb_key_value;
 typedef Opentelemetry__Proto__Common__V1__AnyValue pb_any_value;
@@ -129,14 +133,142 @@ static bool any_int(const pb_any_value *v, int64_t *out)
 	return false;
 }
 
+/* Attribute idx of location or mapping nr (`what`), or NULL and *err set when idx is bad. */
+static const pb_kvu *entry_attr(struct otlp_dec *d, const char *what, int32_t nr, int32_t idx,
+				int *err)
+{
+	const pb_kvu *kv = dattr(d, idx);
+
+	if (!attr_key(d, kv)) {
+		*err = fail(d, -EINVAL, "%s %d: bad attribute index %d", what, nr, idx);
+		return NULL;
+	}
+	return kv;
+}
+
+/* The frame kind that location li's profile.frame.type attribute names; native without one. */
+static int location_kind(struct otlp_dec *d, const pb_location *pl, int32_t li,
+			 enum frame_kind *kind)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < pl->n_attribute_indices; i++) {
+		const pb_kvu *kv = entry_attr(d, "location", li, pl->attribute_indices[i], &err);
+		const char *v;
+
+		if (!kv)
+			return err;
+		v = any_str(kv->value);
+		if (strcmp(attr_key(d, kv), "profile.frame.type") || !v)
+			continue;
+		if (!strcmp(v, "kernel"))
+			*kind = FRAME_KERNEL;
+		else if (!strcmp(v, "v8js"))
+			*kind = FRAME_JIT_V8;
+		else if (!strcmp(v, "jvm"))
+			*kind = FRAME_JIT_JVM;
+		else if (!strcmp(v, "cpython"))
+			*kind = FRAME_JIT_CPYTHON;
+	}
+	return 0;
+}
+
+/* The mapping of location li into the model. */
+static int decode_mapping(struct otlp_dec *d, struct otlp_out *o, int32_t li, const pb_location *pl,
+			  uint32_t *res)
+{
+	const pb_mapping *pm;
+	struct profile_mapping m = {0};
+	int32_t mi = pl->mapping_index;
+	int64_t r;
+	int err;
+
+	if (mi < 0 || (size_t)mi >= d->dict->n_mapping_table || !d->dict->mapping_table[mi])
+		return fail(d, -EINVAL,
+			    "location %d: mapping index %d outside the mapping table (%zu)", li, mi,
+			    d->dict->n_mapping_table);
+	pm = d->dict->mapping_table[mi];
+	m.start = pm->memory_start;
+	m.limit = pm->memory_limit;
+	m.offset = pm->file_offset;
+	err = model_str(d, o, pm->filename_strindex, &m.filename, "mapping filename");
+	for (size_t i = 0; !err && i < pm->n_attribute_indices; i++) {
+		const pb_kvu *kv = entry_attr(d, "mapping", mi, pm->attribute_indices[i], &err);
+		const char *k, *v;
+
+		if (!kv)
+			return err;
+		k = attr_key(d, kv);
+		v = any_str(kv->value);
+		if (!v)
+			continue;
+		if (!strcmp(k, "process.executable.build_id.gnu") ||
+		    !strcmp(k, "process.executable.build_id.htlhash")) {
+			r = profile__string(o->p, v);
+			if (r < 0)
+				return (int)r;
+			if (k[strlen(k) - 1] == 'u')
+				m.build_id = (uint32_t)r;
+			else
+				m.htlhash = (uint32_t)r;
+		}
+	}
+	if (err)
+		return err;
+	m.has_functions = pl->n_lines > 0;
+	r = profile__mapping(o->p, &m);
+	if (r < 0)
+		return (int)r;
+	*res = (uint32_t)r;
+	return 0;
+}
+
+/* Function fi, named by a line of location li, into the model. */
+static int decode_function(struct otlp_dec *d, struct otlp_out *o, int32_t li, int32_t fi,
+			   uint32_t *res)
+{
+	const pb_function *pf;
+	struct profile_function f = {0};
+	int64_t r;
+	int err;
+
+	if (fi <= 0 || (size_t)fi >= d->dict->n_function_table || !d->dict->function_table[fi])
+		return fail(d, -EINVAL,
+			    "location %d: function index %d outside the function table (%zu)", li,
+			    fi, d->dict->n_function_table);
+	pf = d->dict->function_table[fi];
+	err = model_str(d, o, pf->name_strindex, &f.name, "function name");
+	if (!err)
+		err = model_str(d, o, pf->system_name_strindex, &f.system_name,
+				"function system name");
+	if (!err)
+		err = model_str(d, o, pf->filename_strindex, &f.filename, "function filename");
+	if (err)
+		return err;
+	r = profile__function(o->p, &f);
+	if (r == 0) {
+		/* A function with no name and no file is the model's "no function", which
+		 * a line may not name: it is a function all the same, "[unknown]". */
+		r = profile__string(o->p, "[unknown]");
+		if (r > 0) {
+			f.name = (uint32_t)r;
+			r = profile__function(o->p, &f);
+		}
+	}
+	if (r < 0)
+		return (int)r;
+	*res = (uint32_t)r;
+	return 0;
+}
+
 static int decode_location(struct otlp_dec *d, struct otlp_out *o, int32_t li, uint32_t *res)
 {
-	const Opentelemetry__Proto__Profiles__V1development__Location *pl;
+	const pb_location *pl;
 	struct profile_location l = {0};
 	struct profile_line *lines = NULL;
 	size_t nl = 0;
 	int64_t r;
-	int err = 0;
+	int err;
 
 	if (li <= 0 || (size_t)li >= d->dict->n_location_table || !d->dict->location_table[li])
 		return fail(d, -EINVAL, "location index %d outside the location table (%zu)", li,
@@ -147,111 +279,20 @@ static int decode_location(struct otlp_dec *d, struct otlp_out *o, int32_t li, u
 	}
 	pl = d->dict->location_table[li];
 	l.address = pl->address;
-	for (size_t i = 0; i < pl->n_attribute_indices; i++) {
-		const pb_kvu *kv = dattr(d, pl->attribute_indices[i]);
-		const char *k = attr_key(d, kv), *v;
-
-		if (!k)
-			return fail(d, -EINVAL, "location %d: bad attribute index %d", li,
-				    pl->attribute_indices[i]);
-		v = any_str(kv->value);
-		if (strcmp(k, "profile.frame.type") || !v)
-			continue;
-		if (!strcmp(v, "kernel"))
-			l.kind = FRAME_KERNEL;
-		else if (!strcmp(v, "v8js"))
-			l.kind = FRAME_JIT_V8;
-		else if (!strcmp(v, "jvm"))
-			l.kind = FRAME_JIT_JVM;
-		else if (!strcmp(v, "cpython"))
-			l.kind = FRAME_JIT_CPYTHON;
-	}
-	if (pl->mapping_index) {
-		const Opentelemetry__Proto__Profiles__V1development__Mapping *pm;
-		struct profile_mapping m = {0};
-		int32_t mi = pl->mapping_index;
-
-		if (mi < 0 || (size_t)mi >= d->dict->n_mapping_table || !d->dict->mapping_table[mi])
-			return fail(d, -EINVAL,
-				    "location %d: mapping index %d outside the mapping table (%zu)",
-				    li, mi, d->dict->n_mapping_table);
-		pm = d->dict->mapping_table[mi];
-		m.start = pm->memory_start;
-		m.limit = pm->memory_limit;
-		m.offset = pm->file_offset;
-		err = model_str(d, o, pm->filename_strindex, &m.filename, "mapping filename");
-		for (size_t i = 0; !err && i < pm->n_attribute_indices; i++) {
-			const pb_kvu *kv = dattr(d, pm->attribute_indices[i]);
-			const char *k = attr_key(d, kv), *v;
-
-			if (!k)
-				return fail(d, -EINVAL, "mapping %d: bad attribute index %d", mi,
-					    pm->attribute_indices[i]);
-			v = any_str(kv->value);
-			if (!v)
-				continue;
-			if (!strcmp(k, "process.executable.build_id.gnu") ||
-			    !strcmp(k, "process.executable.build_id.htlhash")) {
-				r = profile__string(o->p, v);
-				if (r < 0)
-					return (int)r;
-				if (k[strlen(k) - 1] == 'u')
-					m.build_id = (uint32_t)r;
-				else
-					m.htlhash = (uint32_t)r;
-			}
-		}
-		if (err)
-			return err;
-		m.has_functions = pl->n_lines > 0;
-		r = profile__mapping(o->p, &m);
-		if (r < 0)
-			return (int)r;
-		l.mapping = (uint32_t)r;
-	}
+	err = location_kind(d, pl, li, &l.kind);
+	if (!err && pl->mapping_index)
+		err = decode_mapping(d, o, li, pl, &l.mapping);
+	if (err)
+		return err;
 	if (pl->n_lines) {
 		lines = calloc(pl->n_lines, sizeof(*lines));
 		if (!lines)
 			return -ENOMEM;
 	}
 	for (size_t i = 0; i < pl->n_lines; i++) {
-		const Opentelemetry__Proto__Profiles__V1development__Function *pf;
-		struct profile_function f = {0};
-		int32_t fi = pl->lines[i]->function_index;
-
-		if (fi <= 0 || (size_t)fi >= d->dict->n_function_table ||
-		    !d->dict->function_table[fi]) {
-			err = fail(
-				d, -EINVAL,
-				"location %d: function index %d outside the function table (%zu)",
-				li, fi, d->dict->n_function_table);
-			goto out;
-		}
-		pf = d->dict->function_table[fi];
-		err = model_str(d, o, pf->name_strindex, &f.name, "function name");
-		if (!err)
-			err = model_str(d, o, pf->system_name_strindex, &f.system_name,
-					"function system name");
-		if (!err)
-			err = model_str(d, o, pf->filename_strindex, &f.filename,
-					"function filename");
+		err = decode_function(d, o, li, pl->lines[i]->function_index, &lines[nl].function);
 		if (err)
 			goto out;
-		r = profile__function(o->p, &f);
-		if (r == 0) {
-			/* A function with no name and no file is the model's "no function", which
-			 * a line may not name: it is a function all the same, "[unknown]". */
-			r = profile__string(o->p, "[unknown]");
-			if (r > 0) {
-				f.name = (uint32_t)r;
-				r = profile__function(o->p, &f);
-			}
-		}
-		if (r < 0) {
-			err = (int)r;
-			goto out;
-		}
-		lines[nl].function = (uint32_t)r;
 		lines[nl++].line = pl->lines[i]->line;
 	}
 	if (nl)
@@ -418,6 +459,110 @@ static int out_for(struct otlp_dec *d, const pb_profile *pp, struct otlp_out **r
 	return 0;
 }
 
+/* The labels every sample of resource rpi carries, and its process entry when it has a pid. */
+static int decode_process(struct otlp_dec *d, struct otlp_out *o, const struct res_info *ri,
+			  size_t rpi, struct profile_labels *base)
+{
+	struct profile_process proc = {0};
+	int err;
+
+	if (ri->has_pid) {
+		if (ri->pid < 0 || ri->pid > UINT32_MAX)
+			return fail(d, -EINVAL,
+				    "resource %zu: process.pid %" PRId64 " out of range", rpi,
+				    ri->pid);
+		base->pid = (uint32_t)ri->pid;
+	}
+	err = intern(o->p, ri->exe_name ? ri->exe_name : ri->service, &base->comm);
+	if (err || !base->pid)
+		return err;
+	proc.pid = base->pid;
+	err = intern(o->p, ri->service, &proc.service_name);
+	if (!err)
+		err = intern(o->p, ri->exe_name, &proc.exe_name);
+	if (!err)
+		err = intern(o->p, ri->exe_path, &proc.exe_path);
+	if (!err)
+		err = intern(o->p, ri->cmdline, &proc.command_line);
+	if (!err)
+		err = intern(o->p, ri->container, &proc.container_id);
+	for (size_t i = 0; !err && i < ri->nr_extra; i++) {
+		err = intern(o->p, ri->extra_keys[i], &proc.attrs[i].key);
+		if (!err)
+			err = intern(o->p, ri->extra_values[i], &proc.attrs[i].value);
+		proc.nr_attrs = (uint32_t)i + 1;
+	}
+	if (!err)
+		err = profile__set_process(o->p, &proc);
+	return err;
+}
+
+/* The stack of sample si into the model; *stack (*cap entries) is reused from sample to sample. */
+static int decode_stack(struct otlp_dec *d, struct otlp_out *o, const pb_sample *s, size_t rpi,
+			size_t si, uint32_t **stack, size_t *cap, uint32_t *res)
+{
+	const pb_stack *st;
+	int64_t r;
+	int err;
+
+	if (s->stack_index < 0 || (size_t)s->stack_index >= d->dict->n_stack_table ||
+	    !d->dict->stack_table[s->stack_index])
+		return fail(
+			d, -EINVAL,
+			"resource %zu: sample %zu: stack index %d outside the stack table (%zu)",
+			rpi, si, s->stack_index, d->dict->n_stack_table);
+	st = d->dict->stack_table[s->stack_index];
+	if (st->n_location_indices > *cap) {
+		uint32_t *tmp = realloc(*stack, st->n_location_indices * sizeof(**stack));
+
+		if (!tmp)
+			return -ENOMEM;
+		*stack = tmp;
+		*cap = st->n_location_indices;
+	}
+	for (size_t k = 0; k < st->n_location_indices; k++) {
+		err = decode_location(d, o, st->location_indices[k], &(*stack)[k]);
+		if (err)
+			return err;
+	}
+	r = profile__stack(o->p, *stack, st->n_location_indices);
+	if (r < 0)
+		return (int)r;
+	*res = (uint32_t)r;
+	return 0;
+}
+
+/* Sample si's attributes into its labels lb. */
+static int decode_labels(struct otlp_dec *d, struct otlp_out *o, const pb_sample *s, size_t rpi,
+			 size_t si, struct profile_labels *lb)
+{
+	int err = 0;
+
+	for (size_t k = 0; !err && k < s->n_attribute_indices; k++) {
+		const pb_kvu *kv = dattr(d, s->attribute_indices[k]);
+		const char *key = attr_key(d, kv), *v;
+		int64_t iv = 0;
+
+		if (!key)
+			return fail(d, -EINVAL,
+				    "resource %zu: sample %zu: attribute index %d outside the "
+				    "attribute table (%zu)",
+				    rpi, si, s->attribute_indices[k], d->dict->n_attribute_table);
+		v = any_str(kv->value);
+		if (!strcmp(key, "thread.name") && v)
+			err = intern(o->p, v, &lb->thread_name);
+		else if (!strcmp(key, "thread.state") && v)
+			err = intern(o->p, v, &lb->thread_state);
+		else if (!strcmp(key, "hostprof.lock.kind") && v)
+			err = intern(o->p, v, &lb->wait_kind);
+		else if (!strcmp(key, "thread.id") && any_int(kv->value, &iv))
+			lb->tid = (uint32_t)iv;
+		else if (!strcmp(key, "hostprof.lock.address") && any_int(kv->value, &iv))
+			lb->wait_addr = (uint64_t)iv;
+	}
+	return err;
+}
+
 static int decode_profile(struct otlp_dec *d, const struct res_info *ri,
 			  const pb_scope_profiles *sp, const pb_profile *pp, size_t rpi)
 {
@@ -441,116 +586,31 @@ static int decode_profile(struct otlp_dec *d, const struct res_info *ri,
 	cpu_ns = is_type(d, pp, "cpu", "nanoseconds") && pp->period > 0;
 	counts = pp->sample_type && dstr(d, pp->sample_type->unit_strindex) &&
 		 !strcmp(dstr(d, pp->sample_type->unit_strindex), "count");
+	err = decode_process(d, o, ri, rpi, &base);
 
-	if (ri->has_pid) {
-		if (ri->pid < 0 || ri->pid > UINT32_MAX)
-			return fail(d, -EINVAL,
-				    "resource %zu: process.pid %" PRId64 " out of range", rpi,
-				    ri->pid);
-		base.pid = (uint32_t)ri->pid;
-	}
-	err = intern(o->p, ri->exe_name ? ri->exe_name : ri->service, &base.comm);
-	if (!err && base.pid) {
-		struct profile_process proc = {.pid = base.pid};
-
-		err = intern(o->p, ri->service, &proc.service_name);
-		if (!err)
-			err = intern(o->p, ri->exe_name, &proc.exe_name);
-		if (!err)
-			err = intern(o->p, ri->exe_path, &proc.exe_path);
-		if (!err)
-			err = intern(o->p, ri->cmdline, &proc.command_line);
-		if (!err)
-			err = intern(o->p, ri->container, &proc.container_id);
-		for (size_t i = 0; !err && i < ri->nr_extra; i++) {
-			err = intern(o->p, ri->extra_keys[i], &proc.attrs[i].key);
-			if (!err)
-				err = intern(o->p, ri->extra_values[i], &proc.attrs[i].value);
-			proc.nr_attrs = (uint32_t)i + 1;
-		}
-		if (!err)
-			err = profile__set_process(o->p, &proc);
-	}
-	if (err)
-		return err;
-
-	for (size_t si = 0; si < pp->n_samples; si++) {
+	for (size_t si = 0; !err && si < pp->n_samples; si++) {
 		const pb_sample *s = pp->samples[si];
 		struct profile_labels lb = base;
-		const Opentelemetry__Proto__Profiles__V1development__Stack *st;
-		int64_t count = 1, r;
+		int64_t count = 1;
+		uint32_t stack_idx = 0;
 
 		if (!s || s->n_values < 1) {
 			err = fail(d, -EINVAL, "resource %zu: sample %zu has no value", rpi, si);
-			goto out;
+			break;
 		}
-		if (s->stack_index < 0 || (size_t)s->stack_index >= d->dict->n_stack_table ||
-		    !d->dict->stack_table[s->stack_index]) {
-			err = fail(d, -EINVAL,
-				   "resource %zu: sample %zu: stack index %d outside the stack "
-				   "table (%zu)",
-				   rpi, si, s->stack_index, d->dict->n_stack_table);
-			goto out;
-		}
-		st = d->dict->stack_table[s->stack_index];
-		if (st->n_location_indices > cap) {
-			uint32_t *tmp = realloc(stack, st->n_location_indices * sizeof(*stack));
-
-			if (!tmp) {
-				err = -ENOMEM;
-				goto out;
-			}
-			stack = tmp;
-			cap = st->n_location_indices;
-		}
-		for (size_t k = 0; k < st->n_location_indices; k++) {
-			err = decode_location(d, o, st->location_indices[k], &stack[k]);
-			if (err)
-				goto out;
-		}
-		r = profile__stack(o->p, stack, st->n_location_indices);
-		if (r < 0) {
-			err = (int)r;
-			goto out;
-		}
-		for (size_t k = 0; k < s->n_attribute_indices; k++) {
-			const pb_kvu *kv = dattr(d, s->attribute_indices[k]);
-			const char *key = attr_key(d, kv), *v;
-			int64_t iv = 0;
-
-			if (!key) {
-				err = fail(d, -EINVAL,
-					   "resource %zu: sample %zu: attribute index %d outside "
-					   "the attribute table (%zu)",
-					   rpi, si, s->attribute_indices[k],
-					   d->dict->n_attribute_table);
-				goto out;
-			}
-			v = any_str(kv->value);
-			if (!strcmp(key, "thread.name") && v)
-				err = intern(o->p, v, &lb.thread_name);
-			else if (!strcmp(key, "thread.state") && v)
-				err = intern(o->p, v, &lb.thread_state);
-			else if (!strcmp(key, "hostprof.lock.kind") && v)
-				err = intern(o->p, v, &lb.wait_kind);
-			else if (!strcmp(key, "thread.id") && any_int(kv->value, &iv))
-				lb.tid = (uint32_t)iv;
-			else if (!strcmp(key, "hostprof.lock.address") && any_int(kv->value, &iv))
-				lb.wait_addr = (uint64_t)iv;
-			if (err)
-				goto out;
-		}
+		err = decode_stack(d, o, s, rpi, si, &stack, &cap, &stack_idx);
+		if (!err)
+			err = decode_labels(d, o, s, rpi, si, &lb);
+		if (err)
+			break;
 		if (cnt)
 			count = cnt->samples[si]->values[0];
 		else if (cpu_ns)
 			count = s->values[0] / pp->period;
 		else if (counts)
 			count = s->values[0];
-		err = profile__add_sample(o->p, (uint32_t)r, &lb, s->values[0], count);
-		if (err)
-			goto out;
+		err = profile__add_sample(o->p, stack_idx, &lb, s->values[0], count);
 	}
-out:
 	free(stack);
 	return err;
 }

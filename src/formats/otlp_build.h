@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The OTLP encoder's own state, shared only by its files (include it from formats/enc_otlp.c and
+ * formats/otlp_*.c, nowhere else): the dictionary in its compact form, the inputs, the resources,
+ * and the functions by which each file hands its part to the next.
+ *
+ *   otlp_dict.c     interning into the request's one deduplicated ProfilesDictionary
+ *   otlp_collect.c  each input profile's tables and samples into it, grouped by process
+ *   otlp_request.c  the dictionary, resources, scopes and Profiles as protobuf-c structs
+ *   enc_otlp.c      the entry points: run the above in order, pack or write JSON (pb_json.c)
+ */
+#ifndef HOSTPROF_FORMATS_OTLP_BUILD_H
+#define HOSTPROF_FORMATS_OTLP_BUILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "formats/containers.h"
+#include "formats/encode.h"
+#include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
+
+/*
+ * The generated names run past 80 columns on their own; these aliases keep the code readable.
+ * They name the generated structs and nothing else.
+ */
+typedef Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest
+	pb_request;
+typedef Opentelemetry__Proto__Profiles__V1development__ProfilesDictionary pb_dictionary;
+typedef Opentelemetry__Proto__Profiles__V1development__ResourceProfiles pb_resource_profiles;
+typedef Opentelemetry__Proto__Profiles__V1development__ScopeProfiles pb_scope_profiles;
+typedef Opentelemetry__Proto__Profiles__V1development__Profile pb_profile;
+typedef Opentelemetry__Proto__Profiles__V1development__ValueType pb_value_type;
+typedef Opentelemetry__Proto__Profiles__V1development__Sample pb_sample;
+typedef Opentelemetry__Proto__Profiles__V1development__Mapping pb_mapping;
+typedef Opentelemetry__Proto__Profiles__V1development__Location pb_location;
+typedef Opentelemetry__Proto__Profiles__V1development__Line pb_line;
+typedef Opentelemetry__Proto__Profiles__V1development__Function pb_function;
+typedef Opentelemetry__Proto__Profiles__V1development__Link pb_link;
+typedef Opentelemetry__Proto__Profiles__V1development__Stack pb_stack;
+typedef Opentelemetry__Proto__Profiles__V1development__KeyValueAndUnit pb_kvu;
+typedef Opentelemetry__Proto__Resource__V1__Resource pb_resource;
+typedef Opentelemetry__Proto__Common__V1__InstrumentationScope pb_scope;
+typedef Opentelemetry__Proto__Common__V1__KeyValue pb_key_value;
+typedef Opentelemetry__Proto__Common__V1__AnyValue pb_any_value;
+
+/* thread.name, thread.id, thread.state, and a lock wait's kind and address */
+#define MAX_SAMPLE_ATTRS 5
+
+/* Attribute keys, interned on first use so that an unused key leaves no orphan string. */
+enum key {
+	KEY_THREAD_NAME,
+	KEY_THREAD_ID,
+	KEY_THREAD_STATE,
+	KEY_LOCK_KIND,
+	KEY_LOCK_ADDR,
+	KEY_FRAME_TYPE,
+	KEY_BUILD_ID_GNU,
+	KEY_BUILD_ID_HTLHASH,
+	NR_KEYS,
+};
+
+/* --- the dictionary, in our own compact form until it is laid out as protobuf-c structs --- */
+
+struct dict_string {
+	const char *s; /* NUL-terminated; in a profile, the arena, or static */
+	size_t len;
+};
+
+struct dict_mapping {
+	uint64_t start, limit, offset;
+	uint32_t filename;
+	uint32_t build_id; /* attribute indices; 0 = none */
+	uint32_t htlhash;
+};
+
+struct dict_function {
+	uint32_t name, system_name, filename;
+};
+
+struct dict_location {
+	uint32_t mapping;
+	uint64_t address;
+	uint32_t function;   /* the innermost function when the location has lines */
+	uint32_t frame_type; /* attribute index */
+	size_t lines_off;    /* into otlp_build::lines */
+	size_t nr_lines;     /* 0: one Line with `function` and no line number */
+};
+
+/* One level of a location's inline chain, innermost first. */
+struct dict_line {
+	uint32_t function;
+	int64_t line;
+};
+
+struct dict_stack {
+	size_t off; /* into otlp_build::stack_locs */
+	size_t n;
+};
+
+enum attr_kind {
+	ATTR_STRING,
+	ATTR_INT,
+};
+
+/* A string value stays inline (string_value), so it is not a string_table entry. */
+struct dict_attr {
+	uint32_t key; /* string index */
+	enum attr_kind kind;
+	int64_t ival;
+	const char *sval;
+	size_t slen;
+};
+
+/* One sample of the output: the model's samples, merged where OTLP sees no difference. */
+struct out_sample {
+	uint32_t res; /* resource index */
+	uint32_t stack;
+	uint32_t attrs[MAX_SAMPLE_ATTRS];
+	uint32_t nr_attrs;
+	int64_t value;
+	int64_t count;
+};
+
+/* One ResourceProfiles: a process, known from a process entry or only from its samples. */
+struct resource {
+	uint32_t pid;
+	const struct profile *p;	    /* where proc or comm come from */
+	const struct profile_process *proc; /* NULL when no profile has an entry for pid */
+	uint32_t comm;			    /* model string index, for processes without entry */
+	size_t nr_samples;		    /* over all input profiles */
+};
+
+/* One input profile: where its tables went in the dictionary, and its samples. */
+struct otlp_src {
+	const struct profile *p;
+	/* Model index -> dictionary index, filled on first use; 0 = not yet. */
+	uint32_t *str_map;
+	uint32_t *mapping_map;
+	uint32_t *location_map;
+	uint32_t *stack_map;
+	uint32_t *thread_name_map; /* thread name string -> thread.name attribute */
+
+	struct out_sample *samples;
+	size_t nr_samples, cap_samples;
+	struct hidx sample_idx;
+	size_t *res_off;	 /* per resource: first sample once sorted; nr_res + 1 entries */
+	pb_sample **sample_ptrs; /* sorted by resource */
+
+	bool counts; /* values are sample counts (otlp_opts.samples_count for cpu) */
+	/* The contentions/count Profile that goes beside a contention profile: the same samples,
+	 * their wait counts as values. */
+	bool contentions;
+	pb_value_type *sample_type;
+	pb_value_type *period_type; /* NULL when the profile has no period type */
+};
+
+struct otlp_build {
+	const struct otlp_opts *o;
+	struct arena arena;
+
+	struct dict_string *strs;
+	size_t nr_strs, cap_strs;
+	struct hidx str_idx;
+
+	struct dict_mapping *maps;
+	size_t nr_maps, cap_maps;
+	struct hidx map_idx;
+
+	struct dict_function *funcs;
+	size_t nr_funcs, cap_funcs;
+	struct hidx func_idx;
+
+	struct dict_location *locs;
+	size_t nr_locs, cap_locs;
+	struct hidx loc_idx;
+	struct dict_line *lines; /* all locations' lines back to back; new ones staged at the end */
+	size_t nr_lines, cap_lines;
+
+	struct dict_stack *stacks;
+	size_t nr_stacks, cap_stacks;
+	int32_t *stack_locs;
+	size_t nr_stack_locs, cap_stack_locs;
+	struct hidx stack_idx;
+
+	struct dict_attr *attrs;
+	size_t nr_attrs, cap_attrs;
+	struct hidx attr_idx;
+
+	uint32_t keys[NR_KEYS]; /* string indices; 0 = not interned yet */
+	uint32_t frame_attr[5]; /* profile.frame.type attribute per type name; 0 = not yet */
+
+	struct resource *res;
+	size_t nr_res, cap_res;
+	struct hidx res_idx;
+
+	struct otlp_src *srcs;
+	size_t nr_srcs;
+
+	pb_request req;
+	pb_dictionary dict;
+	pb_scope scope;
+};
+
+static inline const char *or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+/* otlp_dict.c: each returns the entry's index (0 for a zero entry), or -errno. */
+
+/* Every table starts with its zero entry, which is never in a hash index. */
+int otlp_dict__init(struct otlp_build *b);
+/* s made valid UTF-8 (a copy in the arena when it was not); it must live until the request is
+ * built. */
+int64_t otlp_dict__string(struct otlp_build *b, const char *s);
+int64_t otlp_dict__attr_string(struct otlp_build *b, enum key k, const char *value);
+int64_t otlp_dict__attr_int(struct otlp_build *b, enum key k, int64_t value);
+int64_t otlp_dict__mapping(struct otlp_build *b, const struct dict_mapping *m);
+int64_t otlp_dict__function(struct otlp_build *b, const struct dict_function *f);
+/* l's lines are the ones staged at lines[nr_lines..]: kept when the location is new. */
+int64_t otlp_dict__location(struct otlp_build *b, const struct dict_location *l);
+int64_t otlp_dict__stack_staged(struct otlp_build *b, size_t n);
+
+/* otlp_collect.c: 0 or -errno. */
+
+/* Every process entry first, in the order of the inputs and of their process tables. */
+int otlp_collect__processes(struct otlp_build *b);
+/* Input k's samples, and everything they reach, into the dictionary and the resources. */
+int otlp_collect__samples(struct otlp_build *b, size_t k);
+
+/* otlp_request.c: 0 or -errno; every struct in b's arena. */
+
+int otlp_request__dictionary(struct otlp_build *b);
+/* b->req, pointing at b->dict, once every input has been collected. */
+int otlp_request__build(struct otlp_build *b);
+
+#endif /* HOSTPROF_FORMATS_OTLP_BUILD_H */
