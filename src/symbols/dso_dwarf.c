@@ -152,6 +152,19 @@ void dso__dwarf_reset(struct dso *d)
 		d->cache->dwarf_closed++;
 }
 
+/* An fd on path when it is still the file fid describes, else -1. */
+static int open_same_file(const char *path, const struct file_id *fid)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0 && !fstat(fd, &st) && fid_equal(fid, &st))
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
 /*
  * An fd on the file d's DWARF is read from, which must still be the one the dso was read from:
  * its separate debug file, else the binary through the path of its latest lookup, else through
@@ -162,27 +175,18 @@ void dso__dwarf_reset(struct dso *d)
 static int open_dwarf_file(const struct dso *d)
 {
 	const char *paths[2] = {d->open_path, d->path[0] == '/' ? d->path : NULL};
-	struct stat st;
 	int fd;
 
-	if (d->debug_path) {
-		fd = open(d->debug_path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0 && !fstat(fd, &st) && fid_equal(&d->debug_fid, &st))
-			return fd;
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
+	if (d->debug_path)
+		return open_same_file(d->debug_path, &d->debug_fid);
 	if (!d->have_fid)
 		return -1;
 	for (size_t i = 0; i < 2; i++) {
 		if (!paths[i] || (i && paths[0] && !strcmp(paths[0], paths[1])))
 			continue;
-		fd = open(paths[i], O_RDONLY | O_CLOEXEC);
-		if (fd >= 0 && !fstat(fd, &st) && fid_equal(&d->fid, &st))
-			return fd;
+		fd = open_same_file(paths[i], &d->fid);
 		if (fd >= 0)
-			close(fd);
+			return fd;
 	}
 	return -1;
 }
