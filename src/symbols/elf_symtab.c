@@ -504,26 +504,25 @@ static void read_debuglink(Elf_Scn *scn, const GElf_Ehdr *eh, struct debug_hints
 	memcpy(h->link, data->d_buf, len + 1);
 }
 
-int elf_symtab__read(struct dso *d, Elf *elf, uint64_t file_size, struct debug_hints *hints)
+/* The sections the function table is read from, found in one pass over the section table. */
+struct elf_sections {
+	Elf_Scn *symtab, *dynsym, *debugdata, *gopclntab;
+	GElf_Shdr symtab_sh, dynsym_sh;
+	uint64_t text_addr;
+};
+
+/*
+ * One pass over the section table: every section must lie inside the file. Finds into t the
+ * tables of functions, a debug file's build-id (binaries without program headers keep it in a
+ * section), and into hints (which may be NULL) what a debug file search needs. Returns 0, or
+ * -EINVAL after dso__fail().
+ */
+static int scan_sections(struct dso *d, Elf *elf, const GElf_Ehdr *eh, uint64_t file_size,
+			 struct debug_hints *hints, struct elf_sections *t)
 {
-	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL, *debugdata = NULL, *gopclntab = NULL;
-	GElf_Shdr symtab_sh, dynsym_sh, sh;
 	size_t shnum = 0, nscn = 0, shstrndx = SHN_UNDEF;
-	uint64_t text_addr = 0;
-	GElf_Ehdr eh;
-	int err;
-
-	if (elf_kind(elf) != ELF_K_ELF)
-		return dso__fail(d, "%s: not an ELF file", d->path);
-	if (!gelf_getehdr(elf, &eh))
-		return dso__fail(d, "%s: bad ELF header: %s", d->path, elf_errmsg(-1));
-
-	err = check_tables(d, elf, &eh, file_size);
-	if (err)
-		return err;
-	err = read_segments(d, elf, file_size);
-	if (err)
-		return err;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
 
 	if (elf_getshdrnum(elf, &shnum))
 		return dso__fail(d, "%s: bad section table: %s", d->path, elf_errmsg(-1));
@@ -539,12 +538,12 @@ int elf_symtab__read(struct dso *d, Elf *elf, uint64_t file_size, struct debug_h
 		if (sh.sh_type != SHT_NOBITS && !in_file(sh.sh_offset, sh.sh_size, file_size))
 			return dso__fail(d, "%s: section %zu lies beyond the end of the file",
 					 d->path, elf_ndxscn(scn));
-		if (sh.sh_type == SHT_SYMTAB && !symtab) {
-			symtab = scn;
-			symtab_sh = sh;
-		} else if (sh.sh_type == SHT_DYNSYM && !dynsym) {
-			dynsym = scn;
-			dynsym_sh = sh;
+		if (sh.sh_type == SHT_SYMTAB && !t->symtab) {
+			t->symtab = scn;
+			t->symtab_sh = sh;
+		} else if (sh.sh_type == SHT_DYNSYM && !t->dynsym) {
+			t->dynsym = scn;
+			t->dynsym_sh = sh;
 		} else if (sh.sh_type == SHT_NOTE && !d->build_id_len) {
 			/* Binaries without program headers (debug files) keep it in a section. */
 			find_build_id(d, elf_getdata(scn, NULL));
@@ -555,46 +554,78 @@ int elf_symtab__read(struct dso *d, Elf *elf, uint64_t file_size, struct debug_h
 			if (!strcmp(name, ".debug_info"))
 				hints->has_debug_info = true;
 			else if (!strcmp(name, ".gnu_debuglink") && !hints->link[0])
-				read_debuglink(scn, &eh, hints);
+				read_debuglink(scn, eh, hints);
 		}
 		if (!name)
 			continue;
-		if (!strcmp(name, ".gnu_debugdata") && !debugdata)
-			debugdata = scn;
+		if (!strcmp(name, ".gnu_debugdata") && !t->debugdata)
+			t->debugdata = scn;
 		/* PIE builds name it .data.rel.ro.gopclntab (relocations make it RELRO). */
 		else if ((!strcmp(name, ".gopclntab") || !strcmp(name, ".data.rel.ro.gopclntab")) &&
-			 !gopclntab)
-			gopclntab = scn;
+			 !t->gopclntab)
+			t->gopclntab = scn;
 		else if (!strcmp(name, ".text") && (sh.sh_flags & SHF_ALLOC))
-			text_addr = sh.sh_addr;
+			t->text_addr = sh.sh_addr;
 	}
 	if (hints)
-		hints->has_symtab = symtab != NULL;
+		hints->has_symtab = t->symtab != NULL;
 	/* elf_nextscn() also stops on errors: a table cut short is corrupt. */
 	if (nscn + 1 < shnum)
 		return dso__fail(d, "%s: bad section table", d->path);
+	return 0;
+}
 
-	if (symtab) {
-		err = read_symbols(d, elf, symtab, &symtab_sh, eh.e_machine);
+/*
+ * The function table: .symtab; without it, .dynsym with MiniDebugInfo, Go's own table, or
+ * .dynsym alone. Returns 0 (d->nsyms may be 0), -EINVAL after dso__fail(), or -ENOMEM.
+ */
+static int read_functions(struct dso *d, Elf *elf, int machine, const struct elf_sections *t)
+{
+	int err;
+
+	if (t->symtab) {
+		err = read_symbols(d, elf, t->symtab, &t->symtab_sh, machine);
 		if (err)
 			return err;
 	}
-	/* Without .symtab: .dynsym with MiniDebugInfo, Go's own table, or .dynsym alone. */
-	if (!d->nsyms && debugdata) {
-		err = read_minidebuginfo(d, elf, debugdata, dynsym, &dynsym_sh, eh.e_machine);
+	if (!d->nsyms && t->debugdata) {
+		err = read_minidebuginfo(d, elf, t->debugdata, t->dynsym, &t->dynsym_sh, machine);
 		if (err)
 			return err;
 	}
-	if (!d->nsyms && gopclntab) {
-		err = read_gopclntab(d, gopclntab, text_addr);
+	if (!d->nsyms && t->gopclntab) {
+		err = read_gopclntab(d, t->gopclntab, t->text_addr);
 		if (err)
 			return err;
 	}
 	/* Stripped binaries keep the exported functions in .dynsym. */
-	if (!d->nsyms && dynsym) {
-		err = read_symbols(d, elf, dynsym, &dynsym_sh, eh.e_machine);
+	if (!d->nsyms && t->dynsym) {
+		err = read_symbols(d, elf, t->dynsym, &t->dynsym_sh, machine);
 		if (err)
 			return err;
 	}
 	return 0;
+}
+
+int elf_symtab__read(struct dso *d, Elf *elf, uint64_t file_size, struct debug_hints *hints)
+{
+	struct elf_sections t = {0};
+	GElf_Ehdr eh;
+	int err;
+
+	if (elf_kind(elf) != ELF_K_ELF)
+		return dso__fail(d, "%s: not an ELF file", d->path);
+	if (!gelf_getehdr(elf, &eh))
+		return dso__fail(d, "%s: bad ELF header: %s", d->path, elf_errmsg(-1));
+
+	err = check_tables(d, elf, &eh, file_size);
+	if (err)
+		return err;
+	err = read_segments(d, elf, file_size);
+	if (err)
+		return err;
+	err = scan_sections(d, elf, &eh, file_size, hints, &t);
+	if (err)
+		return err;
+	return read_functions(d, elf, eh.e_machine, &t);
 }
