@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The cache of binaries by identity (device, inode, and the build-id when an inode is reused),
+ * never by path: the same library mapped by many processes, or seen through different container
+ * roots, is read once. Bounded in entries (least recently used evicted) and in the bytes of open
+ * DWARF handles (least recently used closed), and the owner of the line cache.
+ */
+#include <errno.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "symbols/dso_internal.h"
+#include "symbols/line_cache.h"
+
+#define DSO_DEBUG_ROOT "/usr/lib/debug"
+
+#define DSO_MAX_BUCKET_BITS 16
+
+struct dso_cache *dso_cache__new(size_t max_dsos)
+{
+	struct dso_cache *c;
+
+	if (!max_dsos) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* libelf refuses to work until told which ELF version its caller speaks. */
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		errno = ENOTSUP;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->max_dsos = max_dsos;
+	c->max_dwarf_bytes = DSO_DEFAULT_DWARF_BYTES;
+	c->lines = line_cache__new(LINE_CACHE_DEFAULT_SLOTS);
+	if (!c->lines) {
+		free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->bucket_bits = 4;
+	while (((size_t)1 << c->bucket_bits) < max_dsos && c->bucket_bits < DSO_MAX_BUCKET_BITS)
+		c->bucket_bits++;
+	c->buckets = calloc((size_t)1 << c->bucket_bits, sizeof(*c->buckets));
+	if (!c->buckets) {
+		line_cache__delete(c->lines);
+		free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return c;
+}
+
+void dso_cache__delete(struct dso_cache *c)
+{
+	struct dso *d, *next;
+
+	if (!c)
+		return;
+	for (d = c->lru_head; d; d = next) {
+		next = d->lru_next;
+		dso__free(d);
+	}
+	free(c->buckets);
+	free(c->debug_root);
+	line_cache__delete(c->lines);
+	free(c);
+}
+
+int dso_cache__set_debug_root(struct dso_cache *c, const char *dir)
+{
+	char *copy = NULL;
+
+	if (!c)
+		return -EINVAL;
+	if (dir && !(copy = strdup(dir)))
+		return -ENOMEM;
+	free(c->debug_root);
+	c->debug_root = copy;
+	return 0;
+}
+
+size_t dso_cache__size(const struct dso_cache *c)
+{
+	return c ? c->n : 0;
+}
+
+static size_t dso_bucket(const struct dso_cache *c, uint64_t dev, uint64_t inode)
+{
+	uint64_t h = (inode ^ (dev * 0x9e3779b97f4a7c15ull)) * 0x9e3779b97f4a7c15ull;
+
+	return h >> (64 - c->bucket_bits);
+}
+
+bool dso_cache__has(const struct dso_cache *c, uint64_t dev, uint64_t inode)
+{
+	for (const struct dso *d = c ? c->buckets[dso_bucket(c, dev, inode)] : NULL; d;
+	     d = d->hnext)
+		if (d->dev == dev && d->inode == inode && d->readable)
+			return true;
+	return false;
+}
+
+static void lru_unlink(struct dso_cache *c, struct dso *d)
+{
+	if (d->lru_prev)
+		d->lru_prev->lru_next = d->lru_next;
+	else
+		c->lru_head = d->lru_next;
+	if (d->lru_next)
+		d->lru_next->lru_prev = d->lru_prev;
+	else
+		c->lru_tail = d->lru_prev;
+	d->lru_prev = d->lru_next = NULL;
+}
+
+static void lru_push_front(struct dso_cache *c, struct dso *d)
+{
+	d->lru_prev = NULL;
+	d->lru_next = c->lru_head;
+	if (c->lru_head)
+		c->lru_head->lru_prev = d;
+	c->lru_head = d;
+	if (!c->lru_tail)
+		c->lru_tail = d;
+}
+
+/* The DWARF handle is opened later through the path of the latest lookup: an older one may be
+ * the /proc/PID/map_files entry of a process that has exited. */
+static void set_open_path(struct dso *d, const char *open_path)
+{
+	char *copy;
+
+	if (!open_path || (d->open_path && !strcmp(d->open_path, open_path)))
+		return;
+	copy = strdup(open_path);
+	if (!copy)
+		return; /* keep the old one: a stale path only costs the lines */
+	free(d->open_path);
+	d->open_path = copy;
+}
+
+static struct dso *touch(struct dso_cache *c, struct dso *d)
+{
+	lru_unlink(c, d);
+	lru_push_front(c, d);
+	d->last_use = ++c->clock;
+	return d;
+}
+
+static void cache_remove(struct dso_cache *c, struct dso *d)
+{
+	struct dso **pp = &c->buckets[dso_bucket(c, d->dev, d->inode)];
+
+	while (*pp && *pp != d)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = d->hnext;
+	lru_unlink(c, d);
+	c->n--;
+	dso__free(d);
+}
+
+static void cache_insert(struct dso_cache *c, struct dso *d)
+{
+	size_t b = dso_bucket(c, d->dev, d->inode);
+
+	if (c->n >= c->max_dsos)
+		cache_remove(c, c->lru_tail);
+	d->hnext = c->buckets[b];
+	c->buckets[b] = d;
+	lru_push_front(c, d);
+	d->last_use = ++c->clock;
+	d->lines_owner = ++c->lines_owners;
+	c->n++;
+}
+
+static bool same_build_id(const struct dso *a, const struct dso *b)
+{
+	return a->readable && b->readable && a->build_id_len &&
+	       a->build_id_len == b->build_id_len &&
+	       !memcmp(a->build_id, b->build_id, a->build_id_len);
+}
+
+void dso_cache__set_dwarf_budget(struct dso_cache *c, size_t bytes)
+{
+	/* What was too big for the old budget may fit the new one. */
+	for (struct dso *d = c->lru_head; d; d = d->lru_next)
+		if (d->dwarf_too_big) {
+			d->dwarf_too_big = false;
+			d->dwarf_tried = false;
+		}
+	c->max_dwarf_bytes = bytes;
+}
+
+static size_t opt_bytes(const char *s)
+{
+	return s ? strlen(s) + 1 : 0;
+}
+
+size_t dso_cache__memory(const struct dso_cache *c)
+{
+	struct line_cache_stats ls;
+	size_t bytes;
+
+	if (!c)
+		return 0;
+	line_cache__stats(c->lines, &ls);
+	bytes = sizeof(*c) + ((size_t)1 << c->bucket_bits) * sizeof(*c->buckets) + ls.bytes;
+	for (const struct dso *d = c->lru_head; d; d = d->lru_next)
+		bytes += sizeof(*d) + d->nsegs * sizeof(*d->segs) + d->nsyms * sizeof(*d->syms) +
+			 d->names_bytes + opt_bytes(d->path) + opt_bytes(d->error) +
+			 opt_bytes(d->open_path) + opt_bytes(d->debug_path);
+	return bytes;
+}
+
+void dso_cache__dwarf_stats(const struct dso_cache *c, size_t *bytes, uint64_t *closed)
+{
+	*bytes = c->dwarf_bytes;
+	*closed = c->dwarf_closed;
+}
+
+/*
+ * Account for what d's DWARF grew by. Over the budget, drop the CUs' tables of the binary that
+ * holds the most of them, when that is enough; else close the least recently used others until
+ * the budget holds. The newest is kept even alone over it (it is needed now); when what it built
+ * for its CUs is then over a quarter of the budget, its next lookup starts them afresh.
+ */
+void dso_cache__dwarf_grew(struct dso_cache *c, struct dso *newest, size_t grew)
+{
+	struct dso *most = NULL;
+
+	newest->dw_bytes += grew;
+	c->dwarf_bytes += grew;
+	if (c->dwarf_bytes <= c->max_dwarf_bytes)
+		return;
+	/* Dropping one binary's CUs' tables is enough: its sections stay, not read again. */
+	for (struct dso *d = c->lru_head; d; d = d->lru_next)
+		if (d != newest && d->dw &&
+		    (!most || d->dw_bytes - d->dw_sections > most->dw_bytes - most->dw_sections))
+			most = d;
+	if (most && c->dwarf_bytes - (most->dw_bytes - most->dw_sections) <= c->max_dwarf_bytes) {
+		dso__dwarf_reset(most);
+		return;
+	}
+	for (struct dso *d = c->lru_tail; d && c->dwarf_bytes > c->max_dwarf_bytes;
+	     d = d->lru_prev) {
+		if (d == newest || !d->dw)
+			continue;
+		dso__dwarf_close(d);
+		c->dwarf_closed++;
+	}
+	if (c->dwarf_bytes > c->max_dwarf_bytes &&
+	    newest->dw_bytes - newest->dw_sections > c->max_dwarf_bytes / 4)
+		newest->dw_reset_due = true;
+}
+
+void dso_cache__set_fetcher(struct dso_cache *c, struct debuginfod_fetch *f)
+{
+	c->fetch = f;
+}
+
+static struct dso *cache_get(struct dso_cache *c, uint64_t dev, uint64_t inode,
+			     const char *open_path, const char *display_path)
+{
+	struct dso *d, *next, *latest = NULL, *fresh;
+	size_t b;
+	struct stat st;
+	bool have_st;
+
+	b = dso_bucket(c, dev, inode);
+	/*
+	 * One stat() per lookup tells whether the file behind this identity is still the one we
+	 * read. It is much cheaper than reading the build-id again, and it catches inode reuse.
+	 */
+	have_st = open_path && !stat(open_path, &st);
+	for (d = c->buckets[b]; d; d = d->hnext) {
+		if (d->dev != dev || d->inode != inode)
+			continue;
+		if (have_st && d->have_fid && fid_equal(&d->fid, &st)) {
+			set_open_path(d, open_path);
+			return touch(c, d);
+		}
+		if (!latest || d->last_use > latest->last_use)
+			latest = d;
+	}
+	/* The file cannot be checked (its process is gone, say): what we last knew is the best. */
+	if (latest && !have_st)
+		return touch(c, latest);
+
+	fresh = dso__load(dev, inode, open_path, display_path,
+			  c->debug_root ? c->debug_root : DSO_DEBUG_ROOT);
+	if (!fresh)
+		return NULL;
+	for (d = c->buckets[b]; d; d = next) {
+		next = d->hnext;
+		if (d->dev != dev || d->inode != inode)
+			continue;
+		/* The same binary, touched (chmod, unlink) or reached through another path. */
+		if (same_build_id(d, fresh)) {
+			d->fid = fresh->fid;
+			d->have_fid = fresh->have_fid;
+			/* A DWARF open refused because the file had changed may now succeed. */
+			if (!d->dw) {
+				d->dwarf_tried = false;
+				d->lines_owner = ++c->lines_owners;
+			}
+			set_open_path(d, open_path);
+			dso__free(fresh);
+			return touch(c, d);
+		}
+		/*
+		 * Without a build-id, or without having read the old file, nothing says the old
+		 * entry still describes anything mapped: the fresh read replaces it. Two different
+		 * build-ids are two files (inode reuse) and both stay.
+		 */
+		if (!d->readable || !d->build_id_len)
+			cache_remove(c, d);
+	}
+	fresh->cache = c;
+	/* Only a build-id names the file on a debuginfod server. */
+	if (c->fetch && fresh->readable && fresh->build_id_len &&
+	    (fresh->lacks_symtab || fresh->lacks_dwarf))
+		fresh->fetch = FETCH_WANTED;
+	cache_insert(c, fresh);
+	return fresh;
+}
+
+struct dso *dso_cache__get(struct dso_cache *c, uint64_t dev, uint64_t inode, const char *open_path,
+			   const char *display_path)
+{
+	struct dso *d;
+
+	if (!c) {
+		errno = EINVAL;
+		return NULL;
+	}
+	d = cache_get(c, dev, inode, open_path, display_path);
+	if (d && debug_file__poll_fetch(d, c->fetch))
+		d->lines_owner = ++c->lines_owners;
+	return d;
+}

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * A dso's DWARF handle. DWARF is big and most binaries never need it, so it is opened on the
+ * first line lookup, from a file that must still be the one the dso was read from, and refused
+ * when its debug sections alone are over the cache's budget. The budget itself (who is closed
+ * when it is exceeded) is the cache's: dso_cache.c.
+ */
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "symbols/dso_internal.h"
+#include "symbols/dwarf_index.h"
+
+void dso__dwarf_close(struct dso *d)
+{
+	if (d->dw)
+		dwarf_end(d->dw);
+	if (d->dw_elf)
+		elf_end(d->dw_elf);
+	dwarf_index__delete(d->dw_index);
+	if (d->cache && d->dw)
+		d->cache->dwarf_bytes -= d->dw_bytes;
+	d->dw = NULL;
+	d->dw_elf = NULL;
+	d->dw_index = NULL;
+	d->dw_bytes = 0;
+	d->dw_sections = 0;
+	d->dw_walked = 0;
+	d->dw_reset_due = false;
+	d->dwarf_tried = false;
+}
+
+/* A debug section's size once read: a compressed one's (SHF_COMPRESSED, or GNU .zdebug) from its
+ * header, without decompressing it. */
+static size_t section_bytes(Elf_Scn *scn, const GElf_Shdr *sh, const char *name)
+{
+	const unsigned char *p;
+	Elf_Data *raw;
+	GElf_Chdr ch;
+	size_t n = 0;
+
+	if ((sh->sh_flags & SHF_COMPRESSED) && gelf_getchdr(scn, &ch))
+		return ch.ch_size;
+	if (strncmp(name, ".zdebug_", 8))
+		return sh->sh_size;
+	raw = elf_rawdata(scn, NULL);
+	p = raw ? raw->d_buf : NULL;
+	if (!p || raw->d_size < 12 || memcmp(p, "ZLIB", 4))
+		return sh->sh_size;
+	for (int i = 4; i < 12; i++) /* big-endian */
+		n = n << 8 | p[i];
+	return n;
+}
+
+/* The debug sections' sizes once read (decompressed), before or after libdw reads them. A corrupt
+ * header makes a huge size, which no budget admits. */
+size_t elf_debug_bytes(Elf *elf)
+{
+	size_t shstrndx, total = 0;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || (strncmp(name, ".debug_", 7) && strncmp(name, ".zdebug_", 8)))
+			continue;
+		n = section_bytes(scn, &sh, name);
+		total = n > SIZE_MAX - total ? SIZE_MAX : total + n;
+	}
+	return total;
+}
+
+/*
+ * Whether the DWARF string sections end with a NUL. libdw (0.188) reads the names of a line
+ * table's files and directories in .debug_line_str with strlen(), and so reads past the section
+ * when its last string is unterminated (found by tests/fuzz/fuzz_elf). A compiler never writes
+ * that; such a file gets no lines. Called after dwarf_begin_elf(), which has decompressed them.
+ */
+static bool dwarf_strings_terminated(Elf *elf)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || (strcmp(name, ".debug_str") && strcmp(name, ".debug_line_str") &&
+			      strcmp(name, ".zdebug_str") && strcmp(name, ".zdebug_line_str")))
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (data && data->d_buf && data->d_size &&
+		    ((const char *)data->d_buf)[data->d_size - 1] != '\0')
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Drop what d's DWARF built for its CUs (libdw's line tables and CU records, our function
+ * tables), keeping its debug sections: libdw reads them into the Elf handle, decompressed, and a
+ * new Dwarf over the same Elf starts from them. A CU's tables take tens of microseconds to build
+ * again; the sections of a big binary took tens of milliseconds to read and decompress. Never
+ * between a lookup of d and the use of its answer (its strings would go with the tables).
+ */
+void dso__dwarf_reset(struct dso *d)
+{
+	Dwarf *dw;
+
+	d->dw_reset_due = false;
+	dwarf_end(d->dw);
+	dwarf_index__delete(d->dw_index);
+	d->dw = NULL;
+	d->dw_index = NULL;
+	dw = dwarf_begin_elf(d->dw_elf, DWARF_C_READ, NULL);
+	d->dw_index = dw ? dwarf_index__new() : NULL;
+	if (!d->dw_index) {
+		/* Closed instead: opened again from the file on its next lookup. */
+		if (dw)
+			dwarf_end(dw);
+		if (d->cache)
+			d->cache->dwarf_bytes -= d->dw_bytes;
+		d->dw_bytes = 0;
+		dso__dwarf_close(d);
+		return;
+	}
+	d->dw = dw;
+	if (d->cache)
+		d->cache->dwarf_bytes -= d->dw_bytes - d->dw_sections;
+	d->dw_bytes = d->dw_sections;
+	d->dw_walked = 0;
+	if (d->cache)
+		d->cache->dwarf_closed++;
+}
+
+/* An fd on path when it is still the file fid describes, else -1. */
+static int open_same_file(const char *path, const struct file_id *fid)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0 && !fstat(fd, &st) && fid_equal(fid, &st))
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+/*
+ * An fd on the file d's DWARF is read from, which must still be the one the dso was read from:
+ * its separate debug file, else the binary through the path of its latest lookup, else through
+ * the path it was mapped from. The path through /proc is gone with a short-lived process (or was
+ * an fd of the process watcher's, since closed); the mapped path may still name the same file
+ * here, which the identity check tells. -1 when none is.
+ */
+static int open_dwarf_file(const struct dso *d)
+{
+	const char *paths[2] = {d->open_path, d->path[0] == '/' ? d->path : NULL};
+	int fd;
+
+	if (d->debug_path)
+		return open_same_file(d->debug_path, &d->debug_fid);
+	if (!d->have_fid)
+		return -1;
+	for (size_t i = 0; i < 2; i++) {
+		if (!paths[i] || (i && paths[0] && !strcmp(paths[0], paths[1])))
+			continue;
+		fd = open_same_file(paths[i], &d->fid);
+		if (fd >= 0)
+			return fd;
+	}
+	return -1;
+}
+
+/* Opens d's DWARF once. */
+Dwarf *dso__dwarf_open(struct dso *d)
+{
+	Elf *elf = NULL;
+	Dwarf *dw = NULL;
+	size_t need;
+	int fd;
+
+	if (d->dw && d->dw_reset_due)
+		dso__dwarf_reset(d);
+	if (d->dwarf_tried)
+		return d->dw;
+	d->dwarf_tried = true;
+	if (!d->readable || !d->open_path)
+		return NULL;
+	fd = open_dwarf_file(d);
+	if (fd < 0)
+		return NULL;
+	/* As in dso__load(): pread(), not mmap, so that a file truncated under us is an error,
+	 * not SIGBUS. */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf)
+		goto fail;
+	/*
+	 * DWARF bigger than the whole budget is not read: open, it would close every other binary's
+	 * to make room, and be closed in turn by the next of them, each time read and decompressed
+	 * again. Its frames keep their names from the symbol table.
+	 */
+	need = elf_debug_bytes(elf);
+	if (d->cache && need > d->cache->max_dwarf_bytes) {
+		d->dwarf_too_big = true;
+		log_warn(
+			"%s: its DWARF is %.1f MiB once read, over limits.max_dwarf_bytes "
+			"(%.1f MiB): its frames get no file:line or inline frames; raise the limit "
+			"to read it",
+			d->debug_path ? d->debug_path : d->path, need / 1048576.0,
+			d->cache->max_dwarf_bytes / 1048576.0);
+		goto fail;
+	}
+	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (!dw || !dwarf_strings_terminated(elf))
+		goto fail;
+	d->dw_index = dwarf_index__new();
+	if (!d->dw_index)
+		goto fail;
+	/*
+	 * dwarf_begin_elf() has read every debug section it uses into memory, so the fd can go:
+	 * a dso holds no fds, whatever the number of cached binaries.
+	 */
+	elf_cntl(elf, ELF_C_FDDONE);
+	close(fd);
+	d->dw = dw;
+	d->dw_elf = elf;
+	return dw;
+fail:
+	if (dw)
+		dwarf_end(dw);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return NULL;
+}

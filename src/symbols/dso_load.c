@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Opening one binary: the file through the path the caller can open, checked to be a regular
+ * file, its identity for the cache, its OpenTelemetry file id, its ELF contents and, when it is
+ * stripped, its separate debug file. The fd and the Elf handle are closed before it returns.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libelf.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "symbols/dso_internal.h"
+
+/*
+ * The OpenTelemetry file id (process.executable.build_id.htlhash): the first 16 bytes, in hex, of
+ * SHA-256(first 4 KiB || last 4 KiB || file length as a big-endian uint64). It names any file,
+ * with or without a GNU build-id, and is cheap: two 4 KiB reads whatever the file's size. For a
+ * file under 4 KiB the two windows are the whole file, twice.
+ */
+static void compute_htlhash(struct dso *d, int fd, off_t size)
+{
+	enum { WINDOW = 4096 };
+	size_t head = size < WINDOW ? (size_t)size : WINDOW;
+	uint8_t buf[WINDOW], len_be[8], digest[EVP_MAX_MD_SIZE];
+	unsigned int digest_len = 0;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	bool ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+
+	for (int i = 0; i < 8; i++)
+		len_be[i] = (uint8_t)((uint64_t)size >> (56 - 8 * i));
+	ok = ok && dso_pread_full(fd, buf, head, 0) && EVP_DigestUpdate(ctx, buf, head);
+	ok = ok && dso_pread_full(fd, buf, head, size - head) && EVP_DigestUpdate(ctx, buf, head);
+	ok = ok && EVP_DigestUpdate(ctx, len_be, sizeof(len_be)) &&
+	     EVP_DigestFinal_ex(ctx, digest, &digest_len) && digest_len >= 16;
+	EVP_MD_CTX_free(ctx);
+	d->htlhash_hex[0] = '\0';
+	if (!ok)
+		return;
+	for (int i = 0; i < 16; i++)
+		snprintf(d->htlhash_hex + 2 * i, 3, "%02x", digest[i]);
+}
+
+struct dso *dso__load(uint64_t dev, uint64_t inode, const char *open_path, const char *display_path,
+		      const char *debug_root)
+{
+	struct debug_hints hints = {0};
+	struct dso *d;
+	struct stat st;
+	Elf *elf = NULL;
+	int fd = -1, err;
+
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->dev = dev;
+	d->inode = inode;
+	d->path = strdup(display_path ? display_path : open_path ? open_path : "");
+	if (!d->path)
+		goto nomem;
+	if (open_path && !(d->open_path = strdup(open_path)))
+		goto nomem;
+	if (!open_path) {
+		if (dso__fail(d, "%s: no path to open", d->path) == -ENOMEM)
+			goto nomem;
+		return d;
+	}
+
+	fd = open(open_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		/* Remember which file failed, so that the next lookup does not retry it. */
+		if (!stat(open_path, &st)) {
+			fid_from_stat(&d->fid, &st);
+			d->have_fid = true;
+		}
+		if (dso__fail(d, "open %s: %s", open_path, strerror(err)) == -ENOMEM)
+			goto nomem;
+		return d;
+	}
+	if (fstat(fd, &st)) {
+		err = errno;
+		if (dso__fail(d, "stat %s: %s", open_path, strerror(err)) == -ENOMEM)
+			goto nomem;
+		goto out;
+	}
+	fid_from_stat(&d->fid, &st);
+	d->have_fid = true;
+	if (!S_ISREG(st.st_mode)) {
+		if (dso__fail(d, "%s: not a regular file", d->path) == -ENOMEM)
+			goto nomem;
+		goto out;
+	}
+
+	compute_htlhash(d, fd, st.st_size);
+
+	/*
+	 * ELF_C_READ, not ELF_C_READ_MMAP: libelf then reads with pread(), so a binary truncated
+	 * while we read it gives a read error instead of SIGBUS.
+	 */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf) {
+		if (dso__fail(d, "%s: not an ELF file (%s)", d->path, elf_errmsg(-1)) == -ENOMEM)
+			goto nomem;
+		goto out;
+	}
+	d->readable = true;
+	err = elf_symtab__read(d, elf, st.st_size, &hints);
+	if (err == -ENOMEM)
+		goto nomem;
+	elf_end(elf);
+	elf = NULL;
+	close(fd);
+	fd = -1;
+	debug_file__use(d, open_path, display_path, debug_root, &hints);
+	return d;
+out:
+	elf_end(elf);
+	close(fd);
+	return d;
+
+nomem:
+	elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	dso__free(d);
+	errno = ENOMEM;
+	return NULL;
+}
