@@ -75,7 +75,8 @@ static void test_count(void)
 	size_t n = 0;
 	char err[128];
 
-	CHECK(options__parse_count("10", 1, 1000, &n, err, sizeof(err)) == 0 && n == 10, "n=%zu", n);
+	CHECK(options__parse_count("10", 1, 1000, &n, err, sizeof(err)) == 0 && n == 10, "n=%zu",
+	      n);
 	CHECK(options__parse_count("0", 1, 1000, &n, err, sizeof(err)) == -EINVAL, "0 accepted");
 	CHECK(options__parse_count("+5", 1, 1000, &n, err, sizeof(err)) == -EINVAL, "+5 accepted");
 }
