@@ -96,8 +96,8 @@ static const struct opt_def defs[] = {
 	 .parse = config__opt_output,
 	 .value_name = "FILE",
 	 .help = "write the profile to FILE; the extension picks the format:\n"
-		 "  .pb.gz      pprof (open with: go tool pprof -http=: FILE)\n"
-		 "  .folded     collapsed stacks, 'comm;root;...;leaf count'\n"
+		 "  .pb.gz      pprof (go tool pprof -http=: FILE)\n"
+		 "  .folded     collapsed stacks, 'comm;root;...;leaf N'\n"
 		 "  .otlp.pb    OTLP (binary); .otlp.json: OTLP/JSON\n"
 		 "  .html       an interactive flame graph, one page\n"
 		 "repeatable (default: profile.pb.gz)"},
