@@ -5,7 +5,8 @@
 #
 # As 'nobody' the tests may not be able to reach the checkout (a clone under a 0700 directory),
 # so they run from a world-readable copy of what they read: their binaries, tests/fixtures,
-# proto/, the test receivers and $OUTPUT/fixtures, laid out as in the checkout.
+# proto/, systemd/, README.md, the test receivers and $OUTPUT/fixtures, laid out as in the
+# checkout.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUTPUT:-build}
@@ -17,9 +18,10 @@ if [ "$(id -u)" -eq 0 ]; then
 	run_dir=$(mktemp -d /tmp/hostprof-unit.XXXXXX) || exit 1
 	trap 'rm -rf "$run_dir"' EXIT
 	mkdir -p "$run_dir/tests" "$run_dir/build/tests"
-	# What tests read: fixtures, the schemas (protoc --decode, the gRPC server), and the local
-	# receivers that the transport tests start.
-	cp -r "$top/tests/fixtures" "$top/proto" "$top/systemd" "$run_dir/" 2>/dev/null
+	# What tests read: fixtures, the schemas (protoc --decode, the gRPC server), the local
+	# receivers that the transport tests start, and README.md (test_options: every option is
+	# documented there).
+	cp -r "$top/tests/fixtures" "$top/proto" "$top/systemd" "$top/README.md" "$run_dir/" 2>/dev/null
 	mv "$run_dir/fixtures" "$run_dir/tests/"
 	for d in receiver grpc; do
 		[ -d "$top/tests/$d" ] && cp -r "$top/tests/$d" "$run_dir/tests/"

@@ -12,140 +12,18 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#include "symbols/debuginfod_fetch.h"
-#include "hostprof_abi.h"
-#include "base/log.h"
+#include "base/options.h"
 
-/* How a key's text becomes a value. */
-enum key_kind {
-	KIND_COUNT,	/* a whole number within [min, max] */
-	KIND_FREQUENCY, /* Hz */
-	KIND_INTERVAL,	/* "15s", within [min, max] seconds */
-	KIND_STRING,	/* "" reads as unset */
-	KIND_BOOL,
-	KIND_TYPES,   /* a list (or comma-separated text) of profile types */
-	KIND_CHOICE,  /* one of `choices` */
-	KIND_HEADERS, /* a map of name: value (secret values) */
-	KIND_PATHS,   /* a map of name: path */
-	KIND_RELABEL, /* a list of rules */
-};
-
-enum key_id {
-	K_FREQUENCY,
-	K_TYPES,
-	K_UPLOAD_INTERVAL,
-	K_UNWIND,
-	K_UNWIND_DEPTH,
-	K_CACHE_DIR,
-	K_INCLUDE_IDLE,
-	K_HTTP_LISTEN,
-	K_LOG_LEVEL,
-	K_STACK_ENTRIES,
-	K_COUNTS_ENTRIES,
-	K_MAX_PROCS,
-	K_MAX_BINARIES,
-	K_MAX_LOCATIONS,
-	K_MAX_DWARF,
-	K_UNWIND_ROWS,
-	K_QUEUE_BYTES,
-	K_DEADLINE,
-	K_DIRECTORY,
-	K_KEEP_FILES,
-	K_OTLP_ENDPOINT,
-	K_OTLP_PROTOCOL,
-	K_OTLP_COMPRESSION,
-	K_OTLP_TIMEOUT,
-	K_OTLP_CA,
-	K_OTLP_INSECURE,
-	K_OTLP_SAMPLE_TYPE,
-	K_OTLP_HEADERS,
-	K_OTLP_HEADER_FILES,
-	K_PYRO_URL,
-	K_PYRO_API,
-	K_PYRO_HEADERS,
-	K_PYRO_HEADER_FILES,
-	K_KUBE_ENABLED,
-	K_KUBE_NODE,
-	K_KUBE_URL,
-	K_KUBE_TOKEN,
-	K_KUBE_CA,
-	K_KUBE_INSECURE,
-	K_KUBE_REFRESH,
-	K_DOCKER_ROOT,
-	K_DEBUGINFOD_TIMEOUT,
-	K_RELABEL,
-	NR_KEYS,
-};
-
-_Static_assert(NR_KEYS <= CONFIG_LOAD_MAX_KEYS, "struct config_origin holds every key");
-
-static const char *const unwind_choices[] = {"dwarf", "fp", NULL};
-static const char *const log_choices[] = {"error", "warn", "info", "debug", NULL};
-static const char *const protocol_choices[] = {"http/protobuf", "http/json", "grpc", NULL};
-static const char *const compression_choices[] = {"gzip", "none", NULL};
-static const char *const sample_type_choices[] = {"cpu", "samples", NULL};
-static const char *const api_choices[] = {"push", "ingest", NULL};
-static const char *const kube_choices[] = {"auto", "true", "false", NULL};
-
-static const struct key_def {
-	const char *path;
-	enum key_kind kind;
-	double min, max;
-	const char *const *choices;
-} keys[NR_KEYS] = {
-	[K_FREQUENCY] = {"frequency", KIND_FREQUENCY},
-	[K_TYPES] = {"types", KIND_TYPES},
-	[K_UPLOAD_INTERVAL] = {"upload_interval", KIND_INTERVAL, 1, 3600},
-	[K_UNWIND] = {"unwind", KIND_CHOICE, .choices = unwind_choices},
-	[K_UNWIND_DEPTH] = {"unwind_depth", KIND_COUNT, 1, HP_UNWIND_MAX_DEPTH},
-	[K_CACHE_DIR] = {"cache_dir", KIND_STRING},
-	[K_INCLUDE_IDLE] = {"include_idle", KIND_BOOL},
-	[K_HTTP_LISTEN] = {"http_listen", KIND_STRING},
-	[K_LOG_LEVEL] = {"log_level", KIND_CHOICE, .choices = log_choices},
-	[K_STACK_ENTRIES] = {"limits.stack_map_entries", KIND_COUNT, 1, 1 << 22},
-	[K_COUNTS_ENTRIES] = {"limits.counts_map_entries", KIND_COUNT, 1, 1 << 22},
-	[K_MAX_PROCS] = {"limits.max_processes", KIND_COUNT, 16, 1 << 20},
-	[K_MAX_BINARIES] = {"limits.max_binaries", KIND_COUNT, 16, 1 << 20},
-	[K_MAX_LOCATIONS] = {"limits.max_cached_locations", KIND_COUNT, 1024, 1 << 26},
-	[K_MAX_DWARF] = {"limits.max_dwarf_bytes", KIND_COUNT, 1 << 20, 1ULL << 34},
-	[K_UNWIND_ROWS] = {"limits.unwind_table_rows", KIND_COUNT, 1024, 1U << 26},
-	[K_QUEUE_BYTES] = {"limits.export_queue_bytes", KIND_COUNT, 1 << 16, 1ULL << 32},
-	[K_DEADLINE] = {"export.deadline", KIND_INTERVAL, 0.1, 600},
-	[K_DIRECTORY] = {"export.directory", KIND_STRING},
-	[K_KEEP_FILES] = {"export.keep_files", KIND_COUNT, 1, 100000},
-	[K_OTLP_ENDPOINT] = {"export.otlp.endpoint", KIND_STRING},
-	[K_OTLP_PROTOCOL] = {"export.otlp.protocol", KIND_CHOICE, .choices = protocol_choices},
-	[K_OTLP_COMPRESSION] = {"export.otlp.compression", KIND_CHOICE,
-				.choices = compression_choices},
-	[K_OTLP_TIMEOUT] = {"export.otlp.timeout", KIND_INTERVAL, 0.001, 600},
-	[K_OTLP_CA] = {"export.otlp.ca_file", KIND_STRING},
-	[K_OTLP_INSECURE] = {"export.otlp.insecure", KIND_BOOL},
-	[K_OTLP_SAMPLE_TYPE] = {"export.otlp.sample_type", KIND_CHOICE,
-				.choices = sample_type_choices},
-	[K_OTLP_HEADERS] = {"export.otlp.headers", KIND_HEADERS},
-	[K_OTLP_HEADER_FILES] = {"export.otlp.header_files", KIND_PATHS},
-	[K_PYRO_URL] = {"export.pyroscope.url", KIND_STRING},
-	[K_PYRO_API] = {"export.pyroscope.api", KIND_CHOICE, .choices = api_choices},
-	[K_PYRO_HEADERS] = {"export.pyroscope.headers", KIND_HEADERS},
-	[K_PYRO_HEADER_FILES] = {"export.pyroscope.header_files", KIND_PATHS},
-	[K_KUBE_ENABLED] = {"kubernetes.enabled", KIND_CHOICE, .choices = kube_choices},
-	[K_KUBE_NODE] = {"kubernetes.node_name", KIND_STRING},
-	[K_KUBE_URL] = {"kubernetes.kubelet_url", KIND_STRING},
-	[K_KUBE_TOKEN] = {"kubernetes.token_file", KIND_STRING},
-	[K_KUBE_CA] = {"kubernetes.ca_file", KIND_STRING},
-	[K_KUBE_INSECURE] = {"kubernetes.insecure", KIND_BOOL},
-	[K_KUBE_REFRESH] = {"kubernetes.refresh_interval", KIND_INTERVAL, 1, 3600},
-	[K_DOCKER_ROOT] = {"docker.root", KIND_STRING},
-	[K_DEBUGINFOD_TIMEOUT] = {"debuginfod.timeout", KIND_INTERVAL, 0.1, 600},
-	[K_RELABEL] = {"relabel", KIND_RELABEL},
-};
+static const struct opt_def *key_def(int id)
+{
+	return &agent_command.defs[id];
+}
 
 static int find_key(const char *path)
 {
-	for (int i = 0; i < NR_KEYS; i++)
-		if (!strcmp(keys[i].path, path))
-			return i;
-	return -1;
+	const struct opt_def *d = agent_options__key(path);
+
+	return d ? (int)(d - agent_command.defs) : -1;
 }
 
 /* "export" is a section when some key lies under "export.". */
@@ -153,10 +31,23 @@ static bool is_section(const char *path)
 {
 	size_t n = strlen(path);
 
-	for (int i = 0; i < NR_KEYS; i++)
-		if (!strncmp(keys[i].path, path, n) && keys[i].path[n] == '.')
+	for (size_t i = 0; i < agent_command.nr_defs; i++) {
+		const char *key = key_def(i)->key;
+
+		if (key && !strncmp(key, path, n) && key[n] == '.')
 			return true;
+	}
 	return false;
+}
+
+/* The part of key after "section.", or NULL when the key is not under it. */
+static const char *under(const char *key, const char *section, size_t n)
+{
+	if (!key)
+		return NULL;
+	if (!n)
+		return key;
+	return strncmp(key, section, n) || key[n] != '.' ? NULL : key + n + 1;
 }
 
 /* "deadline, directory, keep_files, otlp, pyroscope": what may follow "export.". */
@@ -165,26 +56,18 @@ static void list_children(const char *section, char *out, size_t len)
 	size_t n = strlen(section), used = 0;
 
 	out[0] = '\0';
-	for (int i = 0; i < NR_KEYS && used < len; i++) {
-		const char *rest = keys[i].path;
+	for (size_t i = 0; i < agent_command.nr_defs && used < len; i++) {
+		const char *rest = under(key_def(i)->key, section, n);
 		size_t m;
 		bool seen = false;
 
-		if (n) {
-			if (strncmp(rest, section, n) || rest[n] != '.')
-				continue;
-			rest += n + 1;
-		}
+		if (!rest)
+			continue;
 		m = strcspn(rest, ".");
-		for (int j = 0; j < i && !seen; j++) {
-			const char *other = keys[j].path;
+		for (size_t j = 0; j < i && !seen; j++) {
+			const char *other = under(key_def(j)->key, section, n);
 
-			if (n) {
-				if (strncmp(other, section, n) || other[n] != '.')
-					continue;
-				other += n + 1;
-			}
-			seen = strcspn(other, ".") == m && !strncmp(other, rest, m);
+			seen = other && strcspn(other, ".") == m && !strncmp(other, rest, m);
 		}
 		if (!seen)
 			used += snprintf(out + used, len - used, "%s%.*s", used ? ", " : "", (int)m,
@@ -204,26 +87,15 @@ static int fail(char *err, size_t len, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static int parse_bool(const char *text, bool *out)
+static const char *own(void *c, const char *text)
 {
-	static const char *const yes[] = {"true", "yes", "on", "1"}, *const no[] = {"false", "no",
-										    "off", "0"};
-
-	for (size_t i = 0; i < 4; i++) {
-		if (!strcasecmp(text, yes[i]))
-			return *out = true, 0;
-		if (!strcasecmp(text, no[i]))
-			return *out = false, 0;
-	}
-	return -EINVAL;
+	return config__own(c, text);
 }
 
-static int choice_index(const struct key_def *k, const char *text)
+/* Where the table's values go: strings from files and the environment are the config's own. */
+static struct opt_ctx config_ctx(struct config *c)
 {
-	for (int i = 0; k->choices[i]; i++)
-		if (!strcmp(k->choices[i], text))
-			return i;
-	return -1;
+	return (struct opt_ctx){.targets = {[AGENT_TARGET_CONFIG] = c}, .own = own, .own_arg = c};
 }
 
 /* A string field: "" means unset, others are copied into the config. */
@@ -266,160 +138,12 @@ static int add_pair(struct config *c, const char **list, size_t *nr, const char 
 	return 0;
 }
 
-/* The scalar keys, from text. */
-static int set_scalar(struct config *c, int id, const char *text, char *err, size_t len)
+/* One key's value from text: validated and stored by the option table. */
+static int set_key(struct config *c, int id, const char *text, char *err, size_t len)
 {
-	const struct key_def *k = &keys[id];
-	size_t n = 0;
-	double d = 0;
-	bool b = false;
-	int choice = 0, rc = 0;
+	struct opt_ctx ctx = config_ctx(c);
 
-	switch (k->kind) {
-	case KIND_COUNT:
-		rc = config__parse_count(text, (size_t)k->min, (size_t)k->max, &n, err, len);
-		break;
-	case KIND_INTERVAL:
-		rc = config__parse_interval(text, k->min, k->max, &d, err, len);
-		break;
-	case KIND_BOOL:
-		if (parse_bool(text, &b))
-			rc = fail(err, len, "'%s' is not true or false", text);
-		break;
-	case KIND_CHOICE:
-		choice = choice_index(k, text);
-		if (choice < 0) {
-			char list[128];
-			size_t used = 0;
-
-			list[0] = '\0';
-			for (int i = 0; k->choices[i]; i++)
-				used += snprintf(list + used, sizeof(list) - used, "%s%s",
-						 i ? ", " : "", k->choices[i]);
-			rc = fail(err, len, "'%s' is not one of: %s", text, list);
-		}
-		break;
-	case KIND_FREQUENCY:
-	case KIND_STRING:
-	case KIND_TYPES:
-		break;
-	case KIND_HEADERS:
-	case KIND_PATHS:
-		return fail(err, len, "give it as a map of header name: %s",
-			    k->kind == KIND_HEADERS ? "value" : "file path");
-	case KIND_RELABEL:
-		return fail(err, len, "give it as a list of rules (see the example config)");
-	}
-	if (rc)
-		return rc;
-
-	switch (id) {
-	case K_FREQUENCY:
-		return config__parse_frequency(text, &c->frequency_hz, err, len);
-	case K_TYPES:
-		return config__parse_types(c, text, err, len);
-	case K_UPLOAD_INTERVAL:
-		c->upload_interval_s = d;
-		return 0;
-	case K_UNWIND:
-		c->unwind_tables = choice == 0;
-		return 0;
-	case K_UNWIND_DEPTH:
-		c->unwind_depth = n;
-		return 0;
-	case K_CACHE_DIR:
-		return set_string(c, &c->cache_dir, text);
-	case K_INCLUDE_IDLE:
-		c->include_idle = b;
-		return 0;
-	case K_HTTP_LISTEN:
-		return set_string(c, &c->http_listen, text);
-	case K_LOG_LEVEL:
-		c->log_level = choice; /* the choices are in enum log_level's order */
-		return 0;
-	case K_STACK_ENTRIES:
-		c->stack_map_entries = n;
-		return 0;
-	case K_COUNTS_ENTRIES:
-		c->counts_map_entries = n;
-		return 0;
-	case K_MAX_PROCS:
-		c->max_procs = n;
-		c->unwind_procs = n;
-		return 0;
-	case K_MAX_BINARIES:
-		c->max_dsos = n;
-		c->unwind_binaries = n;
-		return 0;
-	case K_MAX_LOCATIONS:
-		c->max_cached_locations = n;
-		return 0;
-	case K_MAX_DWARF:
-		c->max_dwarf_bytes = n;
-		return 0;
-	case K_UNWIND_ROWS:
-		c->unwind_rows = n;
-		return 0;
-	case K_QUEUE_BYTES:
-		c->export_queue_bytes = n;
-		return 0;
-	case K_DEADLINE:
-		c->export_deadline_s = d;
-		return 0;
-	case K_DIRECTORY:
-		return set_string(c, &c->output_dir, text);
-	case K_KEEP_FILES:
-		c->keep_files = n;
-		return 0;
-	case K_OTLP_ENDPOINT:
-		return set_string(c, &c->otlp_endpoint, text);
-	case K_OTLP_PROTOCOL:
-		return set_string(c, &c->otlp_protocol, text);
-	case K_OTLP_COMPRESSION:
-		return set_string(c, &c->otlp_compression, text);
-	case K_OTLP_TIMEOUT: {
-		char ms[32];
-
-		snprintf(ms, sizeof(ms), "%.0f", d * 1000);
-		return set_string(c, &c->otlp_timeout_ms, ms);
-	}
-	case K_OTLP_CA:
-		return set_string(c, &c->otlp_ca_file, text);
-	case K_OTLP_INSECURE:
-		c->otlp_insecure = b;
-		return 0;
-	case K_OTLP_SAMPLE_TYPE:
-		c->otlp_samples_count = choice == 1;
-		return 0;
-	case K_PYRO_URL:
-		return set_string(c, &c->pyroscope_url, text);
-	case K_PYRO_API:
-		return set_string(c, &c->pyroscope_api, text);
-	case K_KUBE_ENABLED:
-		c->kube_mode = choice == 0 ? KUBE_AUTO : choice == 1 ? KUBE_ON : KUBE_OFF;
-		return 0;
-	case K_KUBE_NODE:
-		return set_string(c, &c->kube_node_name, text);
-	case K_KUBE_URL:
-		return set_string(c, &c->kube_kubelet_url, text);
-	case K_KUBE_TOKEN:
-		return set_string(c, &c->kube_token_file, text);
-	case K_KUBE_CA:
-		return set_string(c, &c->kube_ca_file, text);
-	case K_KUBE_INSECURE:
-		c->kube_insecure = b;
-		return 0;
-	case K_KUBE_REFRESH:
-		c->kube_refresh_s = d;
-		return 0;
-	case K_DOCKER_ROOT:
-		return set_string(c, &c->docker_root, text);
-	case K_DEBUGINFOD_TIMEOUT:
-		c->debuginfod_timeout_s = d;
-		return 0;
-	default:
-		return fail(err, len, "cannot be set from text");
-	}
+	return options__set(key_def(id), &ctx, text, err, len);
 }
 
 void config_load__agent_defaults(struct config *c, struct config_origin *o)
@@ -448,7 +172,7 @@ int config_load__set(struct config *c, struct config_origin *o, const char *key,
 			 known);
 		return -ENOENT;
 	}
-	rc = set_scalar(c, id, value, why, sizeof(why));
+	rc = set_key(c, id, value, why, sizeof(why));
 	if (rc) {
 		snprintf(err, len, "%s: %s", key, why);
 		return rc;
@@ -463,6 +187,32 @@ enum config_source config_load__source(const struct config_origin *o, const char
 	int id = find_key(key);
 
 	return id < 0 ? CONFIG_SRC_DEFAULT : (enum config_source)o->source[id];
+}
+
+int config_load__all(const struct agent_flags *f, struct config *c, struct config_origin *o,
+		     const char *(*get_env)(const char *name), char *err, size_t len)
+{
+	const char *file = f->config_file;
+	int rc = 0;
+
+	config_load__agent_defaults(c, o);
+	if (!file && access(CONFIG_DEFAULT_FILE, F_OK) == 0)
+		file = CONFIG_DEFAULT_FILE;
+	if (file)
+		rc = config_load__file(c, o, file, err, len);
+	if (!rc)
+		rc = config_load__env(c, o, get_env, err, len);
+	for (size_t i = 0; !rc && i < f->nr_sets; i++)
+		rc = config_load__set(c, o, f->sets[i].key, f->sets[i].value, CONFIG_SRC_FLAG, err,
+				      len);
+	/* --print-config shows the files' paths, and needs not read them. */
+	if (!rc && !f->print_config)
+		rc = config_load__read_header_files(c, err, len);
+	if (!rc && f->log_level >= 0)
+		c->log_level = f->log_level;
+	if (rc)
+		config__release(c);
+	return rc;
 }
 
 /* ---- the YAML file ---- */
@@ -545,27 +295,15 @@ static int walk_types(struct yaml_walk *w, const yaml_node_t *v, int id)
 
 static int walk_pairs(struct yaml_walk *w, const yaml_node_t *v, int id)
 {
-	const char **list;
-	size_t *nr;
+	const struct opt_def *d = key_def(id);
+	struct opt_ctx ctx = config_ctx(w->c);
+	const char **list = options__field(d, &ctx);
+	size_t *nr = (size_t *)((char *)w->c + d->count_offset);
+	const char *what = d->tag == KEY_HEADERS ? "value" : "file path";
 	char why[256];
 
 	if (v->type != YAML_MAPPING_NODE)
-		return walk_fail(w, v, "%s: give a map of header name: %s", keys[id].path,
-				 keys[id].kind == KIND_HEADERS ? "value" : "file path");
-	switch (id) {
-	case K_OTLP_HEADERS:
-		list = w->c->otlp_headers, nr = &w->c->nr_otlp_headers;
-		break;
-	case K_OTLP_HEADER_FILES:
-		list = w->c->otlp_header_files, nr = &w->c->nr_otlp_header_files;
-		break;
-	case K_PYRO_HEADERS:
-		list = w->c->pyroscope_headers, nr = &w->c->nr_pyroscope_headers;
-		break;
-	default:
-		list = w->c->pyroscope_header_files, nr = &w->c->nr_pyroscope_header_files;
-		break;
-	}
+		return walk_fail(w, v, "%s: give a map of header name: %s", d->key, what);
 	for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top;
 	     p++) {
 		const yaml_node_t *kn = yaml_document_get_node(w->doc, p->key);
@@ -575,11 +313,11 @@ static int walk_pairs(struct yaml_walk *w, const yaml_node_t *v, int id)
 
 		if (!name || !value)
 			/* The value may be a token: say where, never what. */
-			return walk_fail(w, kn, "%s: each entry is name: %s", keys[id].path,
-					 keys[id].kind == KIND_HEADERS ? "value" : "path");
+			return walk_fail(w, kn, "%s: each entry is name: %s", d->key,
+					 d->tag == KEY_HEADERS ? "value" : "path");
 		rc = add_pair(w->c, list, nr, name, value, why, sizeof(why));
 		if (rc)
-			return rc == -ENOMEM ? rc : walk_fail(w, kn, "%s: %s", keys[id].path, why);
+			return rc == -ENOMEM ? rc : walk_fail(w, kn, "%s: %s", d->key, why);
 	}
 	w->o->source[id] = CONFIG_SRC_FILE;
 	w->o->line[id] = v->start_mark.line + 1;
@@ -706,17 +444,17 @@ static int walk_mapping(struct yaml_walk *w, const yaml_node_t *m, const char *s
 			list_children(section, known, sizeof(known));
 			return walk_fail(w, kn, "unknown key '%s'%s%s (known: %s)", path,
 					 section[0] ? " in " : "", section, known);
-		} else if (keys[id].kind == KIND_TYPES) {
+		} else if (key_def(id)->tag == KEY_TYPES) {
 			rc = walk_types(w, vn, id);
-		} else if (keys[id].kind == KIND_HEADERS || keys[id].kind == KIND_PATHS) {
+		} else if (key_def(id)->tag == KEY_HEADERS || key_def(id)->tag == KEY_PATHS) {
 			rc = walk_pairs(w, vn, id);
-		} else if (keys[id].kind == KIND_RELABEL) {
+		} else if (key_def(id)->tag == KEY_RELABEL) {
 			rc = walk_relabel(w, vn, id);
 		} else if (vn->type != YAML_SCALAR_NODE) {
 			return walk_fail(w, vn, "%s: give a value, not %s", path,
 					 node_type_name(vn));
 		} else {
-			rc = set_scalar(w->c, id, scalar_text(vn), why, sizeof(why));
+			rc = set_key(w->c, id, scalar_text(vn), why, sizeof(why));
 			if (rc == -EINVAL)
 				return walk_fail(w, vn, "%s: %s", path, why);
 			if (!rc) {
@@ -791,19 +529,21 @@ int config_load__env(struct config *c, struct config_origin *o,
 {
 	const char *node = get_env("NODE_NAME");
 
-	for (int i = 0; i < NR_KEYS; i++) {
+	int node_id = find_key("kubernetes.node_name");
+
+	for (size_t i = 0; i < agent_command.nr_defs; i++) {
+		const struct opt_def *d = key_def(i);
 		char name[96], why[384];
 		const char *v;
 		int rc;
 
-		if (keys[i].kind == KIND_HEADERS || keys[i].kind == KIND_PATHS ||
-		    keys[i].kind == KIND_RELABEL)
+		if (!d->key || (d->tag != KEY_SCALAR && d->tag != KEY_TYPES))
 			continue;
-		env_name(keys[i].path, name, sizeof(name));
+		env_name(d->key, name, sizeof(name));
 		v = get_env(name);
 		if (!v || !v[0])
 			continue;
-		rc = set_scalar(c, i, v, why, sizeof(why));
+		rc = set_key(c, i, v, why, sizeof(why));
 		if (rc) {
 			snprintf(err, len, "%s: %s", name, why);
 			return rc;
@@ -812,10 +552,10 @@ int config_load__env(struct config *c, struct config_origin *o,
 		o->line[i] = 0;
 	}
 	/* The Downward API's node name, unless a file or HOSTPROF_ variable named one. */
-	if (node && node[0] && o->source[K_KUBE_NODE] == CONFIG_SRC_DEFAULT) {
+	if (node && node[0] && o->source[node_id] == CONFIG_SRC_DEFAULT) {
 		if (set_string(c, &c->kube_node_name, node))
 			return -ENOMEM;
-		o->source[K_KUBE_NODE] = CONFIG_SRC_ENV;
+		o->source[node_id] = CONFIG_SRC_ENV;
 	}
 	return 0;
 }
@@ -893,222 +633,6 @@ int config_load__read_header_files(struct config *c, char *err, size_t len)
 
 /* ---- printing ---- */
 
-static void print_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; s && *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', out);
-		if (*s == '\n')
-			fputs("\\n", out);
-		else
-			fputc(*s, out);
-	}
-	fputc('"', out);
-}
-
-/* A URL's password is masked: "https://user:***@host/". */
-static void print_url(FILE *out, const char *url)
-{
-	const char *scheme = url ? strstr(url, "://") : NULL;
-	const char *at = scheme ? strchr(scheme + 3, '@') : NULL;
-	const char *slash = scheme ? strchr(scheme + 3, '/') : NULL;
-	const char *colon = scheme ? strchr(scheme + 3, ':') : NULL;
-	char buf[1024];
-
-	if (at && (!slash || at < slash) && colon && colon < at) {
-		snprintf(buf, sizeof(buf), "%.*s:***%s", (int)(colon - url), url, at);
-		print_string(out, buf);
-	} else {
-		print_string(out, url);
-	}
-}
-
-static void print_types(FILE *out, unsigned int types)
-{
-	static const char *const names[] = {"cpu", "wall", "offcpu", "contention"};
-	int n = 0;
-
-	fputc('[', out);
-	for (int i = 0; i < 4; i++)
-		if (types & (1U << i))
-			fprintf(out, "%s%s", n++ ? ", " : "", names[i]);
-	fputc(']', out);
-}
-
-static void print_pairs(FILE *out, const char *const *list, size_t nr, bool secret, int indent)
-{
-	if (!nr) {
-		fputs(" {}", out);
-		return;
-	}
-	for (size_t i = 0; i < nr; i++) {
-		const char *eq = strchr(list[i], '=');
-
-		fprintf(out, "\n%*s%.*s: ", indent, "", (int)(eq - list[i]), list[i]);
-		print_string(out, secret ? "***" : eq + 1);
-	}
-}
-
-static void print_value(FILE *out, const struct config *c, int id, int indent)
-{
-	switch (id) {
-	case K_FREQUENCY:
-		fprintf(out, "%u", c->frequency_hz);
-		break;
-	case K_TYPES:
-		print_types(out, c->types);
-		break;
-	case K_UPLOAD_INTERVAL:
-		fprintf(out, "%gs", c->upload_interval_s);
-		break;
-	case K_UNWIND:
-		fputs(c->unwind_tables ? "dwarf" : "fp", out);
-		break;
-	case K_UNWIND_DEPTH:
-		fprintf(out, "%u", c->unwind_depth);
-		break;
-	case K_CACHE_DIR:
-		print_string(out, c->cache_dir);
-		break;
-	case K_INCLUDE_IDLE:
-		fputs(c->include_idle ? "true" : "false", out);
-		break;
-	case K_HTTP_LISTEN:
-		print_string(out, c->http_listen);
-		break;
-	case K_LOG_LEVEL:
-		fputs(log_choices[c->log_level], out);
-		break;
-	case K_STACK_ENTRIES:
-		fprintf(out, "%u", c->stack_map_entries);
-		break;
-	case K_COUNTS_ENTRIES:
-		fprintf(out, "%u", c->counts_map_entries);
-		break;
-	case K_MAX_PROCS:
-		fprintf(out, "%zu", c->max_procs);
-		break;
-	case K_MAX_BINARIES:
-		fprintf(out, "%zu", c->max_dsos);
-		break;
-	case K_MAX_LOCATIONS:
-		fprintf(out, "%zu", c->max_cached_locations);
-		break;
-	case K_MAX_DWARF:
-		fprintf(out, "%zu", c->max_dwarf_bytes);
-		break;
-	case K_UNWIND_ROWS:
-		fprintf(out, "%u", c->unwind_rows);
-		break;
-	case K_QUEUE_BYTES:
-		fprintf(out, "%zu", c->export_queue_bytes);
-		break;
-	case K_DEADLINE:
-		fprintf(out, "%gs", c->export_deadline_s);
-		break;
-	case K_DIRECTORY:
-		print_string(out, c->output_dir);
-		break;
-	case K_KEEP_FILES:
-		fprintf(out, "%zu", c->keep_files);
-		break;
-	case K_OTLP_ENDPOINT:
-		print_url(out, c->otlp_endpoint);
-		break;
-	case K_OTLP_PROTOCOL:
-		fputs(c->otlp_protocol ? c->otlp_protocol : "http/protobuf", out);
-		break;
-	case K_OTLP_COMPRESSION:
-		fputs(c->otlp_compression ? c->otlp_compression : "gzip", out);
-		break;
-	case K_OTLP_TIMEOUT:
-		fprintf(out, "%gs", c->otlp_timeout_ms ? atof(c->otlp_timeout_ms) / 1000 : 10.0);
-		break;
-	case K_OTLP_CA:
-		print_string(out, c->otlp_ca_file);
-		break;
-	case K_OTLP_INSECURE:
-		fputs(c->otlp_insecure ? "true" : "false", out);
-		break;
-	case K_OTLP_SAMPLE_TYPE:
-		fputs(c->otlp_samples_count ? "samples" : "cpu", out);
-		break;
-	case K_OTLP_HEADERS:
-		print_pairs(out, c->otlp_headers, c->nr_otlp_headers, true, indent + 2);
-		break;
-	case K_OTLP_HEADER_FILES:
-		print_pairs(out, c->otlp_header_files, c->nr_otlp_header_files, false, indent + 2);
-		break;
-	case K_PYRO_URL:
-		print_url(out, c->pyroscope_url);
-		break;
-	case K_PYRO_API:
-		fputs(c->pyroscope_api ? c->pyroscope_api : "push", out);
-		break;
-	case K_PYRO_HEADERS:
-		print_pairs(out, c->pyroscope_headers, c->nr_pyroscope_headers, true, indent + 2);
-		break;
-	case K_PYRO_HEADER_FILES:
-		print_pairs(out, c->pyroscope_header_files, c->nr_pyroscope_header_files, false,
-			    indent + 2);
-		break;
-	case K_KUBE_ENABLED:
-		fputs(kube_choices[c->kube_mode], out);
-		break;
-	case K_KUBE_NODE:
-		print_string(out, c->kube_node_name);
-		break;
-	case K_KUBE_URL:
-		print_url(out, c->kube_kubelet_url);
-		break;
-	case K_KUBE_TOKEN:
-		print_string(out, c->kube_token_file);
-		break;
-	case K_KUBE_CA:
-		print_string(out, c->kube_ca_file);
-		break;
-	case K_KUBE_INSECURE:
-		fputs(c->kube_insecure ? "true" : "false", out);
-		break;
-	case K_KUBE_REFRESH:
-		fprintf(out, "%gs", c->kube_refresh_s);
-		break;
-	case K_DOCKER_ROOT:
-		print_string(out, c->docker_root);
-		break;
-	case K_DEBUGINFOD_TIMEOUT:
-		/* What applies: unset, DEBUGINFOD_TIMEOUT or the built-in default decides. */
-		fprintf(out, "%gs", debuginfod_fetch__timeout_s(c->debuginfod_timeout_s));
-		break;
-	default:
-		break;
-	}
-}
-
-static void print_relabel(FILE *out, const struct config *c)
-{
-	static const char *const actions[] = {"replace", "keep", "drop"};
-
-	if (!c->nr_relabel) {
-		fputs(" []", out);
-		return;
-	}
-	for (size_t i = 0; i < c->nr_relabel; i++) {
-		const struct relabel_rule *r = &c->relabel[i];
-
-		fprintf(out, "\n  - action: %s", actions[r->action]);
-		if (r->source)
-			fputs("\n    source: ", out), print_string(out, r->source);
-		if (r->regex)
-			fputs("\n    regex: ", out), print_string(out, r->regex);
-		if (r->target)
-			fputs("\n    target: ", out), print_string(out, r->target);
-		if (r->replacement)
-			fputs("\n    replacement: ", out), print_string(out, r->replacement);
-	}
-}
-
 static void print_origin(FILE *out, const struct config_origin *o, int id)
 {
 	char name[96];
@@ -1118,10 +642,10 @@ static void print_origin(FILE *out, const struct config_origin *o, int id)
 		fprintf(out, "  # %s:%d", o->file, o->line[id]);
 		break;
 	case CONFIG_SRC_ENV:
-		if (id == K_KUBE_NODE)
+		if (!strcmp(key_def(id)->key, "kubernetes.node_name"))
 			snprintf(name, sizeof(name), "NODE_NAME or HOSTPROF_KUBERNETES_NODE_NAME");
 		else
-			env_name(keys[id].path, name, sizeof(name));
+			env_name(key_def(id)->key, name, sizeof(name));
 		fprintf(out, "  # environment: %s", name);
 		break;
 	case CONFIG_SRC_FLAG:
@@ -1132,50 +656,53 @@ static void print_origin(FILE *out, const struct config_origin *o, int id)
 	}
 }
 
+/* Open the sections on the way to key that are not open yet; returns the key's depth and leaf. */
+static int open_sections(FILE *out, char sections[][32], int max, const char *key,
+			 const char **leaf)
+{
+	int depth = 0;
+
+	*leaf = key;
+	for (const char *dot = strchr(key, '.'); dot && depth < max; dot = strchr(dot + 1, '.')) {
+		char part[32];
+
+		snprintf(part, sizeof(part), "%.*s", (int)(dot - *leaf), *leaf);
+		if (strcmp(sections[depth], part)) {
+			snprintf(sections[depth], sizeof(sections[depth]), "%s", part);
+			for (int d = depth + 1; d < max; d++)
+				sections[d][0] = '\0';
+			fprintf(out, "%*s%s:\n", depth * 2, "", part);
+		}
+		depth++;
+		*leaf = dot + 1;
+	}
+	if (depth == 0)
+		for (int d = 0; d < max; d++)
+			sections[d][0] = '\0';
+	return depth;
+}
+
 void config_load__print(const struct config *c, const struct config_origin *o, FILE *out)
 {
-	char open_sections[4][32] = {{0}};
+	struct opt_ctx ctx = config_ctx((struct config *)c);
+	char sections[4][32] = {{0}};
 
 	fputs("# hostprof agent: the merged configuration (defaults < file < environment < "
 	      "flags).\n# Header values are masked.\n",
 	      out);
-	for (int id = 0; id < NR_KEYS; id++) {
-		const char *path = keys[id].path, *leaf = path;
-		int depth = 0;
+	for (size_t id = 0; id < agent_command.nr_defs; id++) {
+		const struct opt_def *d = key_def(id);
+		const char *leaf;
+		int depth;
 
-		/* Open the sections on the way to this key that are not open yet. */
-		for (const char *dot = strchr(path, '.'); dot; dot = strchr(dot + 1, '.')) {
-			char part[32];
-
-			snprintf(part, sizeof(part), "%.*s", (int)(dot - leaf), leaf);
-			if (strcmp(open_sections[depth], part)) {
-				snprintf(open_sections[depth], sizeof(open_sections[depth]), "%s",
-					 part);
-				for (int d = depth + 1; d < 4; d++)
-					open_sections[d][0] = '\0';
-				fprintf(out, "%*s%s:\n", depth * 2, "", part);
-			}
-			depth++;
-			leaf = dot + 1;
-		}
-		if (depth == 0)
-			for (int d = 0; d < 4; d++)
-				open_sections[d][0] = '\0';
+		if (!d->key)
+			continue;
+		depth = open_sections(out, sections, 4, d->key, &leaf);
 		fprintf(out, "%*s%s:", depth * 2, "", leaf);
-		if (id == K_RELABEL) {
-			print_relabel(out, c);
-		} else {
-			bool block = (keys[id].kind == KIND_HEADERS &&
-				      (id == K_OTLP_HEADERS ? c->nr_otlp_headers
-							    : c->nr_pyroscope_headers)) ||
-				     (keys[id].kind == KIND_PATHS &&
-				      (id == K_OTLP_HEADER_FILES ? c->nr_otlp_header_files
-								 : c->nr_pyroscope_header_files));
-
-			if (!block && keys[id].kind != KIND_HEADERS && keys[id].kind != KIND_PATHS)
-				fputc(' ', out);
-			print_value(out, c, id, depth * 2);
-		}
+		/* Maps and lists start their own lines, or print " {}" and " []". */
+		if (d->tag == KEY_SCALAR || d->tag == KEY_TYPES)
+			fputc(' ', out);
+		options__print_value(out, d, &ctx);
 		print_origin(out, o, id);
 		fputc('\n', out);
 	}

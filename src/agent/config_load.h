@@ -15,10 +15,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "agent/agent_options.h"
 #include "model/config.h"
 
-#define CONFIG_LOAD_MAX_KEYS 64
-#define CONFIG_DEFAULT_FILE "/etc/hostprof/config.yaml"
+#define CONFIG_LOAD_MAX_KEYS AGENT_MAX_OPTIONS
 
 enum config_source {
 	CONFIG_SRC_DEFAULT = 0,
@@ -27,7 +27,7 @@ enum config_source {
 	CONFIG_SRC_FLAG,
 };
 
-/* Where each key's value came from (indexed like the key table). */
+/* Where each key's value came from (indexed like agent_command.defs). */
 struct config_origin {
 	unsigned char source[CONFIG_LOAD_MAX_KEYS];
 	int line[CONFIG_LOAD_MAX_KEYS]; /* in the file; 0 when not from it */
@@ -61,6 +61,15 @@ enum config_source config_load__source(const struct config_origin *o, const char
  * newlines trimmed. -errno with the header's name and the file in err (never the value).
  */
 int config_load__read_header_files(struct config *c, char *err, size_t len);
+
+/*
+ * The whole configuration: agent defaults < the file (f->config_file, else CONFIG_DEFAULT_FILE
+ * when it exists) < the environment (from get_env) < the flags' settings; then the header files
+ * are read (not for --print-config, which shows their paths) and -v/-q applied. On error, err
+ * says what and where, and *c is released.
+ */
+int config_load__all(const struct agent_flags *f, struct config *c, struct config_origin *o,
+		     const char *(*get_env)(const char *name), char *err, size_t len);
 
 /* The merged configuration as YAML, header values masked, each key's source in a comment. */
 void config_load__print(const struct config *c, const struct config_origin *o, FILE *out);

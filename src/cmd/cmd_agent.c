@@ -6,11 +6,9 @@
  * within the export deadline, SIGHUP reloads the configuration between two windows.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <malloc.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +35,6 @@
 #define NSEC_PER_SEC 1000000000ULL
 #define TICK_NS (50 * 1000 * 1000ULL)
 #define DRAIN_NS NSEC_PER_SEC
-#define MAX_SETS 64
 
 static volatile sig_atomic_t stop_signal, reload_signal;
 
@@ -51,240 +48,15 @@ static void on_reload(int sig)
 	reload_signal = sig;
 }
 
-static void print_help(FILE *out)
-{
-	fprintf(out,
-		"Usage: hostprof agent [--config FILE] [options]\n"
-		"\n"
-		"Profile the whole host continuously and export a profile window every upload\n"
-		"interval: every process, no code changes, each named by its service (from its\n"
-		"OTEL_SERVICE_NAME, its Kubernetes pod, its systemd unit, its container, or its\n"
-		"executable). Runs until SIGTERM or SIGINT, which deliver the last window; SIGHUP\n"
-		"reloads the configuration.\n"
-		"\n"
-		"Configuration, each layer overriding the one before: built-in defaults, the YAML\n"
-		"file, the environment (HOSTPROF_<KEY>, e.g. HOSTPROF_EXPORT_OTLP_ENDPOINT, and "
-		"the\n"
-		"OTEL_EXPORTER_OTLP_* variables), then flags. See systemd/config.yaml for every "
-		"key.\n"
-		"\n"
-		"Options:\n"
-		"  -c, --config FILE       the YAML config (default %s when it exists)\n"
-		"      --print-config      print the merged configuration (secrets masked) and "
-		"exit\n"
-		"      --set KEY=VALUE     set any scalar key, e.g. --set "
-		"limits.max_processes=8192\n"
-		"                          (repeatable)\n"
-		"  -F, --frequency HZ      cpu samples per second per CPU (default 19)\n"
-		"  -t, --types LIST        cpu (default), wall, offcpu, contention, e.g. cpu,wall\n"
-		"      --upload-interval D one window per D (default 15s; 1s to 1h)\n"
-		"      --http-listen ADDR  serve /healthz, /readyz and /metrics, e.g. :7470 or\n"
-		"                          127.0.0.1:7470 (default: off)\n"
-		"      --otlp-endpoint URL an OTLP profiles receiver, e.g.\n"
-		"                          http://collector:4318/v1development/profiles\n"
-		"      --otlp-protocol P   http/protobuf (default), http/json or grpc\n"
-		"      --pyroscope-url URL a Pyroscope server\n"
-		"      --output-dir DIR    also write each window as pprof files into DIR\n"
-		"      --cache-dir DIR     unwind tables cached on disk (default "
-		"/var/cache/hostprof)\n"
-		"                          and debuginfod's files (in DIR/debuginfod)\n"
-		"  -v, --verbose           debug messages\n"
-		"  -q, --quiet             errors only\n"
-		"  -h, --help              show this help\n"
-		"\n"
-		"Debug info: with DEBUGINFOD_URLS in the agent's environment, the debug files of\n"
-		"stripped binaries that are missing here are fetched from those debuginfod "
-		"servers\n"
-		"in the background (never delaying a window); --set debuginfod.timeout=10s bounds\n"
-		"each fetch (default DEBUGINFOD_TIMEOUT when set, else 10s). /metrics counts "
-		"them.\n"
-		"\n"
-		"Tokens never go on the command line: put them in a file and name it in the\n"
-		"config, under export.otlp.header_files (systemd LoadCredential=, a k8s Secret).\n"
-		"\n"
-		"Examples:\n"
-		"  sudo hostprof agent --config /etc/hostprof/config.yaml\n"
-		"  sudo hostprof agent --otlp-endpoint http://localhost:4318 --http-listen :7470\n"
-		"  sudo hostprof agent --output-dir /var/lib/hostprof --upload-interval 60s\n"
-		"  hostprof agent --config /etc/hostprof/config.yaml --print-config\n"
-		"\n"
-		"Needs root, or CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH and\n"
-		"CAP_SYS_RESOURCE (see systemd/README.md for what each is for).\n",
-		CONFIG_DEFAULT_FILE);
-}
-
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "hostprof agent: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nSee 'hostprof agent --help'.\n");
-	return -EINVAL;
-}
-
-/* The command line, kept so that SIGHUP rebuilds the configuration with the same flags. */
-struct agent_flags {
-	const char *config_file; /* NULL: CONFIG_DEFAULT_FILE if it exists */
-	bool print_config;
-	int log_level; /* -1: from the config */
-	struct {
-		const char *key, *value;
-	} sets[MAX_SETS];
-	size_t nr_sets;
-};
-
-enum {
-	OPT_PRINT_CONFIG = 256,
-	OPT_SET,
-	OPT_UPLOAD_INTERVAL,
-	OPT_HTTP_LISTEN,
-	OPT_OTLP_ENDPOINT,
-	OPT_OTLP_PROTOCOL,
-	OPT_PYROSCOPE_URL,
-	OPT_OUTPUT_DIR,
-	OPT_CACHE_DIR,
-};
-
-static int add_set(struct agent_flags *f, const char *key, const char *value)
-{
-	if (f->nr_sets == MAX_SETS)
-		return usage_error("too many settings: at most %d", MAX_SETS);
-	f->sets[f->nr_sets].key = key;
-	f->sets[f->nr_sets++].value = value;
-	return 0;
-}
-
-/* Returns 0 to run, 1 when help was printed, or -EINVAL after printing the problem. */
-static int parse_flags(int argc, char **argv, struct agent_flags *f)
-{
-	static const struct option options[] = {
-		{"config", required_argument, NULL, 'c'},
-		{"print-config", no_argument, NULL, OPT_PRINT_CONFIG},
-		{"set", required_argument, NULL, OPT_SET},
-		{"frequency", required_argument, NULL, 'F'},
-		{"types", required_argument, NULL, 't'},
-		{"upload-interval", required_argument, NULL, OPT_UPLOAD_INTERVAL},
-		{"http-listen", required_argument, NULL, OPT_HTTP_LISTEN},
-		{"otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT},
-		{"otlp-protocol", required_argument, NULL, OPT_OTLP_PROTOCOL},
-		{"pyroscope-url", required_argument, NULL, OPT_PYROSCOPE_URL},
-		{"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
-		{"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
-		{"verbose", no_argument, NULL, 'v'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
-	int opt, rc = 0;
-
-	f->log_level = -1;
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":c:F:t:vqh", options, NULL)) != -1) {
-		switch (opt) {
-		case 'c':
-			f->config_file = optarg;
-			break;
-		case OPT_PRINT_CONFIG:
-			f->print_config = true;
-			break;
-		case OPT_SET: {
-			char *eq = strchr(optarg, '=');
-
-			if (!eq || eq == optarg)
-				return usage_error("--set: give KEY=VALUE, e.g. --set "
-						   "upload_interval=30s");
-			*eq = '\0';
-			rc = add_set(f, optarg, eq + 1);
-			break;
-		}
-		case 'F':
-			rc = add_set(f, "frequency", optarg);
-			break;
-		case 't':
-			rc = add_set(f, "types", optarg);
-			break;
-		case OPT_UPLOAD_INTERVAL:
-			rc = add_set(f, "upload_interval", optarg);
-			break;
-		case OPT_HTTP_LISTEN:
-			rc = add_set(f, "http_listen", optarg);
-			break;
-		case OPT_OTLP_ENDPOINT:
-			rc = add_set(f, "export.otlp.endpoint", optarg);
-			break;
-		case OPT_OTLP_PROTOCOL:
-			rc = add_set(f, "export.otlp.protocol", optarg);
-			break;
-		case OPT_PYROSCOPE_URL:
-			rc = add_set(f, "export.pyroscope.url", optarg);
-			break;
-		case OPT_OUTPUT_DIR:
-			rc = add_set(f, "export.directory", optarg);
-			break;
-		case OPT_CACHE_DIR:
-			rc = add_set(f, "cache_dir", optarg);
-			break;
-		case 'v':
-			f->log_level = LOG_DEBUG;
-			break;
-		case 'q':
-			f->log_level = LOG_ERROR;
-			break;
-		case 'h':
-			print_help(stdout);
-			return 1;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
-		}
-		if (rc)
-			return rc;
-	}
-	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
-	return 0;
-}
-
 static const char *env_lookup(const char *name)
 {
 	return getenv(name);
 }
 
-/*
- * Build a configuration: defaults < file < environment < flags, then read the header files.
- * On error, err says what and where, and *c is released.
- */
 static int load_config(const struct agent_flags *f, struct config *c, struct config_origin *o,
 		       char *err, size_t len)
 {
-	const char *file = f->config_file;
-	int rc = 0;
-
-	config_load__agent_defaults(c, o);
-	if (!file && access(CONFIG_DEFAULT_FILE, F_OK) == 0)
-		file = CONFIG_DEFAULT_FILE;
-	if (file)
-		rc = config_load__file(c, o, file, err, len);
-	if (!rc)
-		rc = config_load__env(c, o, env_lookup, err, len);
-	for (size_t i = 0; !rc && i < f->nr_sets; i++)
-		rc = config_load__set(c, o, f->sets[i].key, f->sets[i].value, CONFIG_SRC_FLAG, err,
-				      len);
-	/* --print-config shows the files' paths, and needs not read them. */
-	if (!rc && !f->print_config)
-		rc = config_load__read_header_files(c, err, len);
-	if (!rc && f->log_level >= 0)
-		c->log_level = f->log_level;
-	if (rc)
-		config__release(c);
-	return rc;
+	return config_load__all(f, c, o, env_lookup, err, len);
 }
 
 /* One running agent. The capture and the deliverer keep pointers into the configuration they
@@ -869,10 +641,16 @@ int do_agent(int argc, char **argv)
 	struct agent a = {.flags = &flags};
 	struct sigaction stop = {.sa_handler = on_stop}, hup = {.sa_handler = on_reload};
 	char err[1024];
-	int rc = parse_flags(argc, argv, &flags);
+	int rc = agent_options__parse(argc, argv, &flags, err, sizeof(err));
 
-	if (rc)
-		return rc > 0 ? 0 : EXIT_USAGE;
+	if (rc == OPTIONS_HELP) {
+		options__help(&agent_command, stdout);
+		return 0;
+	}
+	if (rc) {
+		options__usage_error(&agent_command, err);
+		return EXIT_USAGE;
+	}
 	a.cfg = calloc(1, sizeof(*a.cfg));
 	if (!a.cfg)
 		return 1;

@@ -5,11 +5,11 @@
  * deliverer's file outputs), so no format is ever translated into another directly.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/cmd_options.h"
 #include "cmd/cmds.h"
 #include "model/config.h"
 #include "formats/decode.h"
@@ -17,34 +17,44 @@
 
 #define RENDER_MAX_INPUTS 8
 
-static void render_usage(FILE *out)
-{
-	fprintf(out,
-		"Usage: hostprof render INPUT [INPUT...] -o OUTPUT [-o OUTPUT...]\n"
-		"\n"
-		"Convert profiles between formats, offline and without root. Formats go by the\n"
-		"file name:\n"
-		"  inputs:   *.pb.gz, *.pb   pprof (hostprof's, or Go's runtime/pprof files)\n"
-		"            *.otlp.pb       OTLP (binary; one profile per type it holds)\n"
-		"            *.folded        collapsed stacks ('comm;root;...;leaf COUNT')\n"
-		"  outputs:  *.html          interactive flame graph, one self-contained page\n"
-		"            *.pb.gz         pprof          *.folded     collapsed stacks\n"
-		"            *.otlp.pb       OTLP (binary)  *.otlp.json  OTLP/JSON\n"
-		"\n"
-		"Several inputs are several profile types (say cpu and off-CPU of one run): the\n"
-		"HTML page and the OTLP outputs hold them all; pprof and folded write one file\n"
-		"per type (x.pb.gz becomes x.cpu.pb.gz, x.wall.pb.gz).\n"
-		"\n"
-		"Options:\n"
-		"  -o, --output FILE   write FILE (repeatable)\n"
-		"  -h, --help          show this help\n"
+static const struct opt_def defs[] = {
+	{.name = "output",
+	 .short_name = 'o',
+	 .type = OPT_CUSTOM,
+	 .flags = OPT_F_REPEAT,
+	 .parse = config__opt_output,
+	 .value_name = "FILE",
+	 .section = "Options:",
+	 .help = "write FILE (repeatable)"},
+	{.name = "help", .short_name = 'h', .type = OPT_HELP, .help = "show this help"},
+};
+
+const struct opt_command render_command = {
+	.prog = "hostprof render",
+	.defs = defs,
+	.nr_defs = sizeof(defs) / sizeof(defs[0]),
+	.usage = "Usage: hostprof render INPUT [INPUT...] -o OUTPUT [-o OUTPUT...]\n"
+		 "\n"
+		 "Convert profiles between formats, offline and without root. Formats go by the\n"
+		 "file name:\n"
+		 "  inputs:   *.pb.gz, *.pb   pprof (hostprof's, or Go's runtime/pprof files)\n"
+		 "            *.otlp.pb       OTLP (binary; one profile per type it holds)\n"
+		 "            *.folded        collapsed stacks ('comm;root;...;leaf COUNT')\n"
+		 "  outputs:  *.html          interactive flame graph, one self-contained page\n"
+		 "            *.pb.gz         pprof          *.folded     collapsed stacks\n"
+		 "            *.otlp.pb       OTLP (binary)  *.otlp.json  OTLP/JSON\n"
+		 "\n"
+		 "Several inputs are several profile types (say cpu and off-CPU of one run): the\n"
+		 "HTML page and the OTLP outputs hold them all; pprof and folded write one file\n"
+		 "per type (x.pb.gz becomes x.cpu.pb.gz, x.wall.pb.gz).\n",
+	.epilogue =
 		"\n"
 		"Examples:\n"
 		"  hostprof render cpu.pb.gz -o cpu.html\n"
 		"  hostprof render host.folded -o host.pb.gz -o host.html\n"
 		"  go test -cpuprofile cpu.out ./... && hostprof render cpu.out.pb.gz -o go.html\n"
-		"  (rename Go's profile to end in .pb.gz: the input format goes by the name)\n");
-}
+		"  (rename Go's profile to end in .pb.gz: the input format goes by the name)\n",
+};
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -97,20 +107,44 @@ static int render_decode(const char *path, struct profile **profiles, size_t *nr
 	return e;
 }
 
+/* The inputs are argv[first..]; 0 or the exit status. Inputs may come after the outputs too:
+ * "render -o x.html in.pb.gz". */
+static int parse_render_args(int argc, char **argv, struct config *cfg, int *first)
+{
+	struct opt_ctx ctx = {.targets = {cfg}};
+	char err[512];
+	int rc = options__parse(&render_command, &ctx, argc, argv, first, err, sizeof(err));
+
+	if (rc == OPTIONS_HELP) {
+		options__help(&render_command, stdout);
+		return -1;
+	}
+	if (!rc && (*first >= argc || !cfg->nr_outputs)) {
+		snprintf(err, sizeof(err), "%s",
+			 *first >= argc ? "no input file"
+					: "no output: add -o FILE.html (or .pb.gz, ...)");
+		rc = -EINVAL;
+	}
+	if (!rc && argc - *first > RENDER_MAX_INPUTS) {
+		snprintf(err, sizeof(err), "at most %d inputs", RENDER_MAX_INPUTS);
+		rc = -EINVAL;
+	}
+	if (rc) {
+		options__usage_error(&render_command, err);
+		return 2;
+	}
+	return 0;
+}
+
 int do_render(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
 	struct profile *profiles[RENDER_MAX_INPUTS] = {0};
 	struct deliver_opts dopts = {0};
 	struct deliverer *d = NULL;
 	struct config *cfg = NULL;
-	char host[256], err[512];
+	char host[256];
 	size_t nr = 0;
-	int c, status = 1;
+	int first = 0, status = 1;
 
 	cfg = calloc(1, sizeof(*cfg));
 	if (!cfg) {
@@ -118,41 +152,13 @@ int do_render(int argc, char **argv)
 		return 1;
 	}
 	config__defaults(cfg);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			if (config__add_output(cfg, optarg, err, sizeof(err))) {
-				fprintf(stderr, "hostprof render: %s\n", err);
-				status = 2;
-				goto out;
-			}
-			break;
-		case 'h':
-			render_usage(stdout);
-			status = 0;
-			goto out;
-		default:
-			render_usage(stderr);
-			status = 2;
-			goto out;
-		}
-	}
-	/* Inputs may come after the outputs too: "render -o x.html in.pb.gz". */
-	if (optind >= argc || !cfg->nr_outputs) {
-		fprintf(stderr, "hostprof render: %s\n",
-			optind >= argc ? "no input file"
-				       : "no output: add -o FILE.html (or .pb.gz, ...)");
-		render_usage(stderr);
-		status = 2;
+	status = parse_render_args(argc, argv, cfg, &first);
+	if (status) {
+		status = status < 0 ? 0 : status;
 		goto out;
 	}
-	if (argc - optind > RENDER_MAX_INPUTS) {
-		fprintf(stderr, "hostprof render: at most %d inputs\n", RENDER_MAX_INPUTS);
-		status = 2;
-		goto out;
-	}
-	for (int i = optind; i < argc; i++) {
+	status = 1;
+	for (int i = first; i < argc; i++) {
 		if (nr == RENDER_MAX_INPUTS) {
 			fprintf(stderr, "hostprof render: at most %d profiles\n",
 				RENDER_MAX_INPUTS);

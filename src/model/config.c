@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "model/config.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +10,6 @@
 
 #include "hostprof_abi.h"
 
-#define MAX_DURATION_S (7 * 24 * 3600.0)
 /* The kernel caps perf sampling (kernel.perf_event_max_sample_rate, 100000 by default); beyond a
  * few kHz a profiler perturbs what it measures more than it learns. */
 #define MAX_FREQUENCY_HZ 10000
@@ -90,66 +87,11 @@ const char *config__own(struct config *c, const char *s)
 	return copy;
 }
 
-int config__parse_interval(const char *text, double min_s, double max_s, double *out, char *err,
-			   size_t len)
-{
-	static const struct {
-		const char *suffix;
-		double scale;
-	} units[] = {{"ms", 1e-3}, {"s", 1}, {"m", 60}, {"h", 3600}, {"", 1}};
-	char *end;
-	double v;
-
-	if (!isdigit((unsigned char)text[0]) && text[0] != '.')
-		goto bad;
-	errno = 0;
-	v = strtod(text, &end);
-	if (end == text || errno || !isfinite(v))
-		goto bad;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (!strcmp(end, units[i].suffix)) {
-			v *= units[i].scale;
-			if (v < min_s || v > max_s)
-				goto bad;
-			*out = v;
-			return 0;
-		}
-	}
-bad:
-	snprintf(err, len,
-		 "'%s' is not a duration from %g s to %g s: write it as 15s, 500ms, 2m, 1h, or a "
-		 "number of seconds",
-		 text, min_s, max_s);
-	return -EINVAL;
-}
-
-int config__parse_duration(const char *text, double *out, char *err, size_t len)
-{
-	char *end;
-	double v;
-
-	/* strtod skips leading blanks and takes signs: only plain decimal numbers are durations. */
-	if (!isdigit((unsigned char)text[0]) && text[0] != '.')
-		goto bad;
-	errno = 0;
-	v = strtod(text, &end);
-	if (end == text || *end != '\0' || errno || !isfinite(v) || v <= 0 || v > MAX_DURATION_S) {
-	bad:
-		snprintf(err, len,
-			 "'%s' is not a duration: give seconds, a number above 0 and at most "
-			 "%.0f (one week), e.g. --duration 10",
-			 text, MAX_DURATION_S);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
 int config__parse_frequency(const char *text, uint32_t *out, char *err, size_t len)
 {
 	size_t v;
 
-	if (config__parse_count(text, 1, MAX_FREQUENCY_HZ, &v, NULL, 0)) {
+	if (options__parse_count(text, 1, MAX_FREQUENCY_HZ, &v, NULL, 0)) {
 		snprintf(err, len,
 			 "'%s' is not a sampling frequency: give a whole number of Hz "
 			 "from 1 to %d, e.g. --frequency 99",
@@ -158,26 +100,6 @@ int config__parse_frequency(const char *text, uint32_t *out, char *err, size_t l
 	}
 	*out = (uint32_t)v;
 	return 0;
-}
-
-int config__parse_count(const char *text, size_t min, size_t max, size_t *out, char *err,
-			size_t len)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	if (text[0] == '-' || text[0] == '+' || text[0] == '\0')
-		goto bad;
-	v = strtoull(text, &end, 10);
-	if (*end != '\0' || errno || v < min || v > max)
-		goto bad;
-	*out = (size_t)v;
-	return 0;
-bad:
-	if (err)
-		snprintf(err, len, "'%s' is not a whole number from %zu to %zu", text, min, max);
-	return -EINVAL;
 }
 
 int config__parse_pids(struct config *c, const char *text, char *err, size_t len)
@@ -192,7 +114,7 @@ int config__parse_pids(struct config *c, const char *text, char *err, size_t len
 
 		if (n == 0 || n >= sizeof(item) ||
 		    (memcpy(item, p, n), item[n] = '\0',
-		     config__parse_count(item, 1, INT_MAX, &pid, NULL, 0))) {
+		     options__parse_count(item, 1, INT_MAX, &pid, NULL, 0))) {
 		bad:
 			snprintf(err, len,
 				 "'%s' is not a PID list: give process IDs separated by "
@@ -294,15 +216,50 @@ int config__parse_types(struct config *c, const char *text, char *err, size_t le
 	return 0;
 }
 
-int config__parse_unwind(struct config *c, const char *text, char *err, size_t len)
+/* The custom options of the option tables: their target is a struct config. */
+static struct config *cfg_of(const struct opt_def *d, struct opt_ctx *ctx)
 {
-	if (!strcmp(text, "dwarf") || !strcmp(text, "fp")) {
-		c->unwind_tables = !strcmp(text, "dwarf");
-		return 0;
-	}
-	snprintf(err, len,
-		 "unknown unwinder '%s': use dwarf (tables from .eh_frame, the default) or fp "
-		 "(frame pointers only)",
-		 text);
-	return -EINVAL;
+	return ctx->targets[d->target];
+}
+
+int config__opt_frequency(const struct opt_def *d, struct opt_ctx *ctx, const char *text, char *err,
+			  size_t len)
+{
+	return config__parse_frequency(text, &cfg_of(d, ctx)->frequency_hz, err, len);
+}
+
+void config__print_frequency(FILE *out, const struct opt_def *d, const struct opt_ctx *ctx)
+{
+	fprintf(out, "%u", ((const struct config *)ctx->targets[d->target])->frequency_hz);
+}
+
+int config__opt_types(const struct opt_def *d, struct opt_ctx *ctx, const char *text, char *err,
+		      size_t len)
+{
+	return config__parse_types(cfg_of(d, ctx), text, err, len);
+}
+
+void config__print_types(FILE *out, const struct opt_def *d, const struct opt_ctx *ctx)
+{
+	static const char *const names[] = {"cpu", "wall", "offcpu", "contention"};
+	unsigned int types = ((const struct config *)ctx->targets[d->target])->types;
+	int n = 0;
+
+	fputc('[', out);
+	for (int i = 0; i < 4; i++)
+		if (types & (1U << i))
+			fprintf(out, "%s%s", n++ ? ", " : "", names[i]);
+	fputc(']', out);
+}
+
+int config__opt_pids(const struct opt_def *d, struct opt_ctx *ctx, const char *text, char *err,
+		     size_t len)
+{
+	return config__parse_pids(cfg_of(d, ctx), text, err, len);
+}
+
+int config__opt_output(const struct opt_def *d, struct opt_ctx *ctx, const char *text, char *err,
+		       size_t len)
+{
+	return config__add_output(cfg_of(d, ctx), text, err, len);
 }

@@ -9,7 +9,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
+
+#include "base/options.h"
 
 #define CONFIG_MAX_PIDS 1024 /* the kernel filter map's size */
 #define CONFIG_MAX_OUTPUTS 8
@@ -157,23 +160,34 @@ const char *config__own(struct config *c, const char *s);
 
 /*
  * Value parsers. Each returns 0, or -EINVAL and writes into err (len bytes) what is wrong with
- * the value and what is accepted.
+ * the value and what is accepted. (Numbers, durations and booleans: base/options.h.)
  */
-int config__parse_duration(const char *text, double *out, char *err, size_t len);
-/* A duration with a unit, as config files write them: "15s", "500ms", "2m", "1h", or plain
- * seconds; from min_s to max_s. */
-int config__parse_interval(const char *text, double min_s, double max_s, double *out, char *err,
-			   size_t len);
 int config__parse_frequency(const char *text, uint32_t *out, char *err, size_t len);
-int config__parse_count(const char *text, size_t min, size_t max, size_t *out, char *err,
-			size_t len);
 /* "123" or "1,2,3": appends to c->pids. */
 int config__parse_pids(struct config *c, const char *text, char *err, size_t len);
 /* Pick the format from the file name's extension and append to c->outputs. */
 int config__add_output(struct config *c, const char *path, char *err, size_t len);
-/* "dwarf" or "fp": sets c->unwind_tables. */
-int config__parse_unwind(struct config *c, const char *text, char *err, size_t len);
 /* "cpu,wall,offcpu": sets c->types. */
 int config__parse_types(struct config *c, const char *text, char *err, size_t len);
+
+/* In an option table's row: the value goes to this field of a struct config. */
+#define CONFIG_FIELD(f)                                                                            \
+	.offset = offsetof(struct config, f), .size = sizeof(((struct config *)0)->f)
+
+/*
+ * The same parsers as custom options of the commands' option tables (base/options.h), whose
+ * target is a struct config: --frequency, --types, --pid, --output. The printers write the value
+ * as a config file does ("19", "[cpu, wall]").
+ */
+int config__opt_frequency(const struct opt_def *d, struct opt_ctx *ctx, const char *text, char *err,
+			  size_t len);
+void config__print_frequency(FILE *out, const struct opt_def *d, const struct opt_ctx *ctx);
+int config__opt_types(const struct opt_def *d, struct opt_ctx *ctx, const char *text, char *err,
+		      size_t len);
+void config__print_types(FILE *out, const struct opt_def *d, const struct opt_ctx *ctx);
+int config__opt_pids(const struct opt_def *d, struct opt_ctx *ctx, const char *text, char *err,
+		     size_t len);
+int config__opt_output(const struct opt_def *d, struct opt_ctx *ctx, const char *text, char *err,
+		       size_t len);
 
 #endif /* HOSTPROF_CONFIG_H */

@@ -1,25 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* The flag value parsers: good values, and bad ones rejected with a message naming the fix. */
+/* The flag value parsers: good values, and bad ones rejected with a message naming the fix.
+ * (Durations and the other option types: test_options.c.) */
 #include <errno.h>
 
 #include "check.h"
 #include "model/config.h"
-
-static void test_duration(void)
-{
-	char err[256];
-	double d = 0;
-
-	CHECK(config__parse_duration("5", &d, err, sizeof(err)) == 0 && d == 5.0, "5 -> %f", d);
-	CHECK(config__parse_duration("0.5", &d, err, sizeof(err)) == 0 && d == 0.5, "0.5 -> %f", d);
-	const char *bad[] = {"", "abc", "-1", "0", "5s", "1e9", "nan", "inf", " 5"};
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		err[0] = '\0';
-		CHECK(config__parse_duration(bad[i], &d, err, sizeof(err)) == -EINVAL,
-		      "'%s' accepted", bad[i]);
-		CHECK(strstr(err, "duration") != NULL, "message for '%s': %s", bad[i], err);
-	}
-}
 
 static void test_frequency(void)
 {
@@ -90,9 +75,10 @@ static void test_count(void)
 	size_t n = 0;
 	char err[128];
 
-	CHECK(config__parse_count("10", 1, 1000, &n, err, sizeof(err)) == 0 && n == 10, "n=%zu", n);
-	CHECK(config__parse_count("0", 1, 1000, &n, err, sizeof(err)) == -EINVAL, "0 accepted");
-	CHECK(config__parse_count("+5", 1, 1000, &n, err, sizeof(err)) == -EINVAL, "+5 accepted");
+	CHECK(options__parse_count("10", 1, 1000, &n, err, sizeof(err)) == 0 && n == 10, "n=%zu",
+	      n);
+	CHECK(options__parse_count("0", 1, 1000, &n, err, sizeof(err)) == -EINVAL, "0 accepted");
+	CHECK(options__parse_count("+5", 1, 1000, &n, err, sizeof(err)) == -EINVAL, "+5 accepted");
 }
 
 static void test_types(void)
@@ -115,7 +101,6 @@ static void test_types(void)
 int main(void)
 {
 	test_types();
-	test_duration();
 	test_frequency();
 	test_pids();
 	test_outputs();
