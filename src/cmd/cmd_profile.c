@@ -263,12 +263,13 @@ static void print_unwinding(struct capture *cap)
 		walks += u.stops[i];
 	printf("User stacks: %" PRIu64 " walked with unwind tables (%zu binaries: %" PRIu64
 	       " built, %" PRIu64 " from the disk cache; %" PRIu64 " of %" PRIu64
-	       " rows; %.0f ms to load):",
+	       " rows; %.0f ms to load)",
 	       walks, u.tables.binaries, u.tables.tables_built, u.tables.tables_cached,
 	       u.tables.rows_used, u.tables.rows_capacity, u.tables.build_ns / 1e6);
+	/* Why the walks ended, when there were any: no dangling colon after none. */
 	for (int i = 0, n = 0; i < HP_UNWIND_STOP__COUNT; i++)
 		if (u.stops[i])
-			printf("%s %s %" PRIu64, n++ ? "," : "", reasons[i], u.stops[i]);
+			printf("%s %s %" PRIu64, n++ ? "," : ":", reasons[i], u.stops[i]);
 	printf("\n");
 	if (u.tables.no_room)
 		printf("  %" PRIu64 " binaries did not fit the rows map and use frame pointers: "
@@ -350,6 +351,32 @@ static void print_stats(struct run *r)
 		       "all of the above, and more");
 }
 
+/*
+ * A CPU sample is a CPU found running something, so an idle host gives a handful of samples in a
+ * few seconds: say so, lest a person take it for a broken profiler. Under 1% of what the CPUs
+ * could have given counts as idle.
+ */
+static void print_idle_hint(const struct run *r, uint64_t samples, double elapsed_s, int nr_cpus)
+{
+	const struct config *c = r->cfg;
+	double possible = elapsed_s * c->frequency_hz * (nr_cpus > 0 ? nr_cpus : 1);
+
+	if (!(c->types & PROFILE_TYPE_CPU) || c->include_idle || possible < 100 ||
+	    samples >= possible / 100)
+		return;
+	if (c->all)
+		printf("The host was nearly idle: %" PRIu64 " samples of a possible %.0f (%u Hz x "
+		       "%d CPUs x %.1f s). Samples are taken only while a CPU runs something, so "
+		       "this is an idle host, not a fault: run a workload, or add --include-idle "
+		       "to count idle time too.\n",
+		       samples, possible, c->frequency_hz, nr_cpus, elapsed_s);
+	else
+		printf("The targets were nearly idle: %" PRIu64 " samples of a possible %.0f. "
+		       "They spent their time off the CPU: --types wall shows where they "
+		       "waited.\n",
+		       samples, possible);
+}
+
 static void print_summary(struct run *r, double elapsed_s)
 {
 	const struct collector_stats *st = capture__stats(r->cap);
@@ -368,6 +395,7 @@ static void print_summary(struct run *r, double elapsed_s)
 	       " recorded, %" PRIu64 " lost; %zu process%s\n",
 	       elapsed_s, r->cfg->frequency_hz, capture__nr_cpus(r->cap), st->samples_seen,
 	       st->samples_drained, lost_whole, procs, procs == 1 ? "" : "es");
+	print_idle_hint(r, st->samples_seen, elapsed_s, capture__nr_cpus(r->cap));
 	for (int i = 0; i < HP_LOSS__COUNT; i++) {
 		if (!st->losses[i])
 			continue;
