@@ -12,7 +12,13 @@
 #include <strings.h>
 #include <sys/time.h>
 
+#include "base/curl_global.h"
 #include "base/log.h"
+#include "base/log_text.h"
+#include "base/url.h"
+#include "export/otlp_response.h"
+#include "export/rpc_status.h"
+#include "export/transport_curl.h"
 #include "export/transport_impl.h"
 
 /* What we keep of a response body: enough for any partial_success or error message. */
@@ -171,9 +177,8 @@ static void read_success(struct http_transport *t, struct send_result *res)
 
 	if (t->protocol != EXPORT_OTLP_HTTP_PROTOBUF && t->protocol != EXPORT_OTLP_HTTP_JSON)
 		return;
-	if (t->body_cut ||
-	    transport__parse_export_response(t->body, t->body_len, body_is_json(t), &rejected,
-					     res->message, sizeof(res->message))) {
+	if (t->body_cut || otlp_response__parse(t->body, t->body_len, body_is_json(t), &rejected,
+						res->message, sizeof(res->message))) {
 		/* Delivered all the same: the receiver said 2xx. */
 		log_debug("%s: could not decode the %zu-byte success response (%s); taken as "
 			  "full success",
@@ -195,8 +200,8 @@ static void read_refusal(struct http_transport *t, struct send_result *res)
 	if (res->code >= 300 && res->code < 400) {
 		char masked[sizeof(t->location)], clean[sizeof(t->location)];
 
-		transport__mask_url(t->location, masked, sizeof(masked));
-		transport__sanitize(clean, sizeof(clean), masked, strlen(masked));
+		url__mask(t->location, masked, sizeof(masked));
+		log_text__sanitize(clean, sizeof(clean), masked, strlen(masked));
 		snprintf(res->message, sizeof(res->message),
 			 "HTTP %ld: redirect to '%s' not followed; configure the final URL",
 			 res->code, clean);
@@ -207,12 +212,11 @@ static void read_refusal(struct http_transport *t, struct send_result *res)
 		/* OTLP says failures carry a google.rpc.Status. */
 		int32_t code;
 
-		if (transport__parse_rpc_status(t->body, t->body_len, &code, said, sizeof(said),
-						&retry_info))
+		if (rpc_status__parse(t->body, t->body_len, &code, said, sizeof(said), &retry_info))
 			said[0] = '\0';
 	}
 	if (!said[0])
-		transport__sanitize(said, sizeof(said), t->body, t->body_len);
+		log_text__sanitize(said, sizeof(said), t->body, t->body_len);
 	if (t->body_cut && strlen(said) + 4 < sizeof(said) && !strstr(said, "..."))
 		strcat(said, "...");
 	snprintf(res->message, sizeof(res->message), "HTTP %ld: %s", res->code,
@@ -381,8 +385,8 @@ struct transport *transport_http__new(const struct endpoint_config *cfg)
 	char err[256], masked[512];
 	int rc = -EINVAL;
 
-	transport__mask_url(cfg->url, masked, sizeof(masked));
-	if (transport__check_url(cfg->url, err, sizeof(err))) {
+	url__mask(cfg->url, masked, sizeof(masked));
+	if (url__check_http(cfg->url, err, sizeof(err))) {
 		log_error("%s endpoint '%s': %s", protocol_name(cfg->protocol), masked, err);
 		goto fail;
 	}
@@ -393,7 +397,7 @@ struct transport *transport_http__new(const struct endpoint_config *cfg)
 			  protocol_name(cfg->protocol), masked);
 		goto fail;
 	}
-	rc = transport__curl_global();
+	rc = curl_global__init_once();
 	if (rc)
 		goto fail;
 	rc = -ENOMEM;
@@ -416,7 +420,7 @@ struct transport *transport_http__new(const struct endpoint_config *cfg)
 	}
 	if (!t->url)
 		goto fail;
-	transport__mask_url(t->url, masked, sizeof(masked));
+	url__mask(t->url, masked, sizeof(masked));
 	if (asprintf(&t->describe, "%s %s", protocol_name(cfg->protocol), masked) < 0) {
 		t->describe = NULL;
 		goto fail;
