@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -116,4 +117,16 @@ void url__mask(const char *url, char *buf, size_t len)
 		snprintf(buf, len, "%s", url);
 	else
 		snprintf(buf, len, "%.*s***%s", (int)(auth - url), url, at);
+}
+
+char *url__join(const char *base, const char *path)
+{
+	size_t len = strlen(base);
+	char *s;
+
+	while (len && base[len - 1] == '/')
+		len--;
+	if (asprintf(&s, "%.*s%s", (int)len, base, path) < 0)
+		return NULL;
+	return s;
 }

@@ -15,6 +15,12 @@
  */
 int url__check_http(const char *url, char *err, size_t errlen);
 
+/*
+ * base + path with exactly one '/' between them (the base's own path is kept, trailing slashes
+ * go): a malloc'ed string, or NULL when out of memory.
+ */
+char *url__join(const char *base, const char *path);
+
 /* url with any "user:password@" replaced by "***@", for logs. Always NUL-terminates buf. */
 void url__mask(const char *url, char *buf, size_t len);
 

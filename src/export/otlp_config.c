@@ -360,19 +360,6 @@ static const char *url_path(const char *url)
 	return p + strcspn(p, "/?#");
 }
 
-/* base + path with exactly one '/' between them (the base's own path is kept). */
-static char *url_join(const char *base, const char *path)
-{
-	size_t len = strlen(base);
-	char *s;
-
-	while (len && base[len - 1] == '/')
-		len--;
-	if (asprintf(&s, "%.*s%s", (int)len, base, path) < 0)
-		return NULL;
-	return s;
-}
-
 static int resolve_url(struct resolver *r, const struct setting *ep, bool from_base, bool from_flag,
 		       enum export_protocol proto, bool insecure, char **out)
 {
@@ -404,9 +391,9 @@ static int resolve_url(struct resolver *r, const struct setting *ep, bool from_b
 	} else {
 		path = url_path(ep->value);
 		if (from_base) {
-			*out = url_join(ep->value, OTLP_PROFILES_PATH);
+			*out = url__join(ep->value, OTLP_PROFILES_PATH);
 		} else if (from_flag && (!*path || !strcmp(path, "/"))) {
-			*out = url_join(ep->value, OTLP_PROFILES_PATH);
+			*out = url__join(ep->value, OTLP_PROFILES_PATH);
 			if (*out) {
 				char final[sizeof(masked)];
 

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <zlib.h>
 
+#include "base/curl_client.h"
 #include "base/log.h"
 #include "base/log_text.h"
 #include "base/url.h"
@@ -208,6 +209,13 @@ int transport__append_headers(struct curl_slist **list, const struct export_head
 	return 0;
 }
 
+void transport__free_headers(struct curl_slist *list)
+{
+	for (struct curl_slist *l = list; l; l = l->next)
+		explicit_bzero(l->data, strlen(l->data));
+	curl_slist_free_all(list);
+}
+
 void transport__log_header_names(const char *who, const struct export_header *h, size_t n)
 {
 	char names[512];
@@ -243,40 +251,20 @@ static int deadline_progress(void *clientp, curl_off_t dltotal, curl_off_t dlnow
 int transport__curl_setup(CURL *h, const struct endpoint_config *cfg, struct transport *t,
 			  char *errbuf)
 {
-	CURLcode rc = CURLE_OK;
+	struct curl_client_opts o = {
+		.insecure = cfg->insecure,
+		.ca_file = cfg->ca_file,
+		.user_agent = cfg->user_agent,
+		.timeout_ms = cfg->timeout_ms,
+		.errbuf = errbuf,
+		.progress = deadline_progress,
+		.progress_arg = t,
+	};
+	CURLcode rc;
 
-#define SETOPT(opt, val)                                                                           \
-	do {                                                                                       \
-		if (rc == CURLE_OK)                                                                \
-			rc = curl_easy_setopt(h, opt, val);                                        \
-	} while (0)
-
-	errbuf[0] = '\0';
-	SETOPT(CURLOPT_ERRORBUFFER, errbuf);
-	/* libcurl's signal-based DNS timeouts are not safe with threads. */
-	SETOPT(CURLOPT_NOSIGNAL, 1L);
-	SETOPT(CURLOPT_SSL_VERIFYPEER, cfg->insecure ? 0L : 1L);
-	SETOPT(CURLOPT_SSL_VERIFYHOST, cfg->insecure ? 0L : 2L);
-	if (cfg->ca_file)
-		SETOPT(CURLOPT_CAINFO, cfg->ca_file);
-	if (cfg->user_agent)
-		SETOPT(CURLOPT_USERAGENT, cfg->user_agent);
-	if (cfg->timeout_ms > 0) {
-		SETOPT(CURLOPT_TIMEOUT_MS, cfg->timeout_ms);
-		SETOPT(CURLOPT_CONNECTTIMEOUT_MS, cfg->timeout_ms);
-	}
-#if LIBCURL_VERSION_NUM >= 0x075500
-	SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
-#else
-	SETOPT(CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
-	/* A redirect would replay our credentials to wherever it points: never follow. */
-	SETOPT(CURLOPT_FOLLOWLOCATION, 0L);
-	SETOPT(CURLOPT_TCP_KEEPALIVE, 1L);
-	SETOPT(CURLOPT_NOPROGRESS, 0L);
-	SETOPT(CURLOPT_XFERINFOFUNCTION, deadline_progress);
-	SETOPT(CURLOPT_XFERINFODATA, t);
-#undef SETOPT
+	rc = curl_client__setup(h, &o);
+	if (rc == CURLE_OK)
+		rc = curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
 	if (rc != CURLE_OK) {
 		log_error("libcurl: setting up the endpoint failed: %s", curl_easy_strerror(rc));
 		return -EINVAL;

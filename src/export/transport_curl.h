@@ -63,6 +63,9 @@ int64_t transport__parse_retry_after(const char *value, int64_t now_unix_ms);
 int transport__append_headers(struct curl_slist **list, const struct export_header *h, size_t n,
 			      char *err, size_t errlen);
 
+/* Free a header list, first scrubbing its lines: they hold tokens. NULL is fine. */
+void transport__free_headers(struct curl_slist *list);
+
 /* A debug line "<who>: request headers: a, b, c": names only, values are secrets. */
 void transport__log_header_names(const char *who, const struct export_header *h, size_t n);
 

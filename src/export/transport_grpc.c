@@ -19,7 +19,7 @@
 
 #include <curl/curl.h>
 
-#include "base/curl_global.h"
+#include "base/curl_client.h"
 #include "base/gzip.h"
 #include "base/log.h"
 #include "base/log_text.h"
@@ -496,7 +496,8 @@ static void grpc_delete(struct transport *base)
 		return;
 	if (t->curl)
 		curl_easy_cleanup(t->curl);
-	curl_slist_free_all(t->headers);
+	/* It holds the configured headers' values: scrubbed, not just freed. */
+	transport__free_headers(t->headers);
 	free(t->desc);
 	free(t);
 }
@@ -662,7 +663,7 @@ static int grpc_curl(struct grpc_transport *t, const struct endpoint_config *cfg
 		log_error("OTLP/gRPC: libcurl %s was built without HTTP/2", info->version);
 		return -EINVAL;
 	}
-	err = curl_global__init_once();
+	err = curl_client__global_init();
 	if (err)
 		return err;
 	t->curl = curl_easy_init();

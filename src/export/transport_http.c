@@ -12,7 +12,7 @@
 #include <strings.h>
 #include <sys/time.h>
 
-#include "base/curl_global.h"
+#include "base/curl_client.h"
 #include "base/log.h"
 #include "base/log_text.h"
 #include "base/url.h"
@@ -285,9 +285,7 @@ static void http_delete(struct transport *base)
 
 	if (t->curl)
 		curl_easy_cleanup(t->curl);
-	for (struct curl_slist *l = t->headers; l; l = l->next)
-		explicit_bzero(l->data, strlen(l->data));
-	curl_slist_free_all(t->headers);
+	transport__free_headers(t->headers);
 	free(t->body);
 	free(t->url);
 	free(t->describe);
@@ -366,19 +364,6 @@ static int build_headers(struct http_transport *t, const struct endpoint_config 
 	return rc;
 }
 
-/* base + suffix with exactly one '/' between them. */
-static char *join_url(const char *base, const char *suffix)
-{
-	size_t len = strlen(base);
-	char *s;
-
-	while (len && base[len - 1] == '/')
-		len--;
-	if (asprintf(&s, "%.*s%s", (int)len, base, suffix) < 0)
-		return NULL;
-	return s;
-}
-
 struct transport *transport_http__new(const struct endpoint_config *cfg)
 {
 	struct http_transport *t = NULL;
@@ -397,7 +382,7 @@ struct transport *transport_http__new(const struct endpoint_config *cfg)
 			  protocol_name(cfg->protocol), masked);
 		goto fail;
 	}
-	rc = curl_global__init_once();
+	rc = curl_client__global_init();
 	if (rc)
 		goto fail;
 	rc = -ENOMEM;
@@ -409,10 +394,10 @@ struct transport *transport_http__new(const struct endpoint_config *cfg)
 	t->gzip = cfg->gzip;
 	switch (cfg->protocol) {
 	case EXPORT_PYROSCOPE_PUSH:
-		t->url = join_url(cfg->url, "/push.v1.PusherService/Push");
+		t->url = url__join(cfg->url, "/push.v1.PusherService/Push");
 		break;
 	case EXPORT_PYROSCOPE_INGEST:
-		t->url = join_url(cfg->url, "/ingest");
+		t->url = url__join(cfg->url, "/ingest");
 		break;
 	default:
 		t->url = strdup(cfg->url); /* as configured: OneUptime's path is not OTLP's */

@@ -26,7 +26,7 @@
 
 #include <curl/curl.h>
 
-#include "base/curl_global.h"
+#include "base/curl_client.h"
 #include "base/log.h"
 #include "base/log_text.h"
 #include "base/url.h"
@@ -155,13 +155,24 @@ static int on_progress(void *clientp, curl_off_t dltotal, curl_off_t dlnow, curl
 
 static int setup_curl(struct kubelet *k)
 {
-	CURLcode rc = CURLE_OK;
+	/* The token goes nowhere but the kubelet: no redirects (curl_client__setup()). */
+	struct curl_client_opts o = {
+		.insecure = k->insecure,
+		.ca_file = k->ca_file,
+		.user_agent = USER_AGENT,
+		.timeout_ms = (long)k->timeout_ms,
+		.errbuf = k->errbuf,
+		.progress = on_progress,
+		.progress_arg = k,
+	};
+	CURLcode rc;
 
-	if (curl_global__init_once())
+	if (curl_client__global_init())
 		return -EIO;
 	k->curl = curl_easy_init();
 	if (!k->curl)
 		return -ENOMEM;
+	rc = curl_client__setup(k->curl, &o);
 #define SETOPT(opt, val)                                                                           \
 	do {                                                                                       \
 		if (rc == CURLE_OK)                                                                \
@@ -169,29 +180,9 @@ static int setup_curl(struct kubelet *k)
 	} while (0)
 	SETOPT(CURLOPT_URL, k->url);
 	SETOPT(CURLOPT_HTTPGET, 1L);
-	SETOPT(CURLOPT_ERRORBUFFER, k->errbuf);
-	/* libcurl's signal-based DNS timeouts are not safe with threads. */
-	SETOPT(CURLOPT_NOSIGNAL, 1L);
-	SETOPT(CURLOPT_SSL_VERIFYPEER, k->insecure ? 0L : 1L);
-	SETOPT(CURLOPT_SSL_VERIFYHOST, k->insecure ? 0L : 2L);
-	if (k->ca_file)
-		SETOPT(CURLOPT_CAINFO, k->ca_file);
-	SETOPT(CURLOPT_TIMEOUT_MS, (long)k->timeout_ms);
-	SETOPT(CURLOPT_CONNECTTIMEOUT_MS, (long)k->timeout_ms);
-#if LIBCURL_VERSION_NUM >= 0x075500
-	SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
-#else
-	SETOPT(CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
-	/* A redirect would replay the token to wherever it points: never follow. */
-	SETOPT(CURLOPT_FOLLOWLOCATION, 0L);
 	SETOPT(CURLOPT_ACCEPT_ENCODING, ""); /* whatever libcurl can decode */
-	SETOPT(CURLOPT_USERAGENT, USER_AGENT);
 	SETOPT(CURLOPT_WRITEFUNCTION, on_body);
 	SETOPT(CURLOPT_WRITEDATA, k);
-	SETOPT(CURLOPT_NOPROGRESS, 0L);
-	SETOPT(CURLOPT_XFERINFOFUNCTION, on_progress);
-	SETOPT(CURLOPT_XFERINFODATA, k);
 #undef SETOPT
 	if (rc != CURLE_OK) {
 		log_error("kubelet %s: setting up libcurl failed: %s", k->shown,
