@@ -302,6 +302,7 @@ static void test_retry_after(void)
 		  2000);
 	CHECK_U64(transport__parse_retry_after("Sun Nov  6 08:49:37 1994", then - 1000), 1000);
 	CHECK_U64(transport__parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", then + 9000), 0);
+	CHECK_U64(transport__parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT  ", then), 0);
 	const char *bad[] = {NULL,
 			     "",
 			     "-1",
@@ -349,6 +350,10 @@ static void test_urls_and_headers(void)
 	CHECK_STR(buf, "https://***@h:1/p?q=a@b");
 	url__mask("https://h/p@x", buf, sizeof(buf));
 	CHECK_STR(buf, "https://h/p@x");
+	char *joined = url__join("https://h:1/base//", "/ingest");
+	CHECK(joined && !strcmp(joined, "https://h:1/base/ingest"), "join: %s",
+	      joined ? joined : "(null)");
+	free(joined);
 
 	CHECK(transport__check_header("x-oneuptime-token", "abc def") == 0, "good header");
 	CHECK(transport__check_header("x-token", "") == 0, "empty value");
