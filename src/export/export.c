@@ -22,8 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/log.h"
-#include "export/transport_impl.h"
+#include "export/transport.h"
 
 #define DEFAULT_QUEUE_BYTES (64u << 20)
 #define DEFAULT_INITIAL_BACKOFF_MS 1000
@@ -102,7 +103,7 @@ static void unlink_entry(struct exporter *e, struct qent *q)
 
 static int64_t mono_ms(void)
 {
-	return transport__now_ms();
+	return (int64_t)(clock__ns(CLOCK_MONOTONIC) / 1000000);
 }
 
 static void abs_timespec(int64_t mono_deadline_ms, struct timespec *ts)

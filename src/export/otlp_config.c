@@ -15,7 +15,8 @@
 #include <strings.h>
 
 #include "base/log.h"
-#include "export/transport_impl.h"
+#include "base/url.h"
+#include "export/transport.h"
 
 #ifdef HOSTPROF_VERSION
 #define USER_AGENT "hostprof/" HOSTPROF_VERSION
@@ -359,19 +360,6 @@ static const char *url_path(const char *url)
 	return p + strcspn(p, "/?#");
 }
 
-/* base + path with exactly one '/' between them (the base's own path is kept). */
-static char *url_join(const char *base, const char *path)
-{
-	size_t len = strlen(base);
-	char *s;
-
-	while (len && base[len - 1] == '/')
-		len--;
-	if (asprintf(&s, "%.*s%s", (int)len, base, path) < 0)
-		return NULL;
-	return s;
-}
-
 static int resolve_url(struct resolver *r, const struct setting *ep, bool from_base, bool from_flag,
 		       enum export_protocol proto, bool insecure, char **out)
 {
@@ -379,9 +367,9 @@ static int resolve_url(struct resolver *r, const struct setting *ep, bool from_b
 	const char *path;
 
 	*out = NULL;
-	transport__mask_url(ep->value, masked, sizeof(masked));
+	url__mask(ep->value, masked, sizeof(masked));
 	/* Check what was given before adding to it, so that the message shows the user's URL. */
-	if (proto != EXPORT_OTLP_GRPC && transport__check_url(ep->value, why, sizeof(why))) {
+	if (proto != EXPORT_OTLP_GRPC && url__check_http(ep->value, why, sizeof(why))) {
 		snprintf(r->err, r->errlen, "%s: '%s': %s", ep->source, masked, why);
 		return -EINVAL;
 	}
@@ -403,13 +391,13 @@ static int resolve_url(struct resolver *r, const struct setting *ep, bool from_b
 	} else {
 		path = url_path(ep->value);
 		if (from_base) {
-			*out = url_join(ep->value, OTLP_PROFILES_PATH);
+			*out = url__join(ep->value, OTLP_PROFILES_PATH);
 		} else if (from_flag && (!*path || !strcmp(path, "/"))) {
-			*out = url_join(ep->value, OTLP_PROFILES_PATH);
+			*out = url__join(ep->value, OTLP_PROFILES_PATH);
 			if (*out) {
 				char final[sizeof(masked)];
 
-				transport__mask_url(*out, final, sizeof(final));
+				url__mask(*out, final, sizeof(final));
 				log_info("%s has no path: sending to %s (the OTLP default path)",
 					 ep->source, final);
 			}
@@ -419,7 +407,7 @@ static int resolve_url(struct resolver *r, const struct setting *ep, bool from_b
 		if (!*out)
 			goto nomem;
 	}
-	if (transport__check_url(*out, why, sizeof(why))) {
+	if (url__check_http(*out, why, sizeof(why))) {
 		snprintf(r->err, r->errlen, "%s: '%s': %s", ep->source, masked, why);
 		free(*out);
 		*out = NULL;
@@ -537,8 +525,8 @@ int otlp_config__resolve_pyroscope(const char *url, const char *api, const char 
 			 "--pyroscope-api: unknown API '%.40s' (accepted: push, ingest)", api);
 		return -EINVAL;
 	}
-	transport__mask_url(url, masked, sizeof(masked));
-	if (transport__check_url(url, why, sizeof(why))) {
+	url__mask(url, masked, sizeof(masked));
+	if (url__check_http(url, why, sizeof(why))) {
 		snprintf(err, errlen, "--pyroscope-url: '%s': %s", masked, why);
 		return -EINVAL;
 	}
@@ -611,7 +599,7 @@ int otlp_config__describe(const struct endpoint_config *c, char *buf, size_t len
 
 	if (!len)
 		return -ENOSPC;
-	transport__mask_url(c->url, masked, sizeof(masked));
+	url__mask(c->url, masked, sizeof(masked));
 #define PUT(...)                                                                                   \
 	do {                                                                                       \
 		w = snprintf(buf + off, len - off, __VA_ARGS__);                                   \

@@ -3,7 +3,8 @@
  * Transports: one endpoint each, sending one encoded payload per call, and saying whether the
  * receiver took it, wants it again later, or refused it for good. No queueing or retrying here:
  * that is export.c's. Implementations: transport_http.c (OTLP/HTTP, Pyroscope push and ingest)
- * and transport_grpc.c (OTLP/gRPC over HTTP/2), both on libcurl.
+ * and transport_grpc.c (OTLP/gRPC over HTTP/2), both on libcurl (transport_curl.c). This is the
+ * whole interface for their users; transport_impl.h is for the implementations alone.
  */
 #ifndef HOSTPROF_TRANSPORT_H
 #define HOSTPROF_TRANSPORT_H
@@ -11,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "formats/payload.h"
 
 enum export_protocol {
 	EXPORT_OTLP_HTTP_PROTOBUF = 0, /* POST url, application/x-protobuf */
@@ -38,16 +41,6 @@ struct endpoint_config {
 	const char *user_agent; /* "hostprof/VERSION" */
 };
 
-/* One encoded profile request. */
-struct export_payload {
-	uint8_t *body; /* malloc'ed; owned by the payload */
-	size_t len;
-	char *query; /* malloc'ed or NULL; for EXPORT_PYROSCOPE_INGEST: "name=...&from=...&..." */
-	char *what;  /* malloc'ed or NULL; for logs, e.g. "cpu profile of 12 processes, 10 s" */
-};
-
-void export_payload__release(struct export_payload *p);
-
 enum send_outcome {
 	SEND_OK = 0, /* delivered (a partial success is delivered too: never resent) */
 	SEND_RETRY,  /* not delivered, may succeed later: 429/502/503/504, connection failure,
@@ -73,5 +66,17 @@ void transport__delete(struct transport *t);
 int transport__send(struct transport *t, const struct export_payload *p, struct send_result *res);
 /* "OTLP/HTTP https://host:4318/v1development/profiles": no credentials, no headers. */
 const char *transport__describe(const struct transport *t);
+/*
+ * From now on, a send in progress gives up once CLOCK_MONOTONIC passes deadline_mono_ms (ms), and
+ * a new one does not start; 0 clears it. May be called from any thread, also during a send: this
+ * is how shutdown interrupts a request that has no timeout of its own.
+ */
+void transport__set_deadline(struct transport *t, int64_t deadline_mono_ms);
+
+/*
+ * A header name must be an RFC 9110 token and a value free of CR, LF and NUL. 0 or -EINVAL.
+ * The transports check every configured header; configuration checks them first to say so early.
+ */
+int transport__check_header(const char *name, const char *value);
 
 #endif /* HOSTPROF_TRANSPORT_H */

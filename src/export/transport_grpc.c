@@ -18,9 +18,15 @@
 #include <strings.h>
 
 #include <curl/curl.h>
-#include <zlib.h>
 
+#include "base/curl_client.h"
+#include "base/gzip.h"
 #include "base/log.h"
+#include "base/log_text.h"
+#include "base/url.h"
+#include "export/otlp_response.h"
+#include "export/rpc_status.h"
+#include "export/transport_curl.h"
 #include "export/transport_impl.h"
 
 #define GRPC_METHOD_PATH                                                                           \
@@ -246,102 +252,6 @@ static size_t percent_decode(char *dst, size_t dstlen, const char *src)
 	return n;
 }
 
-static int base64_value(char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+' || c == '-')
-		return 62;
-	if (c == '/' || c == '_')
-		return 63;
-	return -1;
-}
-
-/* -bin metadata is base64, padded or not (gRPC lets senders drop the padding). */
-static int base64_decode(const char *s, uint8_t **out, size_t *out_len)
-{
-	size_t len = strlen(s), n = 0, i;
-	uint32_t acc = 0;
-	int bits = 0;
-	uint8_t *buf;
-
-	while (len && s[len - 1] == '=')
-		len--;
-	buf = malloc(len * 3 / 4 + 1);
-	if (!buf)
-		return -ENOMEM;
-	for (i = 0; i < len; i++) {
-		int v = base64_value(s[i]);
-
-		if (v < 0) {
-			free(buf);
-			return -EBADMSG;
-		}
-		acc = acc << 6 | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			buf[n++] = (uint8_t)(acc >> bits);
-		}
-	}
-	*out = buf;
-	*out_len = n;
-	return 0;
-}
-
-/* Inflate a gzip'ed answer message, refusing to grow past GRPC_MAX_ANSWER. */
-static int gunzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
-{
-	z_stream zs = {0};
-	size_t cap = 4096;
-	uint8_t *buf = NULL, *b;
-	int zr, err;
-
-	if (inflateInit2(&zs, 15 + 16) != Z_OK)
-		return -ENOMEM;
-	zs.next_in = (Bytef *)in;
-	zs.avail_in = (uInt)len; /* len <= GRPC_MAX_ANSWER */
-	do {
-		if (!buf || zs.avail_out == 0) {
-			if (buf && cap >= GRPC_MAX_ANSWER) {
-				err = -EMSGSIZE;
-				goto out;
-			}
-			cap = buf ? cap * 2 : cap;
-			b = realloc(buf, cap);
-			if (!b) {
-				err = -ENOMEM;
-				goto out;
-			}
-			buf = b;
-			zs.next_out = buf + zs.total_out;
-			zs.avail_out = (uInt)(cap - zs.total_out);
-		}
-		zr = inflate(&zs, Z_NO_FLUSH);
-		if (zr != Z_OK && zr != Z_STREAM_END) {
-			err = zr == Z_MEM_ERROR ? -ENOMEM : -EBADMSG;
-			goto out;
-		}
-		/* Input exhausted before the end of the gzip stream: a cut message. */
-		if (zr == Z_OK && zs.avail_in == 0 && zs.avail_out != 0) {
-			err = -EBADMSG;
-			goto out;
-		}
-	} while (zr != Z_STREAM_END);
-	*out = buf;
-	*out_len = zs.total_out;
-	buf = NULL;
-	err = 0;
-out:
-	inflateEnd(&zs);
-	free(buf);
-	return err;
-}
-
 /*
  * The answer's one message, unframed (and inflated into *inflated when it was compressed).
  * An empty body is no message at all. 0, or -errno with *why saying what was wrong.
@@ -349,6 +259,7 @@ out:
 static int answer_message(const struct grpc_answer *a, uint8_t **inflated, const uint8_t **msg,
 			  size_t *len, const char **why)
 {
+	char detail[128]; /* gzip's own words: *why is more use in a send's one line */
 	uint32_t n;
 	int err;
 
@@ -384,9 +295,10 @@ static int answer_message(const struct grpc_answer *a, uint8_t **inflated, const
 		*why = "compressed message without grpc-encoding gzip";
 		return -EBADMSG;
 	}
-	err = gunzip(a->body + GRPC_FRAME_HDR, n, inflated, len);
+	err = gzip__inflate(a->body + GRPC_FRAME_HDR, n, GRPC_MAX_ANSWER, inflated, len, detail,
+			    sizeof(detail));
 	if (err) {
-		*why = err == -EMSGSIZE ? "message inflates past 4 MiB" : "bad gzip message";
+		*why = err == -EFBIG ? "message inflates past 4 MiB" : "bad gzip message";
 		return err;
 	}
 	*msg = *inflated;
@@ -406,8 +318,8 @@ static void read_success(const struct grpc_answer *a, struct send_result *res)
 	res->code = GRPC_OK;
 	if (answer_message(a, &inflated, &msg, &len, &why) < 0) {
 		set_message(res, "delivered, but the answer was not understood: %s", why);
-	} else if (transport__parse_export_response(msg, len, false, &rejected, res->message,
-						    sizeof(res->message)) < 0) {
+	} else if (otlp_response__parse(msg, len, false, &rejected, res->message,
+					sizeof(res->message)) < 0) {
 		set_message(res, "delivered, but the answer was not understood: bad "
 				 "ExportProfilesServiceResponse");
 	} else {
@@ -422,24 +334,12 @@ static void read_success(const struct grpc_answer *a, struct send_result *res)
  */
 static int answer_retry_delay(const struct grpc_answer *a, int64_t *delay)
 {
-	uint8_t *bin = NULL;
-	size_t len = 0;
-	int32_t code;
-	char msg[8];
-	int err;
-
 	*delay = -1;
 	if (a->details_cut)
 		return -EBADMSG;
 	if (!a->details)
 		return 0;
-	err = base64_decode(a->details, &bin, &len);
-	if (!err)
-		err = transport__parse_rpc_status(bin, len, &code, msg, sizeof(msg), delay);
-	free(bin);
-	if (err)
-		*delay = -1;
-	return err;
+	return rpc_status__retry_delay_base64(a->details, delay);
 }
 
 /*
@@ -485,7 +385,7 @@ static void read_answer(struct grpc_transport *t, struct grpc_answer *a, struct 
 		res->outcome = transport__classify_grpc(code, false);
 		/* What a proxy says in its body is the best clue there is; a gRPC body is not. */
 		if (strncasecmp(a->content_type, "application/grpc", 16) != 0 && a->len)
-			transport__sanitize(text, 160, a->body, a->len);
+			log_text__sanitize(text, 160, a->body, a->len);
 		else
 			text[0] = '\0';
 		set_message(res, "%s: HTTP %ld without grpc-status (%s%s%s)%s",
@@ -495,7 +395,7 @@ static void read_answer(struct grpc_transport *t, struct grpc_answer *a, struct 
 			    version == CURL_HTTP_VERSION_2_0 ? ""
 							     : ", not over HTTP/2: is this a gRPC "
 							       "endpoint?");
-		transport__sanitize(text, sizeof(text), res->message, strlen(res->message));
+		log_text__sanitize(text, sizeof(text), res->message, strlen(res->message));
 		memcpy(res->message, text, sizeof(res->message));
 		return;
 	}
@@ -511,8 +411,8 @@ static void read_answer(struct grpc_transport *t, struct grpc_answer *a, struct 
 	res->outcome = transport__classify_grpc(code, delay >= 0);
 	if (res->outcome == SEND_RETRY && delay >= 0)
 		res->retry_after_ms = delay;
-	transport__sanitize(text, sizeof(text), decoded,
-			    percent_decode(decoded, sizeof(decoded), a->message));
+	log_text__sanitize(text, sizeof(text), decoded,
+			   percent_decode(decoded, sizeof(decoded), a->message));
 	set_message(res, "%s%s%s%s", transport__grpc_code_name(code), text[0] ? ": " : "", text,
 		    code != GRPC_RESOURCE_EXHAUSTED || delay >= 0 ? ""
 		    : bad_details ? " (unreadable status details: not retried)"
@@ -596,7 +496,8 @@ static void grpc_delete(struct transport *base)
 		return;
 	if (t->curl)
 		curl_easy_cleanup(t->curl);
-	curl_slist_free_all(t->headers);
+	/* It holds the configured headers' values: scrubbed, not just freed. */
+	transport__free_headers(t->headers);
 	free(t->desc);
 	free(t);
 }
@@ -625,11 +526,11 @@ static int grpc_url(struct grpc_transport *t, const struct endpoint_config *cfg,
 	size_t n;
 	int ret = -EINVAL;
 
-	if (transport__check_url(cfg->url, err, sizeof(err)) < 0) {
+	if (url__check_http(cfg->url, err, sizeof(err)) < 0) {
 		log_error("OTLP/gRPC endpoint: %s", err);
 		return -EINVAL;
 	}
-	transport__mask_url(cfg->url, masked, sizeof(masked));
+	url__mask(cfg->url, masked, sizeof(masked));
 	u = curl_url();
 	if (!u)
 		return -ENOMEM;
@@ -762,7 +663,7 @@ static int grpc_curl(struct grpc_transport *t, const struct endpoint_config *cfg
 		log_error("OTLP/gRPC: libcurl %s was built without HTTP/2", info->version);
 		return -EINVAL;
 	}
-	err = transport__curl_global();
+	err = curl_client__global_init();
 	if (err)
 		return err;
 	t->curl = curl_easy_init();

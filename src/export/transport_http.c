@@ -12,7 +12,13 @@
 #include <strings.h>
 #include <sys/time.h>
 
+#include "base/curl_client.h"
 #include "base/log.h"
+#include "base/log_text.h"
+#include "base/url.h"
+#include "export/otlp_response.h"
+#include "export/rpc_status.h"
+#include "export/transport_curl.h"
 #include "export/transport_impl.h"
 
 /* What we keep of a response body: enough for any partial_success or error message. */
@@ -171,9 +177,8 @@ static void read_success(struct http_transport *t, struct send_result *res)
 
 	if (t->protocol != EXPORT_OTLP_HTTP_PROTOBUF && t->protocol != EXPORT_OTLP_HTTP_JSON)
 		return;
-	if (t->body_cut ||
-	    transport__parse_export_response(t->body, t->body_len, body_is_json(t), &rejected,
-					     res->message, sizeof(res->message))) {
+	if (t->body_cut || otlp_response__parse(t->body, t->body_len, body_is_json(t), &rejected,
+						res->message, sizeof(res->message))) {
 		/* Delivered all the same: the receiver said 2xx. */
 		log_debug("%s: could not decode the %zu-byte success response (%s); taken as "
 			  "full success",
@@ -195,8 +200,8 @@ static void read_refusal(struct http_transport *t, struct send_result *res)
 	if (res->code >= 300 && res->code < 400) {
 		char masked[sizeof(t->location)], clean[sizeof(t->location)];
 
-		transport__mask_url(t->location, masked, sizeof(masked));
-		transport__sanitize(clean, sizeof(clean), masked, strlen(masked));
+		url__mask(t->location, masked, sizeof(masked));
+		log_text__sanitize(clean, sizeof(clean), masked, strlen(masked));
 		snprintf(res->message, sizeof(res->message),
 			 "HTTP %ld: redirect to '%s' not followed; configure the final URL",
 			 res->code, clean);
@@ -207,12 +212,11 @@ static void read_refusal(struct http_transport *t, struct send_result *res)
 		/* OTLP says failures carry a google.rpc.Status. */
 		int32_t code;
 
-		if (transport__parse_rpc_status(t->body, t->body_len, &code, said, sizeof(said),
-						&retry_info))
+		if (rpc_status__parse(t->body, t->body_len, &code, said, sizeof(said), &retry_info))
 			said[0] = '\0';
 	}
 	if (!said[0])
-		transport__sanitize(said, sizeof(said), t->body, t->body_len);
+		log_text__sanitize(said, sizeof(said), t->body, t->body_len);
 	if (t->body_cut && strlen(said) + 4 < sizeof(said) && !strstr(said, "..."))
 		strcat(said, "...");
 	snprintf(res->message, sizeof(res->message), "HTTP %ld: %s", res->code,
@@ -281,9 +285,7 @@ static void http_delete(struct transport *base)
 
 	if (t->curl)
 		curl_easy_cleanup(t->curl);
-	for (struct curl_slist *l = t->headers; l; l = l->next)
-		explicit_bzero(l->data, strlen(l->data));
-	curl_slist_free_all(t->headers);
+	transport__free_headers(t->headers);
 	free(t->body);
 	free(t->url);
 	free(t->describe);
@@ -362,27 +364,14 @@ static int build_headers(struct http_transport *t, const struct endpoint_config 
 	return rc;
 }
 
-/* base + suffix with exactly one '/' between them. */
-static char *join_url(const char *base, const char *suffix)
-{
-	size_t len = strlen(base);
-	char *s;
-
-	while (len && base[len - 1] == '/')
-		len--;
-	if (asprintf(&s, "%.*s%s", (int)len, base, suffix) < 0)
-		return NULL;
-	return s;
-}
-
 struct transport *transport_http__new(const struct endpoint_config *cfg)
 {
 	struct http_transport *t = NULL;
 	char err[256], masked[512];
 	int rc = -EINVAL;
 
-	transport__mask_url(cfg->url, masked, sizeof(masked));
-	if (transport__check_url(cfg->url, err, sizeof(err))) {
+	url__mask(cfg->url, masked, sizeof(masked));
+	if (url__check_http(cfg->url, err, sizeof(err))) {
 		log_error("%s endpoint '%s': %s", protocol_name(cfg->protocol), masked, err);
 		goto fail;
 	}
@@ -393,7 +382,7 @@ struct transport *transport_http__new(const struct endpoint_config *cfg)
 			  protocol_name(cfg->protocol), masked);
 		goto fail;
 	}
-	rc = transport__curl_global();
+	rc = curl_client__global_init();
 	if (rc)
 		goto fail;
 	rc = -ENOMEM;
@@ -405,10 +394,10 @@ struct transport *transport_http__new(const struct endpoint_config *cfg)
 	t->gzip = cfg->gzip;
 	switch (cfg->protocol) {
 	case EXPORT_PYROSCOPE_PUSH:
-		t->url = join_url(cfg->url, "/push.v1.PusherService/Push");
+		t->url = url__join(cfg->url, "/push.v1.PusherService/Push");
 		break;
 	case EXPORT_PYROSCOPE_INGEST:
-		t->url = join_url(cfg->url, "/ingest");
+		t->url = url__join(cfg->url, "/ingest");
 		break;
 	default:
 		t->url = strdup(cfg->url); /* as configured: OneUptime's path is not OTLP's */
@@ -416,7 +405,7 @@ struct transport *transport_http__new(const struct endpoint_config *cfg)
 	}
 	if (!t->url)
 		goto fail;
-	transport__mask_url(t->url, masked, sizeof(masked));
+	url__mask(t->url, masked, sizeof(masked));
 	if (asprintf(&t->describe, "%s %s", protocol_name(cfg->protocol), masked) < 0) {
 		t->describe = NULL;
 		goto fail;

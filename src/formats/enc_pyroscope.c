@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "formats/encode.h"
+#include "formats/payload.h"
 #include "push/v1/push.pb-c.h"
-#include "export/transport.h"
 
 #define UNKNOWN_SERVICE "unknown_service"
 #define SPY_NAME "hostprof"
@@ -576,11 +576,8 @@ static int ingest_payload(const struct services *set, size_t slot, const char *a
 
 void enc_pyroscope__free_payloads(struct export_payload *payloads, size_t n)
 {
-	for (size_t i = 0; payloads && i < n; i++) {
-		free(payloads[i].body);
-		free(payloads[i].query);
-		free(payloads[i].what);
-	}
+	for (size_t i = 0; payloads && i < n; i++)
+		export_payload__release(&payloads[i]);
 	free(payloads);
 }
 

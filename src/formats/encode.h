@@ -7,6 +7,7 @@
 #ifndef HOSTPROF_ENCODE_H
 #define HOSTPROF_ENCODE_H
 
+#include "formats/payload.h"
 #include "model/profile.h"
 
 /* gzipped pprof (profile.proto). Labels: pid, tid (numeric), comm, thread_name (strings). */
@@ -84,8 +85,6 @@ int enc_pyroscope__push(const struct profile *p, const char *profile_name, uint8
 int enc_pyroscope__push_labels(const struct profile *p, const char *profile_name,
 			       const struct pyroscope_label *labels, size_t nr_labels,
 			       uint8_t **out, size_t *len);
-
-struct export_payload;
 
 /*
  * The legacy /ingest API: one payload per service (as for push), body = that service's gzipped

@@ -23,6 +23,11 @@
 #include "port_server.h"
 #include "export/export.h"
 #include "base/log.h"
+#include "base/log_text.h"
+#include "base/url.h"
+#include "export/otlp_response.h"
+#include "export/rpc_status.h"
+#include "export/transport_curl.h"
 #include "export/transport_impl.h"
 
 #define RECEIVER "tests/receiver/http_receiver.py"
@@ -297,6 +302,7 @@ static void test_retry_after(void)
 		  2000);
 	CHECK_U64(transport__parse_retry_after("Sun Nov  6 08:49:37 1994", then - 1000), 1000);
 	CHECK_U64(transport__parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", then + 9000), 0);
+	CHECK_U64(transport__parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT  ", then), 0);
 	const char *bad[] = {NULL,
 			     "",
 			     "-1",
@@ -319,7 +325,7 @@ static void test_urls_and_headers(void)
 			      "HTTP://127.0.0.1:1/x?y=1", "https://[::1]:443/p",
 			      "https://user:pw@h/otlp"};
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
-		CHECK(transport__check_url(good[i], err, sizeof(err)) == 0, "%s: %s", good[i], err);
+		CHECK(url__check_http(good[i], err, sizeof(err)) == 0, "%s: %s", good[i], err);
 	const char *bad[] = {NULL,
 			     "",
 			     "h:4318",
@@ -337,13 +343,17 @@ static void test_urls_and_headers(void)
 			     "https://h\xc3\xa9/"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
-		CHECK(transport__check_url(bad[i], err, sizeof(err)) == -EINVAL && err[0],
+		CHECK(url__check_http(bad[i], err, sizeof(err)) == -EINVAL && err[0],
 		      "bad URL #%zu accepted", i);
 	}
-	transport__mask_url("https://user:s3cr3t@h:1/p?q=a@b", buf, sizeof(buf));
+	url__mask("https://user:s3cr3t@h:1/p?q=a@b", buf, sizeof(buf));
 	CHECK_STR(buf, "https://***@h:1/p?q=a@b");
-	transport__mask_url("https://h/p@x", buf, sizeof(buf));
+	url__mask("https://h/p@x", buf, sizeof(buf));
 	CHECK_STR(buf, "https://h/p@x");
+	char *joined = url__join("https://h:1/base//", "/ingest");
+	CHECK(joined && !strcmp(joined, "https://h:1/base/ingest"), "join: %s",
+	      joined ? joined : "(null)");
+	free(joined);
 
 	CHECK(transport__check_header("x-oneuptime-token", "abc def") == 0, "good header");
 	CHECK(transport__check_header("x-token", "") == 0, "empty value");
@@ -370,11 +380,11 @@ static void test_sanitize_and_gzip(void)
 
 	static const char messy[] = "  bad\r\n\tinput\x01\xff ";
 
-	transport__sanitize(out, sizeof(out), messy, sizeof(messy) - 1);
+	log_text__sanitize(out, sizeof(out), messy, sizeof(messy) - 1);
 	CHECK_STR(out, "bad input??");
-	transport__sanitize(out, sizeof(out), "0123456789abcdefghij", 20);
+	log_text__sanitize(out, sizeof(out), "0123456789abcdefghij", 20);
 	CHECK_STR(out, "0123456789ab...");
-	transport__sanitize(out, sizeof(out), "", 0);
+	log_text__sanitize(out, sizeof(out), "", 0);
 	CHECK_STR(out, "");
 
 	CHECK(transport__gzip("hello hello hello", 17, &gz, &gz_len) == 0, "gzip");
@@ -392,16 +402,15 @@ static void test_parse_responses(void)
 
 	/* partial_success {rejected_profiles: 3, error_message: "bad"} */
 	const uint8_t pb[] = {0x0a, 0x07, 0x08, 0x03, 0x12, 0x03, 'b', 'a', 'd'};
-	CHECK(transport__parse_export_response(pb, sizeof(pb), false, &rej, msg, sizeof(msg)) == 0,
-	      "pb");
+	CHECK(otlp_response__parse(pb, sizeof(pb), false, &rej, msg, sizeof(msg)) == 0, "pb");
 	CHECK(rej == 3, "rejected %lld", (long long)rej);
 	CHECK_STR(msg, "bad");
-	CHECK(transport__parse_export_response("", 0, false, &rej, msg, sizeof(msg)) == 0 &&
-		      rej == 0 && !msg[0],
+	CHECK(otlp_response__parse("", 0, false, &rej, msg, sizeof(msg)) == 0 && rej == 0 &&
+		      !msg[0],
 	      "empty pb");
 	const uint8_t empty_ps[] = {0x0a, 0x00, 0x78, 0x01}; /* + an unknown field 15 */
-	CHECK(transport__parse_export_response(empty_ps, sizeof(empty_ps), false, &rej, msg,
-					       sizeof(msg)) == 0 &&
+	CHECK(otlp_response__parse(empty_ps, sizeof(empty_ps), false, &rej, msg, sizeof(msg)) ==
+			      0 &&
 		      rej == 0,
 	      "empty partial_success");
 	const uint8_t broken[][4] = {{0x0a, 0x09, 0x08, 0x03},
@@ -409,42 +418,39 @@ static void test_parse_responses(void)
 				     {0x0b, 0x00, 0x00, 0x00},
 				     {0x00, 0x00, 0x00, 0x00}};
 	for (size_t i = 0; i < 4; i++)
-		CHECK(transport__parse_export_response(broken[i], 4, false, &rej, msg,
-						       sizeof(msg)) == -EBADMSG,
+		CHECK(otlp_response__parse(broken[i], 4, false, &rej, msg, sizeof(msg)) == -EBADMSG,
 		      "broken pb #%zu", i);
 
 	const char *json_ok[] = {"{}", " { } ", "", "{\"partialSuccess\":{}}",
 				 "{\"partialSuccess\":null,\"x\":[1,{\"y\":\"}\"}]}"};
 	for (size_t i = 0; i < sizeof(json_ok) / sizeof(json_ok[0]); i++) {
 		rej = -1;
-		CHECK(transport__parse_export_response(json_ok[i], strlen(json_ok[i]), true, &rej,
-						       msg, sizeof(msg)) == 0 &&
+		CHECK(otlp_response__parse(json_ok[i], strlen(json_ok[i]), true, &rej, msg,
+					   sizeof(msg)) == 0 &&
 			      rej == 0 && !msg[0],
 		      "json '%s'", json_ok[i]);
 	}
 	const char *j1 = "{\"partialSuccess\":{\"rejectedProfiles\":\"2\",\"errorMessage\":"
 			 "\"two \\\"bad\\\"\\n\\u00e9\"}}";
-	CHECK(transport__parse_export_response(j1, strlen(j1), true, &rej, msg, sizeof(msg)) == 0 &&
-		      rej == 2,
+	CHECK(otlp_response__parse(j1, strlen(j1), true, &rej, msg, sizeof(msg)) == 0 && rej == 2,
 	      "json partial %lld", (long long)rej);
 	CHECK_STR(msg, "two \"bad\" ?");
 	const char *j2 =
 		"{\"partial_success\":{\"error_message\":\"warn\",\"rejected_profiles\":7}}";
-	CHECK(transport__parse_export_response(j2, strlen(j2), true, &rej, msg, sizeof(msg)) == 0 &&
-		      rej == 7 && !strcmp(msg, "warn"),
+	CHECK(otlp_response__parse(j2, strlen(j2), true, &rej, msg, sizeof(msg)) == 0 && rej == 7 &&
+		      !strcmp(msg, "warn"),
 	      "snake_case json");
 	const char *json_bad[] = {"{",	   "{\"partialSuccess\":{\"rejectedProfiles\":\"x\"}}",
 				  "[]",	   "{\"a\":1,}",
 				  "{} {}", "{\"a\":\"\\u12\"}"};
 	for (size_t i = 0; i < sizeof(json_bad) / sizeof(json_bad[0]); i++)
-		CHECK(transport__parse_export_response(json_bad[i], strlen(json_bad[i]), true, &rej,
-						       msg, sizeof(msg)) == -EBADMSG,
+		CHECK(otlp_response__parse(json_bad[i], strlen(json_bad[i]), true, &rej, msg,
+					   sizeof(msg)) == -EBADMSG,
 		      "bad json '%s'", json_bad[i]);
 	char deep[200];
 	memset(deep, '[', sizeof(deep));
 	memcpy(deep, "{\"a\":", 5);
-	CHECK(transport__parse_export_response(deep, sizeof(deep), true, &rej, msg, sizeof(msg)) ==
-		      -EBADMSG,
+	CHECK(otlp_response__parse(deep, sizeof(deep), true, &rej, msg, sizeof(msg)) == -EBADMSG,
 	      "hostile nesting");
 
 	/* google.rpc.Status {code: 14, message: "later", details: Any{RetryInfo{2.5 s}}} */
@@ -471,13 +477,12 @@ static void test_parse_responses(void)
 	st[n++] = 2;
 	st[n++] = 0x10; /* nanos 0, written out */
 	st[n++] = 0x00;
-	CHECK(transport__parse_rpc_status(st, n, &code, msg, sizeof(msg), &delay) == 0, "status");
+	CHECK(rpc_status__parse(st, n, &code, msg, sizeof(msg), &delay) == 0, "status");
 	CHECK(code == 14 && !strcmp(msg, "later"), "code %d msg %s", code, msg);
 	CHECK_U64(delay, 2000);
-	CHECK(transport__parse_rpc_status(st, 3, &code, msg, sizeof(msg), &delay) == -EBADMSG,
-	      "cut status");
-	CHECK(transport__parse_rpc_status("", 0, &code, msg, sizeof(msg), &delay) == 0 &&
-		      delay == -1 && code == 0,
+	CHECK(rpc_status__parse(st, 3, &code, msg, sizeof(msg), &delay) == -EBADMSG, "cut status");
+	CHECK(rpc_status__parse("", 0, &code, msg, sizeof(msg), &delay) == 0 && delay == -1 &&
+		      code == 0,
 	      "empty status");
 }
 
