@@ -79,28 +79,19 @@ static int render_debuginfod(struct metrics_text *m, const struct capture *cap)
 	return err;
 }
 
-static int render_capture(struct metrics_text *m, struct capture *cap)
+/* What the kernel programs saw and lost. */
+static int render_samples(struct metrics_text *m, struct capture *cap)
 {
-	static const char *const stops[HP_UNWIND_STOP__COUNT] = {
-		[HP_UNWIND_STOP_END] = "end_of_stack",
-		[HP_UNWIND_STOP_NO_TABLE] = "no_table",
-		[HP_UNWIND_STOP_DEPTH] = "depth_limit",
-		[HP_UNWIND_STOP_BAD_READ] = "bad_read",
-		[HP_UNWIND_STOP_UNSUPPORTED] = "unsupported_rule",
-		[HP_UNWIND_STOP_NO_PROCESS] = "process_not_loaded",
-	};
 	const struct collector_stats *cs = capture__stats(cap);
 	char reasons[HP_LOSS__COUNT][48];
 	struct labelled v[HP_LOSS__COUNT];
-	struct symbolizer_stats ss;
-	struct unwind_report u;
-	int err;
-
 	struct labelled kinds[] = {
 		{"cpu", cs->samples_seen},
 		{"offcpu", cs->offcpu_events},
 		{"lock", cs->lock_events},
 	};
+	int err;
+
 	err = family(m, "hostprof_samples_total", METRICS_COUNTER,
 		     "Events the kernel programs saw: cpu samples, off-CPU waits, lock waits.",
 		     "type", kinds, 3);
@@ -120,105 +111,142 @@ static int render_capture(struct metrics_text *m, struct capture *cap)
 	if (!err)
 		err = one(m, "hostprof_drains_total", METRICS_COUNTER,
 			  "Times the BPF maps were drained.", cs->drains);
+	return err;
+}
 
-	capture__symbolizer_stats(cap, &ss);
-	struct labelled caches[] = {{"processes", ss.procs_cached}, {"binaries", ss.dsos_cached}};
-	struct labelled frames[] = {
-		{"user", ss.frames_user - ss.frames_user_unresolved},
-		{"user_unresolved", ss.frames_user_unresolved},
-		{"user_process_gone", ss.frames_proc_gone},
-		{"kernel", ss.frames_kernel - ss.frames_kernel_unresolved},
-		{"kernel_unresolved", ss.frames_kernel_unresolved},
+/* The processes read, and the memory and entries of the caches. */
+static int render_caches(struct metrics_text *m, struct capture *cap,
+			 const struct symbolizer_stats *ss)
+{
+	struct proc_watch_stats ws;
+	struct capture_memory mem;
+	struct labelled lookups[2] = {{"hit", 0}, {"miss", 0}};
+	int err;
+
+	capture__watch_stats(cap, &ws);
+	capture__memory(cap, &mem);
+	capture__location_cache(cap, &lookups[0].n, &lookups[1].n);
+
+	struct labelled watched[] = {
+		{"read", ws.read}, {"exited", ws.missed}, {"dropped", ws.dropped}};
+	struct labelled bytes[] = {
+		{"processes", mem.sym.procs_bytes},   {"binaries", mem.sym.dsos_bytes},
+		{"dwarf", mem.sym.dwarf_bytes},	      {"locations", mem.location_bytes},
+		{"perf_maps", mem.sym.perfmap_bytes}, {"new_processes", mem.watch_bytes},
 	};
+	struct labelled caches[] = {{"processes", ss->procs_cached}, {"binaries", ss->dsos_cached}};
+
+	err = one(m, "hostprof_processes_tracked", METRICS_GAUGE,
+		  "Processes in the process table (maps snapshots).", ss->procs_cached);
 	if (!err)
-		err = one(m, "hostprof_processes_tracked", METRICS_GAUGE,
-			  "Processes in the process table (maps snapshots).", ss.procs_cached);
-	if (!err) {
-		struct proc_watch_stats ws;
-
-		capture__watch_stats(cap, &ws);
-		struct labelled watched[] = {
-			{"read", ws.read}, {"exited", ws.missed}, {"dropped", ws.dropped}};
-
 		err = family(m, "hostprof_processes_watched_total", METRICS_COUNTER,
 			     "Processes read at their first sample, so that short-lived ones stay "
 			     "symbolized: read, already exited, or dropped (the loop was behind).",
 			     "result", watched, 3);
-	}
-	if (!err) {
-		struct capture_memory mem;
-
-		capture__memory(cap, &mem);
-		struct labelled bytes[] = {
-			{"processes", mem.sym.procs_bytes},   {"binaries", mem.sym.dsos_bytes},
-			{"dwarf", mem.sym.dwarf_bytes},	      {"locations", mem.location_bytes},
-			{"perf_maps", mem.sym.perfmap_bytes}, {"new_processes", mem.watch_bytes},
-		};
-
+	if (!err)
 		err = family(m, "hostprof_cache_bytes", METRICS_GAUGE,
 			     "Memory of each cache (what hostprof profile --stats prints).",
 			     "cache", bytes, sizeof(bytes) / sizeof(bytes[0]));
-	}
 	if (!err)
 		err = family(m, "hostprof_symbol_cache_entries", METRICS_GAUGE,
 			     "Entries of the symbolizer's caches (bounded by limits.max_processes "
 			     "and limits.max_binaries).",
 			     "cache", caches, 2);
-	if (!err) {
-		struct labelled lookups[2];
-
-		capture__location_cache(cap, &lookups[0].n, &lookups[1].n);
-		lookups[0].value = "hit";
-		lookups[1].value = "miss";
+	if (!err)
 		err = family(
 			m, "hostprof_symbol_cache_requests_total", METRICS_COUNTER,
 			"Lookups of the address-to-location cache; a miss symbolizes the address.",
 			"result", lookups, 2);
-	}
-	if (!err)
-		err = one(m, "hostprof_dwarf_bytes", METRICS_GAUGE,
-			  "Memory of the open DWARF handles (bounded by limits.max_dwarf_bytes).",
-			  ss.dwarf_bytes);
+	return err;
+}
+
+/* DWARF handles, and how many frames got a name. */
+static int render_symbols(struct metrics_text *m, const struct symbolizer_stats *ss)
+{
+	struct labelled frames[] = {
+		{"user", ss->frames_user - ss->frames_user_unresolved},
+		{"user_unresolved", ss->frames_user_unresolved},
+		{"user_process_gone", ss->frames_proc_gone},
+		{"kernel", ss->frames_kernel - ss->frames_kernel_unresolved},
+		{"kernel_unresolved", ss->frames_kernel_unresolved},
+	};
+	int err;
+
+	err = one(m, "hostprof_dwarf_bytes", METRICS_GAUGE,
+		  "Memory of the open DWARF handles (bounded by limits.max_dwarf_bytes).",
+		  ss->dwarf_bytes);
 	if (!err)
 		err = one(m, "hostprof_dwarf_closed_total", METRICS_COUNTER,
 			  "DWARF handles closed to keep within limits.max_dwarf_bytes.",
-			  ss.dwarf_closed);
+			  ss->dwarf_closed);
 	if (!err)
 		err = family(m, "hostprof_frames_symbolized_total", METRICS_COUNTER,
 			     "Frames symbolized, and those that stayed [unknown], by kind.",
 			     "result", frames, 5);
+	return err;
+}
 
+/* The stack walker's unwind tables: only when it runs. */
+static int render_unwind(struct metrics_text *m, struct capture *cap)
+{
+	static const char *const stops[HP_UNWIND_STOP__COUNT] = {
+		[HP_UNWIND_STOP_END] = "end_of_stack",
+		[HP_UNWIND_STOP_NO_TABLE] = "no_table",
+		[HP_UNWIND_STOP_DEPTH] = "depth_limit",
+		[HP_UNWIND_STOP_BAD_READ] = "bad_read",
+		[HP_UNWIND_STOP_UNSUPPORTED] = "unsupported_rule",
+		[HP_UNWIND_STOP_NO_PROCESS] = "process_not_loaded",
+	};
+	struct labelled sv[HP_UNWIND_STOP__COUNT];
+	struct unwind_report u;
+	int err;
+
+	if (!capture__unwind_report(cap, &u))
+		return 0;
+
+	struct labelled rows[] = {{"used", u.tables.rows_used},
+				  {"capacity", u.tables.rows_capacity}};
+	struct labelled tables[] = {{"built", u.tables.tables_built},
+				    {"disk_cache", u.tables.tables_cached},
+				    {"failed", u.tables.tables_failed},
+				    {"no_room", u.tables.no_room},
+				    {"evicted", u.tables.evictions}};
+
+	for (int i = 0; i < HP_UNWIND_STOP__COUNT; i++)
+		sv[i] = (struct labelled){stops[i], u.stops[i]};
+	err = family(m, "hostprof_unwind_stops_total", METRICS_COUNTER,
+		     "User stack walks with unwind tables, by why the walk ended.", "reason", sv,
+		     HP_UNWIND_STOP__COUNT);
+	if (!err)
+		err = family(m, "hostprof_unwind_table_rows", METRICS_GAUGE,
+			     "Rows of the BPF unwind table map (limits.unwind_table_rows).",
+			     "state", rows, 2);
+	if (!err)
+		err = family(m, "hostprof_unwind_tables_total", METRICS_COUNTER,
+			     "Unwind tables of binaries, by what happened to them.", "event",
+			     tables, 5);
+	if (!err)
+		err = one(m, "hostprof_unwind_binaries_loaded", METRICS_GAUGE,
+			  "Binaries whose unwind tables are in the kernel now.", u.tables.binaries);
+	return err;
+}
+
+static int render_capture(struct metrics_text *m, struct capture *cap)
+{
+	struct symbolizer_stats ss;
+	int err;
+
+	/* Once: it walks the process table to count its memory. */
+	capture__symbolizer_stats(cap, &ss);
+	err = render_samples(m, cap);
+	if (!err)
+		err = render_caches(m, cap, &ss);
+	if (!err)
+		err = render_symbols(m, &ss);
 	if (!err)
 		err = render_debuginfod(m, cap);
-
-	if (!err && capture__unwind_report(cap, &u)) {
-		struct labelled sv[HP_UNWIND_STOP__COUNT];
-		struct labelled rows[] = {{"used", u.tables.rows_used},
-					  {"capacity", u.tables.rows_capacity}};
-		struct labelled tables[] = {{"built", u.tables.tables_built},
-					    {"disk_cache", u.tables.tables_cached},
-					    {"failed", u.tables.tables_failed},
-					    {"no_room", u.tables.no_room},
-					    {"evicted", u.tables.evictions}};
-
-		for (int i = 0; i < HP_UNWIND_STOP__COUNT; i++)
-			sv[i] = (struct labelled){stops[i], u.stops[i]};
-		err = family(m, "hostprof_unwind_stops_total", METRICS_COUNTER,
-			     "User stack walks with unwind tables, by why the walk ended.",
-			     "reason", sv, HP_UNWIND_STOP__COUNT);
-		if (!err)
-			err = family(m, "hostprof_unwind_table_rows", METRICS_GAUGE,
-				     "Rows of the BPF unwind table map (limits.unwind_table_rows).",
-				     "state", rows, 2);
-		if (!err)
-			err = family(m, "hostprof_unwind_tables_total", METRICS_COUNTER,
-				     "Unwind tables of binaries, by what happened to them.",
-				     "event", tables, 5);
-		if (!err)
-			err = one(m, "hostprof_unwind_binaries_loaded", METRICS_GAUGE,
-				  "Binaries whose unwind tables are in the kernel now.",
-				  u.tables.binaries);
-	}
+	if (!err)
+		err = render_unwind(m, cap);
 	return err;
 }
 

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/utf8.h"
+
 #define METRICS_TEXT_MIN_ALLOC 4096
 #define METRICS_FAMILIES_MIN 64
 
@@ -179,40 +181,6 @@ static void puts_(struct line *l, const char *s)
 	put(l, s, strlen(s));
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 when it is not valid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		len = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		len = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		len = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* Overlong forms, UTF-16 surrogates and code points past U+10FFFF. */
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
-}
-
 /*
  * Escape for a label value (quote: backslash, quote, newline) or a HELP text (backslash,
  * newline). Prometheus rejects a scrape with invalid UTF-8, and label values come from process
@@ -224,11 +192,11 @@ static void put_escaped(struct line *l, const char *s, bool quote)
 	size_t n = strlen(s), run = 0;
 
 	for (size_t i = 0; i < n;) {
-		size_t seq = utf8_seq(p + i, n - i);
+		size_t seq = utf8__seq(p + i, n - i);
 		const char *esc = NULL;
 
 		if (seq == 0)
-			esc = "\xef\xbf\xbd";
+			esc = UTF8_REPLACEMENT;
 		else if (p[i] == '\\')
 			esc = "\\\\";
 		else if (p[i] == '\n')

@@ -8,6 +8,7 @@
 
 #include "symbols/demangle.h"
 #include "base/hash.h"
+#include "base/hash_index.h"
 #include "hostprof_abi.h"
 #include "process/identity.h"
 
@@ -30,10 +31,10 @@ struct builder {
 	size_t used;
 	struct identity *identity; /* NULL: the plain service name rules, nothing dropped */
 	struct process_identity *scratch;
-	/* PIDs whose samples a rule leaves out: an open-addressed set (0 = empty), grown as
-	 * needed; it lives as long as the profile window. */
-	uint32_t *dropped;
-	size_t nr_dropped_slots, nr_dropped;
+	/* PIDs whose samples a rule leaves out, for as long as the profile window: ids of the
+	 * index are the PIDs themselves, and PID 0, which cannot be one, has its own flag. */
+	struct hash_index dropped;
+	bool dropped_pid0;
 	uint64_t samples_dropped;
 	uint64_t cache_hits, cache_misses; /* of the location cache */
 };
@@ -83,7 +84,7 @@ size_t builder__cache_memory(const struct builder *b, size_t *entries, size_t *c
 {
 	*entries = b->used;
 	*capacity = b->max_slots;
-	return b->nr_slots * sizeof(*b->slots) + b->nr_dropped_slots * sizeof(*b->dropped);
+	return b->nr_slots * sizeof(*b->slots) + hash_index__bytes(&b->dropped);
 }
 
 void builder__cache_stats(const struct builder *b, uint64_t *hits, uint64_t *misses)
@@ -92,46 +93,35 @@ void builder__cache_stats(const struct builder *b, uint64_t *hits, uint64_t *mis
 	*misses = b->cache_misses;
 }
 
+static uint32_t pid_hash(uint32_t pid)
+{
+	return hash_fold(hash_mix64(pid));
+}
+
+static bool pid_eq(const void *ctx, uint32_t id, const void *key)
+{
+	return id == *(const uint32_t *)key;
+}
+
 static bool is_dropped(const struct builder *b, uint32_t pid)
 {
-	if (!b->nr_dropped)
-		return false;
-	for (size_t i = pid & (b->nr_dropped_slots - 1);; i = (i + 1) & (b->nr_dropped_slots - 1)) {
-		if (b->dropped[i] == pid)
-			return true;
-		if (!b->dropped[i])
-			return false;
-	}
+	if (!pid)
+		return b->dropped_pid0;
+	return hash_index__find(&b->dropped, pid_hash(pid), pid_eq, NULL, &pid) != 0;
 }
 
 static int mark_dropped(struct builder *b, uint32_t pid)
 {
-	if ((b->nr_dropped + 1) * 2 > b->nr_dropped_slots) {
-		size_t n = b->nr_dropped_slots ? b->nr_dropped_slots * 2 : 64;
-		uint32_t *v = calloc(n, sizeof(*v)), *old = b->dropped;
-
-		if (!v)
-			return -ENOMEM;
-		for (size_t i = 0; i < b->nr_dropped_slots; i++) {
-			size_t j = old[i] & (n - 1);
-
-			if (!old[i])
-				continue;
-			while (v[j])
-				j = (j + 1) & (n - 1);
-			v[j] = old[i];
-		}
-		free(old);
-		b->dropped = v;
-		b->nr_dropped_slots = n;
+	if (!pid) {
+		b->dropped_pid0 = true;
+		return 0;
 	}
-	for (size_t i = pid & (b->nr_dropped_slots - 1);; i = (i + 1) & (b->nr_dropped_slots - 1)) {
-		if (!b->dropped[i]) {
-			b->dropped[i] = pid;
-			b->nr_dropped++;
-			return 0;
-		}
-	}
+	if (is_dropped(b, pid))
+		return 0;
+	if (hash_index__reserve(&b->dropped))
+		return -ENOMEM;
+	hash_index__insert(&b->dropped, pid, pid_hash(pid));
+	return 0;
 }
 
 void builder__delete(struct builder *b)
@@ -139,7 +129,7 @@ void builder__delete(struct builder *b)
 	if (!b)
 		return;
 	free(b->slots);
-	free(b->dropped);
+	hash_index__free(&b->dropped);
 	free(b->scratch);
 	free(b);
 }

@@ -551,16 +551,12 @@ static int read_online_cpus(bool *cpus, int max)
 	return parse_cpu_list(text, cpus, max);
 }
 
-static int offcpu_attach(struct bpf_session *s)
+/* Attach n programs into links[]; -errno at the first that fails (logged). */
+static int attach_programs(struct bpf_program *const *progs, struct bpf_link **links, int n)
 {
-	struct bpf_program *progs[2];
-	bool btf = bpf_program__autoload(s->offcpu->progs.hp_offcpu_switch);
-
-	progs[0] = btf ? s->offcpu->progs.hp_offcpu_switch : s->offcpu->progs.hp_offcpu_switch_raw;
-	progs[1] = btf ? s->offcpu->progs.hp_offcpu_exit : s->offcpu->progs.hp_offcpu_exit_raw;
-	for (int i = 0; i < 2; i++) {
-		s->offcpu_links[i] = bpf_program__attach(progs[i]);
-		if (!s->offcpu_links[i]) {
+	for (int i = 0; i < n; i++) {
+		links[i] = bpf_program__attach(progs[i]);
+		if (!links[i]) {
 			int err = -errno;
 
 			log_error("BPF program '%s': attach failed: %s",
@@ -569,6 +565,16 @@ static int offcpu_attach(struct bpf_session *s)
 		}
 	}
 	return 0;
+}
+
+static int offcpu_attach(struct bpf_session *s)
+{
+	struct bpf_program *progs[2];
+	bool btf = bpf_program__autoload(s->offcpu->progs.hp_offcpu_switch);
+
+	progs[0] = btf ? s->offcpu->progs.hp_offcpu_switch : s->offcpu->progs.hp_offcpu_switch_raw;
+	progs[1] = btf ? s->offcpu->progs.hp_offcpu_exit : s->offcpu->progs.hp_offcpu_exit_raw;
+	return attach_programs(progs, s->offcpu_links, 2);
 }
 
 static int lock_attach(struct bpf_session *s)
@@ -577,17 +583,7 @@ static int lock_attach(struct bpf_session *s)
 		s->lock->progs.hp_lock_sys_enter, s->lock->progs.hp_lock_sys_exit,
 		s->lock->progs.hp_lock_contention_begin, s->lock->progs.hp_lock_contention_end};
 
-	for (int i = 0; i < 4; i++) {
-		s->lock_links[i] = bpf_program__attach(progs[i]);
-		if (!s->lock_links[i]) {
-			int err = -errno;
-
-			log_error("BPF program '%s': attach failed: %s",
-				  bpf_program__name(progs[i]), strerror(-err));
-			return err;
-		}
-	}
-	return 0;
+	return attach_programs(progs, s->lock_links, 4);
 }
 
 /* The walker's exec and exit programs (see hp_unwind_forget() in bpf/unwind.bpf.h). */
@@ -596,17 +592,7 @@ static int unwind_attach(struct bpf_session *s)
 	struct bpf_program *progs[] = {s->skel->progs.hp_unwind_exec,
 				       s->skel->progs.hp_unwind_exit};
 
-	for (int i = 0; i < 2; i++) {
-		s->unwind_links[i] = bpf_program__attach(progs[i]);
-		if (!s->unwind_links[i]) {
-			int err = -errno;
-
-			log_error("BPF program '%s': attach failed: %s",
-				  bpf_program__name(progs[i]), strerror(-err));
-			return err;
-		}
-	}
-	return 0;
+	return attach_programs(progs, s->unwind_links, 2);
 }
 
 int bpf_session__attach(struct bpf_session *s, uint32_t frequency_hz)
@@ -739,38 +725,44 @@ static uint32_t read_user_stack(struct bpf_session *s, int stacks_fd, int ustack
 	return read_stack(stacks_fd, id, ips, gone);
 }
 
-/* Empty a ustacks map (keys collected first, as in clear_stack_map()). */
-static void clear_ustacks_map(struct bpf_session *s, int fd)
+/*
+ * Up to max keys of a map into keys[], key_size bytes each. Keys are collected before any is
+ * deleted: deleting while walking with get_next_key can restart the walk from the beginning on
+ * hash maps.
+ */
+static uint32_t map_keys(int fd, void *keys, size_t key_size, uint32_t max)
 {
-	__u64 key, next;
-	__u64 *prev = NULL;
+	char *k = keys;
+	const void *prev = NULL;
 	uint32_t n = 0;
 
-	if (!s->unwinding)
-		return;
-	while (n < s->max_stack_ids && bpf_map_get_next_key(fd, prev, &next) == 0) {
-		s->ustack_keys[n++] = next;
-		key = next;
-		prev = &key;
+	while (n < max && bpf_map_get_next_key(fd, prev, k + n * key_size) == 0) {
+		prev = k + n * key_size;
+		n++;
 	}
-	for (uint32_t i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, &s->ustack_keys[i]);
+	return n;
 }
 
-/* Delete every key of a map. Keys are collected first: deleting while walking with
- * get_next_key can restart the walk from the beginning on hash maps. */
-static void clear_stack_map(struct bpf_session *s, int fd)
+static void map_delete_keys(int fd, const void *keys, size_t key_size, uint32_t n)
 {
-	__u32 key, next, n = 0;
-	__u32 *prev = NULL;
+	for (uint32_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, (const char *)keys + i * key_size);
+}
 
-	while (n < s->max_stack_ids && bpf_map_get_next_key(fd, prev, &next) == 0) {
-		s->stack_ids[n++] = next;
-		key = next;
-		prev = &key;
-	}
-	for (__u32 i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, &s->stack_ids[i]);
+/* Delete every key of a map, with room for max of them in scratch. */
+static void clear_map(int fd, void *scratch, size_t key_size, uint32_t max)
+{
+	map_delete_keys(fd, scratch, key_size, map_keys(fd, scratch, key_size, max));
+}
+
+/* After a drain: delete the n keys read from the counts map, and empty its stack maps. */
+static void clear_drained(struct bpf_session *s, int counts_fd, const void *keys, size_t key_size,
+			  uint32_t n, int stacks_fd, int ustacks_fd)
+{
+	map_delete_keys(counts_fd, keys, key_size, n);
+	clear_map(stacks_fd, s->stack_ids, sizeof(*s->stack_ids), s->max_stack_ids);
+	if (s->unwinding)
+		clear_map(ustacks_fd, s->ustack_keys, sizeof(*s->ustack_keys), s->max_stack_ids);
 }
 
 /* Drain and clear one buffer set of the off-CPU maps; fn NULL only clears. */
@@ -781,17 +773,10 @@ static int drain_offcpu(struct bpf_session *s, uint32_t buf, drain_offcpu_fn fn,
 	struct bpf_map *stacks[] = {s->offcpu->maps.offcpu_stacks_0,
 				    s->offcpu->maps.offcpu_stacks_1};
 	int counts_fd = bpf_map__fd(counts[buf]), stacks_fd = bpf_map__fd(stacks[buf]);
-	struct hp_offcpu_key *prev = NULL;
 	struct hp_raw_stack stack;
-	uint32_t n = 0, nh = 0;
-	uint64_t *hprev = NULL;
+	uint32_t n = map_keys(counts_fd, s->offcpu_keys, sizeof(*s->offcpu_keys), s->max_offcpu);
 	int ret = 0;
 
-	while (n < s->max_offcpu &&
-	       bpf_map_get_next_key(counts_fd, prev, &s->offcpu_keys[n]) == 0) {
-		prev = &s->offcpu_keys[n];
-		n++;
-	}
 	for (uint32_t i = 0; i < n && fn && !ret; i++) {
 		struct hp_offcpu_value value;
 		struct drained_offcpu e = {.key = &s->offcpu_keys[i], .value = &value};
@@ -802,15 +787,8 @@ static int drain_offcpu(struct bpf_session *s, uint32_t buf, drain_offcpu_fn fn,
 			e.stack = &stack;
 		ret = fn(&e, ctx);
 	}
-	for (uint32_t i = 0; i < n; i++)
-		bpf_map_delete_elem(counts_fd, &s->offcpu_keys[i]);
-	while (nh < s->max_offcpu &&
-	       bpf_map_get_next_key(stacks_fd, hprev, &s->offcpu_hashes[nh]) == 0) {
-		hprev = &s->offcpu_hashes[nh];
-		nh++;
-	}
-	for (uint32_t i = 0; i < nh; i++)
-		bpf_map_delete_elem(stacks_fd, &s->offcpu_hashes[i]);
+	map_delete_keys(counts_fd, s->offcpu_keys, sizeof(*s->offcpu_keys), n);
+	clear_map(stacks_fd, s->offcpu_hashes, sizeof(*s->offcpu_hashes), s->max_offcpu);
 	return ret ? ret : (int)n;
 }
 
@@ -871,15 +849,10 @@ static int drain_lock(struct bpf_session *s, uint32_t buf, drain_lock_fn fn, voi
 	struct bpf_map *ustacks[] = {s->lock->maps.lock_ustacks_0, s->lock->maps.lock_ustacks_1};
 	int counts_fd = bpf_map__fd(counts[buf]), stacks_fd = bpf_map__fd(stacks[buf]);
 	int ustacks_fd = bpf_map__fd(ustacks[buf]);
-	struct hp_lock_key *prev = NULL;
-	uint32_t n = 0;
+	uint32_t n = map_keys(counts_fd, s->lock_keys, sizeof(*s->lock_keys), s->max_keys);
 	bool gone;
 	int ret = 0;
 
-	while (n < s->max_keys && bpf_map_get_next_key(counts_fd, prev, &s->lock_keys[n]) == 0) {
-		prev = &s->lock_keys[n];
-		n++;
-	}
 	for (uint32_t i = 0; i < n && fn && !ret; i++) {
 		struct hp_lock_value value;
 		struct drained_lock e = {
@@ -897,10 +870,7 @@ static int drain_lock(struct bpf_session *s, uint32_t buf, drain_lock_fn fn, voi
 			read_stack(stacks_fd, e.key->kern_stack_id, s->stack_buf + USER_IPS, &gone);
 		ret = fn(&e, ctx);
 	}
-	for (uint32_t i = 0; i < n; i++)
-		bpf_map_delete_elem(counts_fd, &s->lock_keys[i]);
-	clear_stack_map(s, stacks_fd);
-	clear_ustacks_map(s, ustacks_fd);
+	clear_drained(s, counts_fd, s->lock_keys, sizeof(*s->lock_keys), n, stacks_fd, ustacks_fd);
 	return ret ? ret : (int)n;
 }
 
@@ -909,8 +879,7 @@ int bpf_session__drain(struct bpf_session *s, const struct drain_fns *fns, void 
 	struct bpf_map *stacks_maps[] = {s->skel->maps.stacks_0, s->skel->maps.stacks_1};
 	struct bpf_map *counts_maps[] = {s->skel->maps.counts_0, s->skel->maps.counts_1};
 	struct bpf_map *ustacks_maps[] = {s->skel->maps.ustacks_0, s->skel->maps.ustacks_1};
-	uint32_t old = s->active, n = 0;
-	struct hp_sample_key *prev = NULL;
+	uint32_t old = s->active, n;
 	int counts_fd, stacks_fd, ustacks_fd, ret = 0;
 
 	s->active = !old;
@@ -924,11 +893,7 @@ int bpf_session__drain(struct bpf_session *s, const struct drain_fns *fns, void 
 	counts_fd = bpf_map__fd(counts_maps[old]);
 	stacks_fd = bpf_map__fd(stacks_maps[old]);
 	ustacks_fd = bpf_map__fd(ustacks_maps[old]);
-	while (n < s->max_keys && bpf_map_get_next_key(counts_fd, prev, &s->keys[n]) == 0) {
-		prev = &s->keys[n];
-		n++;
-	}
-
+	n = map_keys(counts_fd, s->keys, sizeof(*s->keys), s->max_keys);
 	for (uint32_t i = 0; i < n && ret == 0; i++) {
 		struct hp_sample_value value;
 		struct drained_entry e = {
@@ -948,10 +913,7 @@ int bpf_session__drain(struct bpf_session *s, const struct drain_fns *fns, void 
 		ret = fns->cpu ? fns->cpu(&e, ctx) : 0;
 	}
 
-	for (uint32_t i = 0; i < n; i++)
-		bpf_map_delete_elem(counts_fd, &s->keys[i]);
-	clear_stack_map(s, stacks_fd);
-	clear_ustacks_map(s, ustacks_fd);
+	clear_drained(s, counts_fd, s->keys, sizeof(*s->keys), n, stacks_fd, ustacks_fd);
 	if (s->offcpu) {
 		int m = drain_offcpu(s, old, ret ? NULL : fns->offcpu, ctx);
 
@@ -1043,7 +1005,7 @@ static size_t take_requests_one_by_one(int fd, struct unwind_request *out, size_
 		key = next;
 		prev = &key;
 	}
-	/* Read and deleted after the walk (see clear_stack_map()). An exec or exit that lands
+	/* Read and deleted after the walk (see map_keys()). An exec or exit that lands
 	 * between the two is lost; the next walk of that process asks again. */
 	for (size_t i = 0; i < n; i++) {
 		__u8 kind = HP_UNWIND_REQ_LOAD;

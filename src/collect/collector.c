@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec.h"
+
 static const char *const loss_names[HP_LOSS__COUNT] = {
 	[HP_LOSS_USER_STACK_MAP_FULL] = "user stack lost: stack map full",
 	[HP_LOSS_USER_STACK_COLLISION] = "user stack lost: stack map hash collision",
@@ -75,31 +77,13 @@ void sample_batch__release(struct sample_batch *b)
 	memset(b, 0, sizeof(*b));
 }
 
-static int grow(void **buf, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *nbuf;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	nbuf = realloc(*buf, ncap * elem);
-	if (!nbuf)
-		return -ENOMEM;
-	*buf = nbuf;
-	*cap = ncap;
-	return 0;
-}
-
 int sample_batch__add(struct sample_batch *b, const struct raw_sample *s, const uint64_t *user,
 		      const uint64_t *kern)
 {
-	size_t need_ips = b->nr_ips + s->nr_user + s->nr_kern;
 	struct raw_sample *dst;
 
-	if (grow((void **)&b->v, &b->cap, b->n + 1, sizeof(*b->v)) ||
-	    grow((void **)&b->ips, &b->cap_ips, need_ips, sizeof(*b->ips)))
+	if (VEC_RESERVE(b->v, b->cap, b->n + 1) ||
+	    VEC_RESERVE_MORE(b->ips, b->cap_ips, b->nr_ips, (size_t)s->nr_user + s->nr_kern))
 		return -ENOMEM;
 	dst = &b->v[b->n++];
 	*dst = *s;
@@ -122,6 +106,16 @@ struct drain_ctx {
 	struct collector_stats *stats;
 };
 
+/* The kernel's comm fields, NUL-terminated whatever the map held. */
+static void copy_names(struct raw_sample *s, const char thread[HP_COMM_LEN],
+		       const char process[HP_COMM_LEN])
+{
+	memcpy(s->thread_name, thread, sizeof(s->thread_name));
+	memcpy(s->process_name, process, sizeof(s->process_name));
+	s->thread_name[HP_COMM_LEN - 1] = '\0';
+	s->process_name[HP_COMM_LEN - 1] = '\0';
+}
+
 static int on_offcpu(const struct drained_offcpu *e, void *ctx)
 {
 	struct drain_ctx *dc = ctx;
@@ -134,10 +128,7 @@ static int on_offcpu(const struct drained_offcpu *e, void *ctx)
 		.state = e->key->state,
 	};
 
-	memcpy(s.thread_name, e->value->thread_name, sizeof(s.thread_name));
-	memcpy(s.process_name, e->value->process_name, sizeof(s.process_name));
-	s.thread_name[HP_COMM_LEN - 1] = '\0';
-	s.process_name[HP_COMM_LEN - 1] = '\0';
+	copy_names(&s, e->value->thread_name, e->value->process_name);
 	if (!e->stack)
 		return sample_batch__add(dc->offcpu, &s, none, none);
 	s.nr_user =
@@ -163,10 +154,7 @@ static int on_lock(const struct drained_lock *e, void *ctx)
 		.nr_kern = e->nr_kern,
 	};
 
-	memcpy(s.thread_name, e->value->thread_name, sizeof(s.thread_name));
-	memcpy(s.process_name, e->value->process_name, sizeof(s.process_name));
-	s.thread_name[HP_COMM_LEN - 1] = '\0';
-	s.process_name[HP_COMM_LEN - 1] = '\0';
+	copy_names(&s, e->value->thread_name, e->value->process_name);
 	return sample_batch__add(dc->lock, &s, e->user_ips, e->kern_ips);
 }
 
@@ -190,10 +178,7 @@ static int on_entry(const struct drained_entry *e, void *ctx)
 		.nr_kern = e->nr_kern,
 	};
 
-	memcpy(s.thread_name, e->value->thread_name, sizeof(s.thread_name));
-	memcpy(s.process_name, e->value->process_name, sizeof(s.process_name));
-	s.thread_name[HP_COMM_LEN - 1] = '\0';
-	s.process_name[HP_COMM_LEN - 1] = '\0';
+	copy_names(&s, e->value->thread_name, e->value->process_name);
 	/* A stack id whose trace is gone was overwritten or cleared under us: the sample is kept
 	 * with what remains, and counted like a stack that could not be read. */
 	if (e->user_stack_gone)

@@ -12,7 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/log.h"
+#include "base/vec.h"
 #include "export/otlp_config.h"
 
 struct deliverer {
@@ -218,14 +220,7 @@ static void prune_windows(const char *dir, const char *type, size_t keep)
 		if (strncmp(e->d_name, type, tl) || e->d_name[tl] != '-' || len < 7 ||
 		    strcmp(e->d_name + len - 6, ".pb.gz"))
 			continue;
-		if (n == cap) {
-			char **v = realloc(names, (cap = cap ? cap * 2 : 64) * sizeof(*v));
-
-			if (!v)
-				break;
-			names = v;
-		}
-		if (!(names[n] = strdup(e->d_name)))
+		if (VEC_RESERVE(names, cap, n + 1) || !(names[n] = strdup(e->d_name)))
 			break;
 		n++;
 	}
@@ -377,25 +372,17 @@ void deliverer__stats(struct deliverer *d, struct delivery_report *out)
 		exporter__stats(d->pyroscope, &out->pyroscope);
 }
 
-static uint64_t now_ms(void)
+static int64_t remaining_ms(int64_t end)
 {
-	struct timespec ts;
+	int64_t now = clock__mono_ms();
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t remaining_ms(uint64_t end)
-{
-	uint64_t now = now_ms();
-
-	return now < end ? (int64_t)(end - now) : 0;
+	return now < end ? end - now : 0;
 }
 
 void deliverer__shutdown(struct deliverer *d, int64_t deadline_ms, struct delivery_report *report)
 {
 	struct delivery_report r = {0};
-	uint64_t end = now_ms() + (deadline_ms > 0 ? (uint64_t)deadline_ms : 0);
+	int64_t end = clock__mono_ms() + (deadline_ms > 0 ? deadline_ms : 0);
 
 	if (!d)
 		return;

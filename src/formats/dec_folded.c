@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "formats/decode.h"
+#include "base/vec.h"
 
 static int fail(char *err, size_t err_len, int code, const char *fmt, ...)
 {
@@ -168,15 +169,8 @@ static int parse_line(struct profile *p, char *line, size_t len, const char *nam
 				return fail(err, err_len, -EINVAL,
 					    "%s:%zu: empty frame name (frame %zu)", name, lineno,
 					    i + 1);
-			if (nr == *cap) {
-				size_t c = *cap ? *cap * 2 : 64;
-				uint32_t *nl = realloc(*locs, c * sizeof(*nl));
-
-				if (!nl)
-					return -ENOMEM;
-				*locs = nl;
-				*cap = c;
-			}
+			if (VEC_RESERVE(*locs, *cap, nr + 1))
+				return -ENOMEM;
 			idx = folded_location(p, frame, n, kernel);
 			if (idx < 0)
 				return (int)idx;

@@ -16,6 +16,7 @@
 
 #include "formats/decode.h"
 #include "base/gzip.h"
+#include "base/vec.h"
 #include "profile.pb-c.h"
 
 /* A decompressed profile larger than this is refused rather than exhausting memory. */
@@ -347,16 +348,9 @@ static int dec_samples(struct pprof_dec *d, size_t main_idx, size_t count_idx)
 					   i, s->location_id[j]);
 				goto out;
 			}
-			if (depth + l->nr > cap) {
-				size_t c = (depth + l->nr) * 2;
-				uint32_t *ns = realloc(stack, c * sizeof(*ns));
-
-				if (!ns) {
-					err = -ENOMEM;
-					goto out;
-				}
-				stack = ns;
-				cap = c;
+			if (VEC_RESERVE_MORE(stack, cap, depth, l->nr)) {
+				err = -ENOMEM;
+				goto out;
 			}
 			memcpy(stack + depth, d->loc_pool + l->first, l->nr * sizeof(*stack));
 			depth += l->nr;

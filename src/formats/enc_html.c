@@ -19,6 +19,9 @@
 #include <string.h>
 
 #include "base/atomic_file.h"
+#include "base/hash.h"
+#include "base/hash_index.h"
+#include "base/vec.h"
 #include "formats/encode.h"
 
 /* Frames under total / PRUNE_DIVISOR go into "other": 0.01%. */
@@ -33,13 +36,6 @@ enum html_kind {
 	HK_ROOT,
 	HK_OTHER,
 	HK_JIT,
-};
-
-/* An open-addressing set of indices (stored + 1; 0 = empty slot) into some table. */
-struct idx_set {
-	uint32_t *slots;
-	size_t cap; /* a power of two */
-	size_t nr;
 };
 
 struct html_frame {
@@ -60,16 +56,16 @@ struct html_build {
 	/* The page's string table; index 0 is "". */
 	char **strs;
 	size_t nr_strs, cap_strs;
-	struct idx_set str_set;
+	struct hash_index str_set; /* ids are positions + 1, here and in the other sets */
 
 	struct html_frame *frames;
 	size_t nr_frames, cap_frames;
-	struct idx_set frame_set;
+	struct hash_index frame_set;
 
 	/* One profile's tree at a time. */
 	struct html_node *nodes;
 	size_t nr_nodes, cap_nodes;
-	struct idx_set node_set;
+	struct hash_index node_set;
 	uint32_t other_frame;
 
 	/*
@@ -78,156 +74,91 @@ struct html_build {
 	 * output index + 1, 0 while unused; out_frames/out_strs list the entries in output order.
 	 */
 	uint32_t *frame_out, *out_frames;
-	size_t cap_frame_out, nr_out_frames;
+	size_t cap_frame_out, cap_out_frames, nr_out_frames;
 	uint32_t *str_out, *out_strs;
-	size_t cap_str_out, nr_out_strs;
+	size_t cap_str_out, cap_out_strs, nr_out_strs;
 };
 
-static uint64_t hash_bytes(const void *data, size_t n, uint64_t h)
+static uint32_t hash_str(const char *s)
 {
-	const unsigned char *b = data;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ULL;
-	return h;
+	return hash_fold(hash_bytes(s, strlen(s)));
 }
 
-static uint64_t hash_str(const char *s)
+static uint32_t hash_frame(const struct html_frame *f)
 {
-	return hash_bytes(s, strlen(s), 0xcbf29ce484222325ULL);
+	uint64_t h = hash_add(0x6672616d65, f->name);
+
+	h = hash_add(h, f->file);
+	h = hash_add(h, f->kind);
+	return hash_fold(hash_add(h, f->bin));
 }
 
-static uint64_t hash_frame(const struct html_frame *f)
+static uint32_t hash_node(uint32_t parent, uint32_t frame)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	h = hash_bytes(&f->name, sizeof(f->name), h);
-	h = hash_bytes(&f->file, sizeof(f->file), h);
-	h = hash_bytes(&f->kind, sizeof(f->kind), h);
-	return hash_bytes(&f->bin, sizeof(f->bin), h);
+	return hash_fold(hash_add(hash_mix64(parent), frame));
 }
 
-static uint64_t hash_node(uint32_t parent, uint32_t frame)
+static bool str_eq(const void *ctx, uint32_t id, const void *key)
 {
-	uint64_t k = ((uint64_t)parent << 32 | frame) * 0x9e3779b97f4a7c15ULL;
-
-	return k ^ (k >> 29);
+	return strcmp(((const struct html_build *)ctx)->strs[id - 1], key) == 0;
 }
 
-static uint64_t html_build__hash(const struct html_build *b, const struct idx_set *s, uint32_t idx)
+/*
+ * A frame is a function (name, file, kind, binary), as in any flame graph: the line is not part
+ * of it, or a function called from three lines of main would show three mains. The page shows the
+ * smallest line seen, the nearest to the function's start.
+ */
+static bool frame_eq(const void *ctx, uint32_t id, const void *key)
 {
-	if (s == &b->str_set)
-		return hash_str(b->strs[idx]);
-	if (s == &b->frame_set)
-		return hash_frame(&b->frames[idx]);
-	return hash_node(b->nodes[idx].parent, b->nodes[idx].frame);
+	const struct html_frame *a = &((const struct html_build *)ctx)->frames[id - 1], *f = key;
+
+	return a->name == f->name && a->file == f->file && a->kind == f->kind && a->bin == f->bin;
 }
 
-/* Double the set's slots; the entries are rehashed from the table they index. */
-static int idx_set__grow(const struct html_build *b, struct idx_set *s)
+static bool node_eq(const void *ctx, uint32_t id, const void *key)
 {
-	size_t cap = s->cap ? s->cap * 2 : 1024;
-	uint32_t *slots = calloc(cap, sizeof(*slots));
+	const struct html_node *a = &((const struct html_build *)ctx)->nodes[id - 1], *n = key;
 
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < s->cap; i++) {
-		size_t j;
-
-		if (!s->slots[i])
-			continue;
-		j = html_build__hash(b, s, s->slots[i] - 1) & (cap - 1);
-		while (slots[j])
-			j = (j + 1) & (cap - 1);
-		slots[j] = s->slots[i];
-	}
-	free(s->slots);
-	s->slots = slots;
-	s->cap = cap;
-	return 0;
+	return a->parent == n->parent && a->frame == n->frame;
 }
 
-/* Grow an array of elements of `size` bytes to hold at least n + 1. */
-static int grow(void **arr, size_t *cap, size_t n, size_t size)
-{
-	size_t c = *cap ? *cap * 2 : 256;
-	void *a;
-
-	if (n < *cap)
-		return 0;
-	a = realloc(*arr, c * size);
-	if (!a)
-		return -ENOMEM;
-	*arr = a;
-	*cap = c;
-	return 0;
-}
-
-/* The slot of the entry that eq() accepts, or the empty slot where it would go. */
-#define IDX_SET_FIND(s, h, eq)                                                                     \
-	({                                                                                         \
-		size_t j_ = (h) & ((s)->cap - 1);                                                  \
-		while ((s)->slots[j_] && !(eq((s)->slots[j_] - 1)))                                \
-			j_ = (j_ + 1) & ((s)->cap - 1);                                            \
-		j_;                                                                                \
-	})
+/* Room for one more entry in a table (at position nr) and in its set. */
+#define HTML_RESERVE(arr, cap, nr, set)                                                            \
+	(VEC_RESERVE(arr, cap, (size_t)(nr) + 1) || hash_index__reserve(set) ? -ENOMEM : 0)
 
 static int64_t html_build__string(struct html_build *b, const char *s)
 {
-	uint64_t h = hash_str(s);
-	size_t slot;
-	int err;
+	uint32_t h = hash_str(s), id;
 
 	if (!*s)
 		return 0;
-	if ((b->str_set.nr + 1) * 2 > b->str_set.cap && (err = idx_set__grow(b, &b->str_set)))
-		return err;
-#define STR_EQ(i) (strcmp(b->strs[i], s) == 0)
-	slot = IDX_SET_FIND(&b->str_set, h, STR_EQ);
-#undef STR_EQ
-	if (b->str_set.slots[slot])
-		return b->str_set.slots[slot] - 1;
-	if ((err = grow((void **)&b->strs, &b->cap_strs, b->nr_strs, sizeof(*b->strs))))
-		return err;
+	id = hash_index__find(&b->str_set, h, str_eq, b, s);
+	if (id)
+		return id - 1;
+	if (HTML_RESERVE(b->strs, b->cap_strs, b->nr_strs, &b->str_set))
+		return -ENOMEM;
 	b->strs[b->nr_strs] = strdup(s);
 	if (!b->strs[b->nr_strs])
 		return -ENOMEM;
-	b->str_set.slots[slot] = b->nr_strs + 1;
-	b->str_set.nr++;
+	hash_index__insert(&b->str_set, b->nr_strs + 1, h);
 	return b->nr_strs++;
 }
 
 static int64_t html_build__frame(struct html_build *b, const struct html_frame *f)
 {
-	uint64_t h = hash_frame(f);
-	size_t slot;
-	int err;
+	uint32_t h = hash_frame(f), id = hash_index__find(&b->frame_set, h, frame_eq, b, f);
 
-	if ((b->frame_set.nr + 1) * 2 > b->frame_set.cap && (err = idx_set__grow(b, &b->frame_set)))
-		return err;
-		/*
-		 * A frame is a function (name, file, kind, binary), as in any flame graph: the line
-		 * is not part of it, or a function called from three lines of main would show three
-		 * mains. The page shows the smallest line seen, the nearest to the function's
-		 * start.
-		 */
-#define FRAME_EQ(i)                                                                                \
-	(b->frames[i].name == f->name && b->frames[i].file == f->file &&                           \
-	 b->frames[i].kind == f->kind && b->frames[i].bin == f->bin)
-	slot = IDX_SET_FIND(&b->frame_set, h, FRAME_EQ);
-#undef FRAME_EQ
-	if (b->frame_set.slots[slot]) {
-		struct html_frame *seen = &b->frames[b->frame_set.slots[slot] - 1];
+	if (id) {
+		struct html_frame *seen = &b->frames[id - 1];
 
 		if (f->line > 0 && (seen->line == 0 || f->line < seen->line))
 			seen->line = f->line;
-		return b->frame_set.slots[slot] - 1;
+		return id - 1;
 	}
-	if ((err = grow((void **)&b->frames, &b->cap_frames, b->nr_frames, sizeof(*b->frames))))
-		return err;
+	if (HTML_RESERVE(b->frames, b->cap_frames, b->nr_frames, &b->frame_set))
+		return -ENOMEM;
 	b->frames[b->nr_frames] = *f;
-	b->frame_set.slots[slot] = b->nr_frames + 1;
-	b->frame_set.nr++;
+	hash_index__insert(&b->frame_set, b->nr_frames + 1, h);
 	return b->nr_frames++;
 }
 
@@ -257,26 +188,18 @@ static int64_t html_build__named_frame(struct html_build *b, const char *name, c
 /* The child of parent for frame, created (with value 0) when new; its index or -ENOMEM. */
 static int64_t html_build__child(struct html_build *b, uint32_t parent, uint32_t frame)
 {
-	uint64_t h = hash_node(parent, frame);
-	struct html_node *n;
-	size_t slot;
-	int err;
+	struct html_node key = {.frame = frame, .parent = parent};
+	uint32_t h = hash_node(parent, frame),
+		 id = hash_index__find(&b->node_set, h, node_eq, b, &key);
 
-	if ((b->node_set.nr + 1) * 2 > b->node_set.cap && (err = idx_set__grow(b, &b->node_set)))
-		return err;
-#define NODE_EQ(i) (b->nodes[i].parent == parent && b->nodes[i].frame == frame)
-	slot = IDX_SET_FIND(&b->node_set, h, NODE_EQ);
-#undef NODE_EQ
-	if (b->node_set.slots[slot])
-		return b->node_set.slots[slot] - 1;
-	if ((err = grow((void **)&b->nodes, &b->cap_nodes, b->nr_nodes, sizeof(*b->nodes))))
-		return err;
-	n = &b->nodes[b->nr_nodes];
-	*n = (struct html_node){.frame = frame, .parent = parent};
-	n->next_sibling = b->nodes[parent].first_child;
+	if (id)
+		return id - 1;
+	if (HTML_RESERVE(b->nodes, b->cap_nodes, b->nr_nodes, &b->node_set))
+		return -ENOMEM;
+	key.next_sibling = b->nodes[parent].first_child;
+	b->nodes[b->nr_nodes] = key;
 	b->nodes[parent].first_child = b->nr_nodes;
-	b->node_set.slots[slot] = b->nr_nodes + 1;
-	b->node_set.nr++;
+	hash_index__insert(&b->node_set, b->nr_nodes + 1, h);
 	return b->nr_nodes++;
 }
 
@@ -348,17 +271,14 @@ static int html_build__tree(struct html_build *b, const struct profile *p)
 {
 	size_t nr_samples = profile__nr_samples(p);
 	int64_t root, frames[64];
-	int err = 0;
 
 	b->nr_nodes = 0;
-	b->node_set.nr = 0;
-	if (b->node_set.slots)
-		memset(b->node_set.slots, 0, b->node_set.cap * sizeof(*b->node_set.slots));
+	hash_index__clear(&b->node_set);
 	root = html_build__named_frame(b, "all", NULL, 0, HK_ROOT, NULL);
 	if (root < 0)
 		return (int)root;
-	if ((err = grow((void **)&b->nodes, &b->cap_nodes, 0, sizeof(*b->nodes))))
-		return err;
+	if (VEC_RESERVE(b->nodes, b->cap_nodes, 1))
+		return -ENOMEM;
 	b->nodes[0] = (struct html_node){.frame = (uint32_t)root};
 	b->nr_nodes = 1;
 
@@ -404,62 +324,34 @@ struct emit {
 	/* The emitted preorder: frame, depth, value. */
 	uint32_t *f, *d;
 	int64_t *v;
-	size_t nr, cap;
+	size_t nr, cap_f, cap_d, cap_v;
 };
 
 static int emit__push(struct emit *e, uint32_t frame, uint32_t depth, int64_t value)
 {
-	if (e->nr == e->cap) {
-		size_t cap = e->cap ? e->cap * 2 : 1024;
-		void *f, *d, *v;
-
-		/* Each array is kept by the struct as soon as it is moved, so none leaks. */
-		f = realloc(e->f, cap * sizeof(*e->f));
-		if (!f)
-			return -ENOMEM;
-		e->f = f;
-		d = realloc(e->d, cap * sizeof(*e->d));
-		if (!d)
-			return -ENOMEM;
-		e->d = d;
-		v = realloc(e->v, cap * sizeof(*e->v));
-		if (!v)
-			return -ENOMEM;
-		e->v = v;
-		e->cap = cap;
-	}
+	if (VEC_RESERVE(e->f, e->cap_f, e->nr + 1) || VEC_RESERVE(e->d, e->cap_d, e->nr + 1) ||
+	    VEC_RESERVE(e->v, e->cap_v, e->nr + 1))
+		return -ENOMEM;
 	e->f[e->nr] = frame;
 	e->d[e->nr] = depth;
 	e->v[e->nr++] = value;
 	return 0;
 }
 
-/* Make index idx valid in a zero-filled map array (and its list as long). */
-static int grow_map(uint32_t **map, size_t *cap, size_t idx, uint32_t **list)
+/* Make index idx valid in a zero-filled map array, and its list (of distinct indices) as long. */
+static int grow_map(uint32_t **map, size_t *cap, size_t idx, uint32_t **list, size_t *cap_list)
 {
-	size_t c = *cap ? *cap : 256;
-	uint32_t *m, *l;
+	size_t old = *cap;
 
-	if (idx < *cap)
-		return 0;
-	while (c <= idx)
-		c *= 2;
-	m = realloc(*map, c * sizeof(*m));
-	if (!m)
+	if (VEC_RESERVE(*map, *cap, idx + 1))
 		return -ENOMEM;
-	memset(m + *cap, 0, (c - *cap) * sizeof(*m));
-	*map = m;
-	l = realloc(*list, c * sizeof(*l));
-	if (!l)
-		return -ENOMEM;
-	*list = l;
-	*cap = c;
-	return 0;
+	memset(*map + old, 0, (*cap - old) * sizeof(**map));
+	return VEC_RESERVE(*list, *cap_list, idx + 1);
 }
 
 static int64_t html_build__out_str(struct html_build *b, uint32_t idx)
 {
-	int err = grow_map(&b->str_out, &b->cap_str_out, idx, &b->out_strs);
+	int err = grow_map(&b->str_out, &b->cap_str_out, idx, &b->out_strs, &b->cap_out_strs);
 
 	if (err)
 		return err;
@@ -474,7 +366,8 @@ static int64_t html_build__out_str(struct html_build *b, uint32_t idx)
 static int64_t html_build__out_frame(struct html_build *b, uint32_t frame)
 {
 	const struct html_frame *f = &b->frames[frame];
-	int err = grow_map(&b->frame_out, &b->cap_frame_out, frame, &b->out_frames);
+	int err = grow_map(&b->frame_out, &b->cap_frame_out, frame, &b->out_frames,
+			   &b->cap_out_frames);
 	int64_t e;
 
 	if (err)
@@ -1057,11 +950,11 @@ static void html_build__free(struct html_build *b)
 	for (size_t i = 0; i < b->nr_strs; i++)
 		free(b->strs[i]);
 	free(b->strs);
-	free(b->str_set.slots);
+	hash_index__free(&b->str_set);
 	free(b->frames);
-	free(b->frame_set.slots);
+	hash_index__free(&b->frame_set);
 	free(b->nodes);
-	free(b->node_set.slots);
+	hash_index__free(&b->node_set);
 	free(b->frame_out);
 	free(b->out_frames);
 	free(b->str_out);
@@ -1084,9 +977,8 @@ int enc_html__write(const struct profile *const *profiles, size_t n, const char 
 			return -EINVAL;
 	}
 	/* String 0 is "", so that 0 means "none" in frames, as in the model. */
-	err = grow((void **)&b.strs, &b.cap_strs, 0, sizeof(*b.strs));
-	if (err)
-		return err;
+	if (VEC_RESERVE(b.strs, b.cap_strs, 1))
+		return -ENOMEM;
 	b.strs[b.nr_strs++] = strdup("");
 	if (!b.strs[0]) {
 		err = -ENOMEM;

@@ -17,6 +17,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "base/utf8.h"
 #include "formats/encode.h"
 #include "formats/payload.h"
 #include "push/v1/push.pb-c.h"
@@ -161,58 +162,18 @@ static char *sanitize_name(const char *name, bool colon)
 	return s;
 }
 
-/* The length of the valid UTF-8 sequence at s, or 0 (overlong forms and surrogates too). */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		n = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		n = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		n = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 /*
- * A copy of s that is valid UTF-8: protobuf's string fields must be, and the Go server rejects
- * the whole request otherwise. Process environments are not bound to any encoding.
+ * A copy of s that is valid UTF-8, each invalid byte as '_': protobuf's string fields must be,
+ * and the Go server rejects the whole request otherwise. Process environments are not bound to
+ * any encoding.
  */
 static char *utf8_copy(const char *s)
 {
-	size_t len = strlen(s), i = 0, n;
+	size_t len = strlen(s);
 	char *c = malloc(len + 1);
 
-	if (!c)
-		return NULL;
-	while (i < len) {
-		n = utf8_len((const unsigned char *)s + i);
-		if (!n) {
-			c[i++] = '_';
-			continue;
-		}
-		memcpy(c + i, s + i, n);
-		i += n;
-	}
-	c[len] = '\0';
+	if (c)
+		utf8__replace_invalid(c, s, len, "_");
 	return c;
 }
 

@@ -2,9 +2,8 @@
 /*
  * The profile model: append-only tables with open-addressing hash indexes.
  *
- * Every table is an array whose slot 0 holds the zero entry, plus a hash index from the entry's
- * hash to its position. The index stores 32 bits of the hash next to each position, so growing
- * the index never has to rehash the entries and a probe rarely compares an entry that differs.
+ * Every table is an array whose slot 0 holds the zero entry, plus a hash index (base/hash_index.h)
+ * from the entry's hash to its position; the zero entries are never in the indexes.
  * A profile lives for one collection window and is then encoded and deleted, so the tables only
  * ever grow: their size is bounded by the distinct data of that window, not by time.
  */
@@ -13,24 +12,14 @@
 #include <string.h>
 
 #include "base/hash.h"
+#include "base/hash_index.h"
+#include "base/vec.h"
 #include "model/profile.h"
 
 /* Positions are uint32_t and 0 means "empty slot", so at most UINT32_MAX - 1 entries a table. */
 #define TABLE_MAX_ENTRIES (UINT32_MAX - 1u)
-#define HTAB_MIN_SLOTS 64
 /* Strings are copied into blocks of this size; longer strings get a block of their own. */
 #define ARENA_BLOCK_SIZE (64 * 1024)
-
-struct htab_slot {
-	uint32_t idx; /* position in the table; 0 when the slot is empty */
-	uint32_t hash;
-};
-
-struct htab {
-	struct htab_slot *slots;
-	size_t mask; /* number of slots - 1; the number of slots is a power of two */
-	size_t nr;   /* occupied slots */
-};
 
 struct arena_block {
 	struct arena_block *next;
@@ -62,19 +51,19 @@ struct profile {
 
 	struct string_entry *strs;
 	size_t nr_strs, cap_strs;
-	struct htab str_idx;
+	struct hash_index str_idx;
 
 	struct profile_mapping *maps;
 	size_t nr_maps, cap_maps;
-	struct htab map_idx;
+	struct hash_index map_idx;
 
 	struct profile_function *funcs;
 	size_t nr_funcs, cap_funcs;
-	struct htab func_idx;
+	struct hash_index func_idx;
 
 	struct profile_location *locs;
 	size_t nr_locs, cap_locs;
-	struct htab loc_idx;
+	struct hash_index loc_idx;
 	/* Parallel to locs: where each location's lines start in `lines`, and how many. */
 	struct loc_lines *loc_lines;
 	size_t cap_loc_lines;
@@ -85,108 +74,65 @@ struct profile {
 	size_t nr_stacks, cap_stacks;
 	uint32_t *stack_locs; /* all stacks' location indices back to back */
 	size_t nr_stack_locs, cap_stack_locs;
-	struct htab stack_idx;
+	struct hash_index stack_idx;
 
 	struct profile_sample *samples;
 	size_t nr_samples, cap_samples;
-	struct htab sample_idx;
+	struct hash_index sample_idx;
 
 	/* procs[0] is unused, so that index 0 can mean "empty" in proc_idx as in the others. */
 	struct profile_process *procs;
 	size_t nr_procs, cap_procs;
-	struct htab proc_idx;
+	struct hash_index proc_idx;
 };
 
-/* --- growable arrays and the hash index --- */
+/* --- the tables --- */
 
-/* Makes room for element nr of *arr; 0, -ENOMEM, or -E2BIG past the index range. */
-static int array_grow(void **arr, size_t *cap, size_t nr, size_t elem_size)
+/* Room for entry nr of a table: 0, -ENOMEM, or -E2BIG past what a uint32_t position names. */
+#define TABLE_RESERVE(arr, cap, nr)                                                                \
+	((nr) >= TABLE_MAX_ENTRIES ? -E2BIG : VEC_RESERVE(arr, cap, (nr) + 1))
+
+/*
+ * The position in a table of the entry of elem_size bytes at entry: that of the equal one eq()
+ * finds (when eq is not NULL), else entry's own, appended and indexed under hash.
+ */
+static int64_t table_add(const struct profile *p, void **arr, size_t *nr, size_t *cap,
+			 struct hash_index *idx, const void *entry, size_t elem_size, uint32_t hash,
+			 hash_index_eq_fn eq)
 {
-	size_t new_cap;
-	void *tmp;
+	uint32_t found = eq ? hash_index__find(idx, hash, eq, p, entry) : 0;
+	int err;
 
-	if (nr < *cap)
-		return 0;
-	if (nr >= TABLE_MAX_ENTRIES)
+	if (found)
+		return found;
+	if (*nr >= TABLE_MAX_ENTRIES)
 		return -E2BIG;
-	new_cap = *cap ? *cap * 2 : 16;
-	if (new_cap > TABLE_MAX_ENTRIES)
-		new_cap = TABLE_MAX_ENTRIES;
-	if (new_cap > SIZE_MAX / elem_size)
-		return -ENOMEM;
-	tmp = realloc(*arr, new_cap * elem_size);
-	if (!tmp)
-		return -ENOMEM;
-	*arr = tmp;
-	*cap = new_cap;
-	return 0;
+	err = vec__reserve(arr, cap, *nr + 1, elem_size);
+	if (!err)
+		err = hash_index__reserve(idx);
+	if (err)
+		return err;
+	memcpy((char *)*arr + *nr * elem_size, entry, elem_size);
+	hash_index__insert(idx, (uint32_t)*nr, hash);
+	return (int64_t)(*nr)++;
 }
 
-/* Through a real void * rather than a cast of &arr, which would break strict aliasing. */
-#define ARRAY_RESERVE(arr, cap, nr)                                                                \
+/* table_add() for a typed table of p; entry points at an element of its type. */
+#define TABLE_ADD(p, arr, nr, cap, idx, entry, hash, eq)                                           \
 	({                                                                                         \
 		void *arr_ = (arr);                                                                \
-		int err_ = array_grow(&arr_, &(cap), (nr), sizeof(*(arr)));                        \
+		int64_t ret_;                                                                      \
+                                                                                                   \
+		(void)sizeof(*(arr) = *(entry));                                                   \
+		ret_ = table_add((p), &arr_, &(nr), &(cap), (idx), (entry), sizeof(*(arr)),        \
+				 (hash), (eq));                                                    \
 		(arr) = arr_;                                                                      \
-		err_;                                                                              \
+		ret_;                                                                              \
 	})
 
-static void htab_place(struct htab_slot *slots, size_t mask, uint32_t idx, uint32_t hash)
-{
-	size_t i = hash & mask;
-
-	while (slots[i].idx)
-		i = (i + 1) & mask;
-	slots[i].idx = idx;
-	slots[i].hash = hash;
-}
-
-/* Keeps the load factor at or below 1/2 after one more insertion, so linear probes stay short. */
-static int htab_reserve(struct htab *h)
-{
-	size_t nr_slots = h->slots ? h->mask + 1 : 0;
-	size_t new_nr;
-	struct htab_slot *tmp;
-
-	if ((h->nr + 1) * 2 <= nr_slots)
-		return 0;
-	new_nr = nr_slots ? nr_slots * 2 : HTAB_MIN_SLOTS;
-	if (new_nr > SIZE_MAX / sizeof(*tmp))
-		return -ENOMEM;
-	tmp = calloc(new_nr, sizeof(*tmp));
-	if (!tmp)
-		return -ENOMEM;
-	for (size_t i = 0; i < nr_slots; i++) {
-		if (h->slots[i].idx)
-			htab_place(tmp, new_nr - 1, h->slots[i].idx, h->slots[i].hash);
-	}
-	free(h->slots);
-	h->slots = tmp;
-	h->mask = new_nr - 1;
-	return 0;
-}
-
-typedef bool (*htab_eq_fn)(const struct profile *p, uint32_t idx, const void *key);
-
-/* The position of the entry equal to key, or 0 when there is none. */
-static uint32_t htab_find(const struct profile *p, const struct htab *h, uint32_t hash,
-			  htab_eq_fn eq, const void *key)
-{
-	if (!h->slots)
-		return 0;
-	for (size_t i = hash & h->mask; h->slots[i].idx; i = (i + 1) & h->mask) {
-		if (h->slots[i].hash == hash && eq(p, h->slots[i].idx, key))
-			return h->slots[i].idx;
-	}
-	return 0;
-}
-
-/* Records an entry appended at idx; htab_reserve() must have succeeded before the append. */
-static void htab_insert(struct htab *h, uint32_t idx, uint32_t hash)
-{
-	htab_place(h->slots, h->mask, idx, hash);
-	h->nr++;
-}
+/* Append an entry found new. */
+#define TABLE_APPEND(p, arr, nr, cap, idx, entry, hash)                                            \
+	TABLE_ADD(p, arr, nr, cap, idx, entry, hash, NULL)
 
 /* --- strings --- */
 
@@ -224,8 +170,9 @@ static const char *arena_copy(struct profile *p, const char *s, size_t len)
 	return dst;
 }
 
-static bool str_eq(const struct profile *p, uint32_t idx, const void *key)
+static bool str_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct profile *p = ctx;
 	const struct string_entry *k = key;
 
 	return p->strs[idx].len == k->len && memcmp(p->strs[idx].s, k->s, k->len) == 0;
@@ -242,7 +189,7 @@ int64_t profile__find_string(const struct profile *p, const char *s)
 		return 0;
 	k.s = s;
 	k.len = strlen(s);
-	idx = htab_find(p, &p->str_idx, hash_fold(hash_bytes(s, k.len)), str_eq, &k);
+	idx = hash_index__find(&p->str_idx, hash_fold(hash_bytes(s, k.len)), str_eq, p, &k);
 	return idx ? (int64_t)idx : -ENOENT;
 }
 
@@ -250,7 +197,6 @@ int64_t profile__string(struct profile *p, const char *s)
 {
 	struct string_entry k;
 	uint32_t hash, idx;
-	int err;
 
 	if (!s)
 		return -EINVAL;
@@ -259,22 +205,13 @@ int64_t profile__string(struct profile *p, const char *s)
 	k.s = s;
 	k.len = strlen(s);
 	hash = hash_fold(hash_bytes(s, k.len));
-	idx = htab_find(p, &p->str_idx, hash, str_eq, &k);
+	idx = hash_index__find(&p->str_idx, hash, str_eq, p, &k);
 	if (idx)
 		return idx;
-
-	err = ARRAY_RESERVE(p->strs, p->cap_strs, p->nr_strs);
-	if (!err)
-		err = htab_reserve(&p->str_idx);
-	if (err)
-		return err;
 	k.s = arena_copy(p, s, k.len);
 	if (!k.s)
 		return -ENOMEM;
-	idx = p->nr_strs++;
-	p->strs[idx] = k;
-	htab_insert(&p->str_idx, idx, hash);
-	return idx;
+	return TABLE_APPEND(p, p->strs, p->nr_strs, p->cap_strs, &p->str_idx, &k, hash);
 }
 
 static bool string_valid(const struct profile *p, uint32_t idx)
@@ -304,37 +241,25 @@ static bool mapping_same(const struct profile_mapping *a, const struct profile_m
 	       a->filename == b->filename && a->build_id == b->build_id && a->htlhash == b->htlhash;
 }
 
-static bool mapping_eq(const struct profile *p, uint32_t idx, const void *key)
+static bool mapping_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	return mapping_same(&p->maps[idx], key);
+	return mapping_same(&((const struct profile *)ctx)->maps[idx], key);
 }
 
 int64_t profile__mapping(struct profile *p, const struct profile_mapping *m)
 {
-	uint32_t hash, idx;
-	int err;
+	int64_t idx;
 
 	if (!m || !string_valid(p, m->filename) || !string_valid(p, m->build_id) ||
 	    !string_valid(p, m->htlhash))
 		return -EINVAL;
 	if (mapping_same(m, &p->maps[0]))
 		return 0;
-	hash = mapping_hash(m);
-	idx = htab_find(p, &p->map_idx, hash, mapping_eq, m);
-	if (idx) {
-		/* The same mapping seen once symbolized stays marked as such. */
+	idx = TABLE_ADD(p, p->maps, p->nr_maps, p->cap_maps, &p->map_idx, m, mapping_hash(m),
+			mapping_eq);
+	/* The same mapping seen once symbolized stays marked as such. */
+	if (idx > 0)
 		p->maps[idx].has_functions |= m->has_functions;
-		return idx;
-	}
-
-	err = ARRAY_RESERVE(p->maps, p->cap_maps, p->nr_maps);
-	if (!err)
-		err = htab_reserve(&p->map_idx);
-	if (err)
-		return err;
-	idx = p->nr_maps++;
-	p->maps[idx] = *m;
-	htab_insert(&p->map_idx, idx, hash);
 	return idx;
 }
 
@@ -355,35 +280,20 @@ static bool function_same(const struct profile_function *a, const struct profile
 	return a->name == b->name && a->system_name == b->system_name && a->filename == b->filename;
 }
 
-static bool function_eq(const struct profile *p, uint32_t idx, const void *key)
+static bool function_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	return function_same(&p->funcs[idx], key);
+	return function_same(&((const struct profile *)ctx)->funcs[idx], key);
 }
 
 int64_t profile__function(struct profile *p, const struct profile_function *f)
 {
-	uint32_t hash, idx;
-	int err;
-
 	if (!f || !string_valid(p, f->name) || !string_valid(p, f->system_name) ||
 	    !string_valid(p, f->filename))
 		return -EINVAL;
 	if (function_same(f, &p->funcs[0]))
 		return 0;
-	hash = function_hash(f);
-	idx = htab_find(p, &p->func_idx, hash, function_eq, f);
-	if (idx)
-		return idx;
-
-	err = ARRAY_RESERVE(p->funcs, p->cap_funcs, p->nr_funcs);
-	if (!err)
-		err = htab_reserve(&p->func_idx);
-	if (err)
-		return err;
-	idx = p->nr_funcs++;
-	p->funcs[idx] = *f;
-	htab_insert(&p->func_idx, idx, hash);
-	return idx;
+	return TABLE_ADD(p, p->funcs, p->nr_funcs, p->cap_funcs, &p->func_idx, f, function_hash(f),
+			 function_eq);
 }
 
 /* --- locations --- */
@@ -418,8 +328,9 @@ static bool location_same(const struct profile_location *a, const struct profile
 	       a->label == b->label && a->kind == b->kind;
 }
 
-static bool location_eq(const struct profile *p, uint32_t idx, const void *key)
+static bool location_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct profile *p = ctx;
 	const struct location_key *k = key;
 	const struct loc_lines *ll = &p->loc_lines[idx];
 
@@ -445,6 +356,7 @@ int64_t profile__location_with_lines(struct profile *p, const struct profile_loc
 	struct profile_location copy;
 	struct location_key k;
 	uint32_t hash, idx;
+	int64_t ret;
 	int err;
 
 	if (!l || l->mapping >= p->nr_maps || l->function >= p->nr_funcs ||
@@ -464,39 +376,23 @@ int64_t profile__location_with_lines(struct profile *p, const struct profile_loc
 		return 0;
 	k = (struct location_key){.l = &copy, .lines = lines, .n = n};
 	hash = location_hash(&k);
-	idx = htab_find(p, &p->loc_idx, hash, location_eq, &k);
+	idx = hash_index__find(&p->loc_idx, hash, location_eq, p, &k);
 	if (idx)
 		return idx;
 
-	if (n > SIZE_MAX / sizeof(*p->lines) - p->nr_lines)
-		return -ENOMEM;
-	if (p->nr_lines + n > p->cap_lines) {
-		size_t cap = p->cap_lines ? p->cap_lines : 64;
-		void *tmp;
-
-		while (cap < p->nr_lines + n)
-			cap = cap > SIZE_MAX / 2 / sizeof(*p->lines) ? p->nr_lines + n : cap * 2;
-		tmp = realloc(p->lines, cap * sizeof(*p->lines));
-		if (!tmp)
-			return -ENOMEM;
-		p->lines = tmp;
-		p->cap_lines = cap;
-	}
-	err = ARRAY_RESERVE(p->locs, p->cap_locs, p->nr_locs);
+	err = VEC_RESERVE_MORE(p->lines, p->cap_lines, p->nr_lines, n);
 	if (!err)
-		err = ARRAY_RESERVE(p->loc_lines, p->cap_loc_lines, p->nr_locs);
-	if (!err)
-		err = htab_reserve(&p->loc_idx);
+		err = TABLE_RESERVE(p->loc_lines, p->cap_loc_lines, p->nr_locs);
 	if (err)
 		return err;
-	if (n)
+	/* loc_lines runs parallel to locs: its entry is written first, counted by the append. */
+	p->loc_lines[p->nr_locs] = (struct loc_lines){.off = p->nr_lines, .n = n};
+	ret = TABLE_APPEND(p, p->locs, p->nr_locs, p->cap_locs, &p->loc_idx, &copy, hash);
+	if (ret >= 0 && n) {
 		memcpy(p->lines + p->nr_lines, lines, n * sizeof(*lines));
-	idx = p->nr_locs++;
-	p->locs[idx] = copy;
-	p->loc_lines[idx] = (struct loc_lines){.off = p->nr_lines, .n = n};
-	p->nr_lines += n;
-	htab_insert(&p->loc_idx, idx, hash);
-	return idx;
+		p->nr_lines += n;
+	}
+	return ret;
 }
 
 /* --- stacks --- */
@@ -515,8 +411,9 @@ static uint32_t stack_hash(const uint32_t *locs, size_t n)
 	return hash_fold(h);
 }
 
-static bool stack_eq(const struct profile *p, uint32_t idx, const void *key)
+static bool stack_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct profile *p = ctx;
 	const struct stack_key *k = key;
 	const struct stack_entry *s = &p->stacks[idx];
 
@@ -527,9 +424,9 @@ static bool stack_eq(const struct profile *p, uint32_t idx, const void *key)
 int64_t profile__stack(struct profile *p, const uint32_t *locations, size_t n)
 {
 	struct stack_key k = {.locs = locations, .n = n};
+	struct stack_entry e;
 	uint32_t hash, idx;
-	void *tmp;
-	int err;
+	int64_t ret;
 
 	if (!n)
 		return 0;
@@ -540,36 +437,19 @@ int64_t profile__stack(struct profile *p, const uint32_t *locations, size_t n)
 			return -EINVAL;
 	}
 	hash = stack_hash(locations, n);
-	idx = htab_find(p, &p->stack_idx, hash, stack_eq, &k);
+	idx = hash_index__find(&p->stack_idx, hash, stack_eq, p, &k);
 	if (idx)
 		return idx;
 
-	if (n > SIZE_MAX / sizeof(*p->stack_locs) - p->nr_stack_locs)
+	if (VEC_RESERVE_MORE(p->stack_locs, p->cap_stack_locs, p->nr_stack_locs, n))
 		return -ENOMEM;
-	if (p->nr_stack_locs + n > p->cap_stack_locs) {
-		size_t cap = p->cap_stack_locs ? p->cap_stack_locs : 256;
-
-		while (cap < p->nr_stack_locs + n)
-			cap = cap > SIZE_MAX / 2 / sizeof(*p->stack_locs) ? p->nr_stack_locs + n
-									  : cap * 2;
-		tmp = realloc(p->stack_locs, cap * sizeof(*p->stack_locs));
-		if (!tmp)
-			return -ENOMEM;
-		p->stack_locs = tmp;
-		p->cap_stack_locs = cap;
+	e = (struct stack_entry){.off = p->nr_stack_locs, .n = n};
+	ret = TABLE_APPEND(p, p->stacks, p->nr_stacks, p->cap_stacks, &p->stack_idx, &e, hash);
+	if (ret >= 0) {
+		memcpy(p->stack_locs + p->nr_stack_locs, locations, n * sizeof(*locations));
+		p->nr_stack_locs += n;
 	}
-	err = ARRAY_RESERVE(p->stacks, p->cap_stacks, p->nr_stacks);
-	if (!err)
-		err = htab_reserve(&p->stack_idx);
-	if (err)
-		return err;
-	memcpy(p->stack_locs + p->nr_stack_locs, locations, n * sizeof(*locations));
-	idx = p->nr_stacks++;
-	p->stacks[idx].off = p->nr_stack_locs;
-	p->stacks[idx].n = n;
-	p->nr_stack_locs += n;
-	htab_insert(&p->stack_idx, idx, hash);
-	return idx;
+	return ret;
 }
 
 /* --- samples --- */
@@ -594,10 +474,10 @@ static uint32_t sample_hash(uint32_t stack, const struct profile_labels *l)
 	return hash_fold(h);
 }
 
-static bool sample_eq(const struct profile *p, uint32_t idx, const void *key)
+static bool sample_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const struct sample_key *k = key;
-	const struct profile_sample *s = &p->samples[idx];
+	const struct profile_sample *s = &((const struct profile *)ctx)->samples[idx];
 
 	return s->stack == k->stack && s->labels.pid == k->labels->pid &&
 	       s->labels.tid == k->labels->tid && s->labels.comm == k->labels->comm &&
@@ -612,27 +492,22 @@ int profile__add_sample(struct profile *p, uint32_t stack, const struct profile_
 {
 	struct sample_key k = {.stack = stack, .labels = labels};
 	struct profile_sample *s;
-	uint32_t hash, idx;
-	int err;
+	uint32_t hash;
+	int64_t idx;
 
 	if (!labels || stack >= p->nr_stacks || !string_valid(p, labels->comm) ||
 	    !string_valid(p, labels->thread_name) || !string_valid(p, labels->thread_state) ||
 	    !string_valid(p, labels->wait_kind))
 		return -EINVAL;
 	hash = sample_hash(stack, labels);
-	idx = htab_find(p, &p->sample_idx, hash, sample_eq, &k);
+	idx = hash_index__find(&p->sample_idx, hash, sample_eq, p, &k);
 	if (!idx) {
-		err = ARRAY_RESERVE(p->samples, p->cap_samples, p->nr_samples);
-		if (!err)
-			err = htab_reserve(&p->sample_idx);
-		if (err)
-			return err;
-		idx = p->nr_samples++;
-		s = &p->samples[idx];
-		memset(s, 0, sizeof(*s));
-		s->stack = stack;
-		s->labels = *labels;
-		htab_insert(&p->sample_idx, idx, hash);
+		struct profile_sample zero = {.stack = stack, .labels = *labels};
+
+		idx = TABLE_APPEND(p, p->samples, p->nr_samples, p->cap_samples, &p->sample_idx,
+				   &zero, hash);
+		if (idx < 0)
+			return (int)idx;
 	}
 	s = &p->samples[idx];
 	s->value += value;
@@ -676,12 +551,11 @@ struct profile *profile__new(const struct profile_desc *desc)
 	p->desc.period_unit = p->desc_strs[3];
 
 	/* The zero entries: never in the hash indexes, matched explicitly by the interners. */
-	if (ARRAY_RESERVE(p->strs, p->cap_strs, 0) || ARRAY_RESERVE(p->maps, p->cap_maps, 0) ||
-	    ARRAY_RESERVE(p->funcs, p->cap_funcs, 0) || ARRAY_RESERVE(p->locs, p->cap_locs, 0) ||
-	    ARRAY_RESERVE(p->loc_lines, p->cap_loc_lines, 0) ||
-	    ARRAY_RESERVE(p->stacks, p->cap_stacks, 0) ||
-	    ARRAY_RESERVE(p->samples, p->cap_samples, 0) ||
-	    ARRAY_RESERVE(p->procs, p->cap_procs, 0))
+	if (VEC_RESERVE(p->strs, p->cap_strs, 1) || VEC_RESERVE(p->maps, p->cap_maps, 1) ||
+	    VEC_RESERVE(p->funcs, p->cap_funcs, 1) || VEC_RESERVE(p->locs, p->cap_locs, 1) ||
+	    VEC_RESERVE(p->loc_lines, p->cap_loc_lines, 1) ||
+	    VEC_RESERVE(p->stacks, p->cap_stacks, 1) ||
+	    VEC_RESERVE(p->samples, p->cap_samples, 1) || VEC_RESERVE(p->procs, p->cap_procs, 1))
 		goto err_out;
 	memset(&p->procs[0], 0, sizeof(p->procs[0]));
 	p->nr_procs = 1;
@@ -701,34 +575,28 @@ err_out:
 	return NULL;
 }
 
-static void htab_free(struct htab *h)
-{
-	free(h->slots);
-	h->slots = NULL;
-}
-
 void profile__delete(struct profile *p)
 {
 	struct arena_block *b, *next;
 
 	if (!p)
 		return;
-	htab_free(&p->proc_idx);
+	hash_index__free(&p->proc_idx);
 	free(p->procs);
-	htab_free(&p->sample_idx);
+	hash_index__free(&p->sample_idx);
 	free(p->samples);
-	htab_free(&p->stack_idx);
+	hash_index__free(&p->stack_idx);
 	free(p->stack_locs);
 	free(p->stacks);
-	htab_free(&p->loc_idx);
+	hash_index__free(&p->loc_idx);
 	free(p->lines);
 	free(p->loc_lines);
 	free(p->locs);
-	htab_free(&p->func_idx);
+	hash_index__free(&p->func_idx);
 	free(p->funcs);
-	htab_free(&p->map_idx);
+	hash_index__free(&p->map_idx);
 	free(p->maps);
-	htab_free(&p->str_idx);
+	hash_index__free(&p->str_idx);
 	free(p->strs);
 	for (b = p->arena; b; b = next) {
 		next = b->next;
@@ -746,15 +614,15 @@ static uint32_t process_hash(uint32_t pid)
 	return hash_fold(hash_add(0x70726f63, pid));
 }
 
-static bool process_eq(const struct profile *p, uint32_t idx, const void *key)
+static bool process_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	return p->procs[idx].pid == *(const uint32_t *)key;
+	return ((const struct profile *)ctx)->procs[idx].pid == *(const uint32_t *)key;
 }
 
 int profile__set_process(struct profile *p, const struct profile_process *proc)
 {
 	uint32_t hash, idx;
-	int err;
+	int64_t ret;
 
 	if (!proc || !string_valid(p, proc->service_name) || !string_valid(p, proc->exe_name) ||
 	    !string_valid(p, proc->exe_path) || !string_valid(p, proc->command_line) ||
@@ -765,25 +633,18 @@ int profile__set_process(struct profile *p, const struct profile_process *proc)
 		    !string_valid(p, proc->attrs[i].value))
 			return -EINVAL;
 	hash = process_hash(proc->pid);
-	idx = htab_find(p, &p->proc_idx, hash, process_eq, &proc->pid);
+	idx = hash_index__find(&p->proc_idx, hash, process_eq, p, &proc->pid);
 	if (idx) {
 		p->procs[idx] = *proc;
 		return 0;
 	}
-	err = ARRAY_RESERVE(p->procs, p->cap_procs, p->nr_procs);
-	if (!err)
-		err = htab_reserve(&p->proc_idx);
-	if (err)
-		return err;
-	idx = p->nr_procs++;
-	p->procs[idx] = *proc;
-	htab_insert(&p->proc_idx, idx, hash);
-	return 0;
+	ret = TABLE_APPEND(p, p->procs, p->nr_procs, p->cap_procs, &p->proc_idx, proc, hash);
+	return ret < 0 ? (int)ret : 0;
 }
 
 const struct profile_process *profile__find_process(const struct profile *p, uint32_t pid)
 {
-	uint32_t idx = htab_find(p, &p->proc_idx, process_hash(pid), process_eq, &pid);
+	uint32_t idx = hash_index__find(&p->proc_idx, process_hash(pid), process_eq, p, &pid);
 
 	return idx ? &p->procs[idx] : NULL;
 }

@@ -16,35 +16,12 @@
 
 #include "process/proc.h"
 
+#include "base/hex.h"
+#include "base/lru.h"
+#include "base/search.h"
+
 /* ------------------------------------------------------------------------------------------ */
 /* /proc/PID/maps parsing */
-
-static const char *parse_hex(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-	int digits = 0;
-
-	for (;; s++, digits++) {
-		unsigned int d;
-
-		if (*s >= '0' && *s <= '9')
-			d = *s - '0';
-		else if (*s >= 'a' && *s <= 'f')
-			d = *s - 'a' + 10;
-		else if (*s >= 'A' && *s <= 'F')
-			d = *s - 'A' + 10;
-		else
-			break;
-		/* More than 16 digits would overflow: reject rather than wrap. */
-		if (v >> 60)
-			return NULL;
-		v = v << 4 | d;
-	}
-	if (!digits)
-		return NULL;
-	*out = v;
-	return s;
-}
 
 static const char *parse_dec(const char *s, uint64_t *out)
 {
@@ -106,10 +83,10 @@ static int parse_line(const char *line, struct mapping *m)
 	size_t len;
 
 	memset(m, 0, sizeof(*m));
-	s = parse_hex(s, &m->start);
+	s = hex__parse_u64(s, &m->start);
 	if (!s || *s++ != '-')
 		return -EINVAL;
-	s = parse_hex(s, &m->end);
+	s = hex__parse_u64(s, &m->end);
 	if (!s || m->end <= m->start)
 		return -EINVAL;
 	s = expect_blank(s);
@@ -127,13 +104,13 @@ static int parse_line(const char *line, struct mapping *m)
 	if (!s)
 		return -EINVAL;
 
-	s = parse_hex(s, &m->pgoff);
+	s = hex__parse_u64(s, &m->pgoff);
 	if (!s || !(s = expect_blank(s)))
 		return -EINVAL;
-	s = parse_hex(s, &maj);
+	s = hex__parse_u64(s, &maj);
 	if (!s || *s++ != ':')
 		return -EINVAL;
-	s = parse_hex(s, &min);
+	s = hex__parse_u64(s, &min);
 	if (!s || maj > UINT32_MAX || min > UINT32_MAX)
 		return -EINVAL;
 	m->dev_major = maj;
@@ -146,12 +123,7 @@ static int parse_line(const char *line, struct mapping *m)
 		return -EINVAL;
 
 	/* Anonymous mappings end right after the inode (perhaps with padding). */
-	if (*s == '\0') {
-		m->kind = MAPPING_ANON;
-		return 0;
-	}
-	s = expect_blank(s);
-	if (!s)
+	if (*s != '\0' && !(s = expect_blank(s)))
 		return -EINVAL;
 	if (*s == '\0') {
 		m->kind = MAPPING_ANON;
@@ -258,24 +230,14 @@ fail:
 
 const struct mapping *maps__find(const struct maps *maps, uint64_t addr)
 {
-	size_t lo = 0, hi;
+	size_t n;
 
 	if (!maps || !maps->n)
 		return NULL;
-	/* Find the last mapping whose start is <= addr. */
-	hi = maps->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (maps->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
-		return NULL;
-	if (addr < maps->v[lo - 1].end)
-		return &maps->v[lo - 1];
+	/* The last mapping whose start is <= addr. */
+	n = SEARCH_UPPER_BOUND(maps->v, maps->n, start, addr);
+	if (n && addr < maps->v[n - 1].end)
+		return &maps->v[n - 1];
 	return NULL;
 }
 
@@ -294,10 +256,10 @@ void maps__release(struct maps *maps)
 /* The process table */
 
 struct proc_node {
-	struct proc proc;		       /* first: callers get &node->proc */
-	bool gone_at_last_sweep;	       /* see proc_table__retire_exited() */
-	struct proc_node *hnext;	       /* hash chain */
-	struct proc_node *lru_prev, *lru_next; /* lru_prev towards the most recently used */
+	struct proc proc;	 /* first: callers get &node->proc */
+	bool gone_at_last_sweep; /* see proc_table__retire_exited() */
+	struct proc_node *hnext; /* hash chain */
+	struct lru_link lru;
 };
 
 struct proc_table {
@@ -305,10 +267,9 @@ struct proc_table {
 	size_t max_procs;
 	size_t n;
 	struct proc_node **buckets;
-	unsigned int bucket_bits;   /* 1 << bucket_bits buckets */
-	struct proc_node *lru_head; /* most recently used */
-	struct proc_node *lru_tail; /* least recently used: evicted first */
-	bool maps_only;		    /* see proc_table__maps_only() */
+	unsigned int bucket_bits; /* 1 << bucket_bits buckets */
+	struct lru lru;		  /* the oldest is evicted first */
+	bool maps_only;		  /* see proc_table__maps_only() */
 };
 
 /* Beyond this many buckets, chains just grow longer: the table stays usable for huge caps. */
@@ -365,14 +326,19 @@ static void proc_clear(struct proc *p)
 	p->exe_path = p->cmdline = p->service_name = p->systemd_unit = NULL;
 }
 
+static struct proc_node *node_of(const struct lru_link *l)
+{
+	return LRU_ENTRY(l, struct proc_node, lru);
+}
+
 void proc_table__delete(struct proc_table *t)
 {
-	struct proc_node *node, *next;
+	struct proc_node *node;
 
 	if (!t)
 		return;
-	for (node = t->lru_head; node; node = next) {
-		next = node->lru_next;
+	while ((node = node_of(lru__oldest(&t->lru)))) {
+		lru__unlink(&t->lru, &node->lru);
 		proc_clear(&node->proc);
 		free(node);
 	}
@@ -396,30 +362,6 @@ static struct proc_node *table_lookup(const struct proc_table *t, pid_t pid)
 	return NULL;
 }
 
-static void lru_unlink(struct proc_table *t, struct proc_node *node)
-{
-	if (node->lru_prev)
-		node->lru_prev->lru_next = node->lru_next;
-	else
-		t->lru_head = node->lru_next;
-	if (node->lru_next)
-		node->lru_next->lru_prev = node->lru_prev;
-	else
-		t->lru_tail = node->lru_prev;
-	node->lru_prev = node->lru_next = NULL;
-}
-
-static void lru_push_front(struct proc_table *t, struct proc_node *node)
-{
-	node->lru_prev = NULL;
-	node->lru_next = t->lru_head;
-	if (t->lru_head)
-		t->lru_head->lru_prev = node;
-	t->lru_head = node;
-	if (!t->lru_tail)
-		t->lru_tail = node;
-}
-
 static void table_remove(struct proc_table *t, struct proc_node *node)
 {
 	struct proc_node **pp = &t->buckets[bucket_of(t, node->proc.pid)];
@@ -428,10 +370,24 @@ static void table_remove(struct proc_table *t, struct proc_node *node)
 		pp = &(*pp)->hnext;
 	if (*pp)
 		*pp = node->hnext;
-	lru_unlink(t, node);
+	lru__unlink(&t->lru, &node->lru);
 	t->n--;
 	proc_clear(&node->proc);
 	free(node);
+}
+
+/* Put a new node in the table, as the most recently used; the least recently used goes when
+ * the table is full. */
+static void table_link(struct proc_table *t, struct proc_node *node)
+{
+	size_t b = bucket_of(t, node->proc.pid);
+
+	if (t->n >= t->max_procs)
+		table_remove(t, node_of(lru__oldest(&t->lru)));
+	node->hnext = t->buckets[b];
+	t->buckets[b] = node;
+	lru__push_front(&t->lru, &node->lru);
+	t->n++;
 }
 
 static int proc_path(const struct proc_table *t, pid_t pid, const char *file, char *buf, size_t len)
@@ -453,13 +409,13 @@ size_t proc_table__retire_exited(struct proc_table *t)
 	struct proc_node *node, *next;
 	size_t retired = 0;
 
-	for (node = t->lru_head; node; node = next) {
+	for (node = node_of(lru__newest(&t->lru)); node; node = next) {
 		char path[PATH_MAX];
 		struct stat st;
 		bool gone = proc_path(t, node->proc.pid, "", path, sizeof(path)) == 0 &&
 			    stat(path, &st) != 0 && errno == ENOENT;
 
-		next = node->lru_next;
+		next = node_of(node->lru.older);
 		if (gone && node->gone_at_last_sweep) {
 			table_remove(t, node);
 			retired++;
@@ -632,30 +588,6 @@ int proc__systemd_unit(const char *cgroup, char *out, size_t len)
 	return -ENOENT;
 }
 
-static int hex_value(char c)
-{
-	return isdigit((unsigned char)c)    ? c - '0'
-	       : isxdigit((unsigned char)c) ? (c | 0x20) - 'a' + 10
-					    : -1;
-}
-
-/* Copy n bytes of a percent-encoded value into out, decoded (W3C baggage style). */
-static void percent_decode(const char *s, size_t n, char *out, size_t outlen)
-{
-	size_t o = 0;
-
-	for (size_t i = 0; i < n && o + 1 < outlen; i++) {
-		if (s[i] == '%' && i + 2 < n && hex_value(s[i + 1]) >= 0 &&
-		    hex_value(s[i + 2]) >= 0) {
-			out[o++] = (char)(hex_value(s[i + 1]) << 4 | hex_value(s[i + 2]));
-			i += 2;
-		} else {
-			out[o++] = s[i];
-		}
-	}
-	out[o] = '\0';
-}
-
 static void trim_copy(const char *s, size_t n, char *out, size_t outlen)
 {
 	while (n && isspace((unsigned char)*s)) {
@@ -664,7 +596,8 @@ static void trim_copy(const char *s, size_t n, char *out, size_t outlen)
 	}
 	while (n && isspace((unsigned char)s[n - 1]))
 		n--;
-	percent_decode(s, n, out, outlen);
+	/* Percent-encoded, W3C baggage style. */
+	hex__percent_decode(out, outlen, s, n);
 }
 
 int proc__service_from_environ(const char *env, size_t len, char *out, size_t outlen)
@@ -794,7 +727,6 @@ static int snapshot(const struct proc_table *t, struct proc *p)
 static struct proc_node *table_insert(struct proc_table *t, pid_t pid, int *errp)
 {
 	struct proc_node *node;
-	size_t b;
 	int err;
 
 	node = calloc(1, sizeof(*node));
@@ -809,13 +741,7 @@ static struct proc_node *table_insert(struct proc_table *t, pid_t pid, int *errp
 		*errp = err;
 		return NULL;
 	}
-	if (t->n >= t->max_procs)
-		table_remove(t, t->lru_tail);
-	b = bucket_of(t, pid);
-	node->hnext = t->buckets[b];
-	t->buckets[b] = node;
-	lru_push_front(t, node);
-	t->n++;
+	table_link(t, node);
 	return node;
 }
 
@@ -830,8 +756,7 @@ struct proc *proc_table__get(struct proc_table *t, pid_t pid)
 	}
 	node = table_lookup(t, pid);
 	if (node) {
-		lru_unlink(t, node);
-		lru_push_front(t, node);
+		lru__touch(&t->lru, &node->lru);
 		return &node->proc;
 	}
 	node = table_insert(t, pid, &err);
@@ -860,29 +785,23 @@ void proc__release(struct proc *p)
 int proc_table__adopt(struct proc_table *t, struct proc *p)
 {
 	struct proc_node *node;
-	size_t b;
 
 	if (!t || !p || p->pid <= 0)
 		return -EINVAL;
 	node = table_lookup(t, p->pid);
 	if (node) {
 		proc_clear(&node->proc);
-		lru_unlink(t, node);
+		lru__touch(&t->lru, &node->lru);
+		node->proc = *p;
 	} else {
 		node = calloc(1, sizeof(*node));
 		if (!node)
 			return -ENOMEM;
-		if (t->n >= t->max_procs)
-			table_remove(t, t->lru_tail);
-		b = bucket_of(t, p->pid);
-		node->hnext = t->buckets[b];
-		t->buckets[b] = node;
-		t->n++;
+		node->proc = *p;
+		table_link(t, node);
 	}
-	node->proc = *p;
 	node->gone_at_last_sweep = false;
 	memset(p, 0, sizeof(*p));
-	lru_push_front(t, node);
 	return 0;
 }
 
@@ -898,7 +817,8 @@ size_t proc_table__memory(const struct proc_table *t)
 	if (!t)
 		return 0;
 	bytes = sizeof(*t) + ((size_t)1 << t->bucket_bits) * sizeof(*t->buckets);
-	for (const struct proc_node *n = t->lru_head; n; n = n->lru_next) {
+	for (const struct proc_node *n = node_of(lru__newest(&t->lru)); n;
+	     n = node_of(n->lru.older)) {
 		const struct proc *p = &n->proc;
 
 		bytes += sizeof(*n) + p->maps.n * sizeof(*p->maps.v) + str_bytes(p->exe_path) +
@@ -935,8 +855,7 @@ int proc_table__refresh(struct proc_table *t, pid_t pid)
 	node = table_lookup(t, pid);
 	if (!node)
 		return table_insert(t, pid, &err) ? 0 : err;
-	lru_unlink(t, node);
-	lru_push_front(t, node);
+	lru__touch(&t->lru, &node->lru);
 	err = snapshot(t, &node->proc);
 	/* The process is gone: keep what we knew, so that its last samples still symbolize. */
 	if (err == -ESRCH)

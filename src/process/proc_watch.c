@@ -14,6 +14,7 @@
 
 #include "hostprof_abi.h"
 #include "base/log.h"
+#include "base/thread.h"
 
 /*
  * How long a poll of the ring buffer waits: the bound on how late the thread sees a stop, and on
@@ -243,7 +244,8 @@ struct proc_watch *proc_watch__new(int events_fd, const char *proc_root, size_t 
 		err = errno;
 		goto fail;
 	}
-	err = pthread_create(&w->thread, NULL, watch_thread, w);
+	/* With every signal blocked: Ctrl-C and SIGTERM are the main thread's to handle. */
+	err = -thread__start(&w->thread, watch_thread, w);
 	if (err)
 		goto fail;
 	w->started = true;

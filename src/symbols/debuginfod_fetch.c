@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +13,10 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/hex.h"
 #include "base/log.h"
+#include "base/lru.h"
+#include "base/thread.h"
 
 #define NSEC_PER_SEC 1000000000ULL
 #define BUILD_ID_MAX 64
@@ -32,8 +34,8 @@ struct entry {
 	char *what;		     /* the binary that asked first, for messages */
 	uint64_t settled_ns;	     /* when it became READY or FAILED */
 	struct entry *hnext;
-	struct entry *qnext;		   /* the queue, oldest first */
-	struct entry *lru_prev, *lru_next; /* lru_prev towards the most recently asked */
+	struct entry *qnext; /* the queue, oldest first */
+	struct lru_link lru; /* by when it was last asked for */
 };
 
 struct debuginfod_fetch {
@@ -52,7 +54,7 @@ struct debuginfod_fetch {
 
 	struct entry **buckets;
 	size_t nr_buckets, nr_entries, max_entries;
-	struct entry *lru_head, *lru_tail;
+	struct lru lru;
 	struct entry *queue_head, *queue_tail;
 	size_t queued;
 	struct entry *running;
@@ -114,13 +116,6 @@ double debuginfod_fetch__timeout_s(double configured)
 	return DEBUGINFOD_FETCH_DEFAULT_TIMEOUT_S;
 }
 
-static void to_hex(const uint8_t *id, size_t len, char *out)
-{
-	for (size_t i = 0; i < len; i++)
-		snprintf(out + 2 * i, 3, "%02x", id[i]);
-	out[2 * len] = '\0';
-}
-
 /* ---- the table of build-ids (under f->lock) ---- */
 
 static size_t bucket_of(const struct debuginfod_fetch *f, const uint8_t *id, size_t len)
@@ -141,29 +136,6 @@ static struct entry *find(struct debuginfod_fetch *f, const uint8_t *id, size_t 
 	return NULL;
 }
 
-static void lru_unlink(struct debuginfod_fetch *f, struct entry *e)
-{
-	if (e->lru_prev)
-		e->lru_prev->lru_next = e->lru_next;
-	else
-		f->lru_head = e->lru_next;
-	if (e->lru_next)
-		e->lru_next->lru_prev = e->lru_prev;
-	else
-		f->lru_tail = e->lru_prev;
-	e->lru_prev = e->lru_next = NULL;
-}
-
-static void lru_front(struct debuginfod_fetch *f, struct entry *e)
-{
-	e->lru_next = f->lru_head;
-	if (f->lru_head)
-		f->lru_head->lru_prev = e;
-	f->lru_head = e;
-	if (!f->lru_tail)
-		f->lru_tail = e;
-}
-
 static void entry_free(struct entry *e)
 {
 	if (!e)
@@ -181,7 +153,7 @@ static void forget(struct debuginfod_fetch *f, struct entry *e)
 		pp = &(*pp)->hnext;
 	if (*pp)
 		*pp = e->hnext;
-	lru_unlink(f, e);
+	lru__unlink(&f->lru, &e->lru);
 	f->nr_entries--;
 	entry_free(e);
 }
@@ -190,7 +162,10 @@ static void forget(struct debuginfod_fetch *f, struct entry *e)
  * stay; there are at most QUEUE_MAX + 1 of them, fewer than max_entries). */
 static void make_room(struct debuginfod_fetch *f)
 {
-	for (struct entry *e = f->lru_tail; e && f->nr_entries >= f->max_entries; e = e->lru_prev) {
+	for (struct lru_link *l = lru__oldest(&f->lru); l && f->nr_entries >= f->max_entries;
+	     l = l->newer) {
+		struct entry *e = LRU_ENTRY(l, struct entry, lru);
+
 		if (e->state == E_READY || e->state == E_FAILED) {
 			forget(f, e);
 			return;
@@ -239,12 +214,11 @@ enum debuginfod_state debuginfod_fetch__get(struct debuginfod_fetch *f, const ui
 		e->hnext = f->buckets[bucket_of(f, id, len)];
 		f->buckets[bucket_of(f, id, len)] = e;
 		f->nr_entries++;
-		lru_front(f, e);
+		lru__push_front(&f->lru, &e->lru);
 		enqueue(f, e);
 		goto out;
 	}
-	lru_unlink(f, e);
-	lru_front(f, e);
+	lru__touch(&f->lru, &e->lru);
 	switch (e->state) {
 	case E_QUEUED:
 	case E_RUNNING:
@@ -279,7 +253,7 @@ static void count_failure(struct debuginfod_fetch *f, struct entry *e, enum debu
 	f->stats.failed++;
 	if (!f->stats.failures[why]++) {
 		snprintf(f->first_what[why], sizeof(f->first_what[why]), "%s", e->what);
-		to_hex(e->id, e->len, f->first_id[why]);
+		hex__encode(f->first_id[why], e->id, e->len);
 		f->first_err[why] = err;
 	}
 }
@@ -406,7 +380,7 @@ static void fetch_one(struct debuginfod_fetch *f, struct entry *e)
 	uint64_t start = clock__ns(CLOCK_MONOTONIC);
 	int fd;
 
-	to_hex(e->id, e->len, hex);
+	hex__encode(hex, e->id, e->len);
 	/* Once settled, the entry may be evicted by the next get(): the log below uses copies. */
 	snprintf(what, sizeof(what), "%s", e->what);
 	f->deadline_ns = start + f->timeout_ns;
@@ -507,8 +481,6 @@ static void set_cache_dir(const char *cache_dir)
 struct debuginfod_fetch *debuginfod_fetch__new(const struct debuginfod_fetch_opts *o)
 {
 	struct debuginfod_fetch *f;
-	pthread_condattr_t ca;
-	sigset_t all, old;
 	int rc;
 
 	if (!debuginfod_fetch__configured()) {
@@ -543,23 +515,20 @@ struct debuginfod_fetch *debuginfod_fetch__new(const struct debuginfod_fetch_opt
 
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_cond_init(&f->work, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&f->done, &ca);
-	pthread_condattr_destroy(&ca);
-	/* Signals are the main thread's: it polls the flags their handlers set. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&f->thread, NULL, fetch_thread, f);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = thread__cond_init_monotonic(&f->done);
+	if (!rc) {
+		/* Signals are the main thread's: it polls the flags their handlers set. */
+		rc = thread__start(&f->thread, fetch_thread, f);
+		if (rc)
+			pthread_cond_destroy(&f->done);
+	}
 	if (rc) {
 		debuginfod_end(f->client);
-		pthread_cond_destroy(&f->done);
 		pthread_cond_destroy(&f->work);
 		pthread_mutex_destroy(&f->lock);
 		free(f->buckets);
 		free(f);
-		errno = rc;
+		errno = -rc;
 		return NULL;
 	}
 	f->started = true;
@@ -570,8 +539,6 @@ struct debuginfod_fetch *debuginfod_fetch__new(const struct debuginfod_fetch_opt
 
 void debuginfod_fetch__delete(struct debuginfod_fetch *f)
 {
-	struct entry *e, *next;
-
 	if (!f)
 		return;
 	if (f->started) {
@@ -585,8 +552,10 @@ void debuginfod_fetch__delete(struct debuginfod_fetch *f)
 		pthread_cond_destroy(&f->work);
 		pthread_mutex_destroy(&f->lock);
 	}
-	for (e = f->lru_head; e; e = next) {
-		next = e->lru_next;
+	while (lru__oldest(&f->lru)) {
+		struct entry *e = LRU_ENTRY(lru__oldest(&f->lru), struct entry, lru);
+
+		lru__unlink(&f->lru, &e->lru);
 		entry_free(e);
 	}
 	if (f->client)

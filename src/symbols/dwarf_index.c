@@ -13,6 +13,8 @@
 
 #include "symbols/dwarf_index.h"
 
+#include "base/vec.h"
+
 #define NONE UINT32_MAX
 #define MAX_NODES (UINT32_MAX - 1)
 
@@ -111,22 +113,6 @@ struct build {
 	int err;
 };
 
-static bool grow(void **p, size_t *cap, size_t n, size_t size)
-{
-	void *q;
-	size_t c;
-
-	if (n < *cap)
-		return true;
-	c = *cap ? 2 * *cap : 64;
-	q = reallocarray(*p, c, size);
-	if (!q)
-		return false;
-	*p = q;
-	*cap = c;
-	return true;
-}
-
 /* The linkage (mangled) name when there is one, so that the demangler gives the full name;
  * through DW_AT_abstract_origin and DW_AT_specification, where inlined and out-of-line
  * instances keep their names. */
@@ -183,7 +169,7 @@ static uint32_t add_gate(struct build *b, Dwarf_Die *die, int tag, uint32_t pare
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (lo >= hi)
 			continue;
-		if (!grow((void **)&b->ranges, &b->ranges_cap, b->nranges, sizeof(*b->ranges))) {
+		if (VEC_RESERVE(b->ranges, b->ranges_cap, b->nranges + 1)) {
 			b->err = -ENOMEM;
 			return NONE;
 		}
@@ -192,14 +178,14 @@ static uint32_t add_gate(struct build *b, Dwarf_Die *die, int tag, uint32_t pare
 	if (b->nranges == first)
 		return NONE;
 	if (is_func) {
-		if (!grow((void **)&b->nodes, &b->nodes_cap, b->nnodes, sizeof(*b->nodes))) {
+		if (VEC_RESERVE(b->nodes, b->nodes_cap, b->nnodes + 1)) {
 			b->err = -ENOMEM;
 			return NONE;
 		}
 		b->nodes[b->nnodes] = make_node(b, die, tag == DW_TAG_inlined_subroutine, func);
 		func = (uint32_t)b->nnodes++;
 	}
-	if (!grow((void **)&b->gates, &b->gates_cap, b->ngates, sizeof(*b->gates))) {
+	if (VEC_RESERVE(b->gates, b->gates_cap, b->ngates + 1)) {
 		b->err = -ENOMEM;
 		return NONE;
 	}
@@ -264,7 +250,7 @@ static int sweep(struct build *b, struct cu_table *t)
 {
 	struct edge *edges = NULL;
 	uint32_t *count = NULL, *active = NULL, last = NONE;
-	size_t nedges = 2 * b->nranges, nactive = 0, cap = 0;
+	size_t nedges = 2 * b->nranges, nactive = 0, cap_lo = 0, cap_node = 0;
 	int err = -ENOMEM;
 
 	edges = reallocarray(NULL, nedges ? nedges : 1, sizeof(*edges));
@@ -313,20 +299,9 @@ static int sweep(struct build *b, struct cu_table *t)
 		func = tip == NONE ? NONE : b->gates[tip].func;
 		if (t->nsegs && func == last)
 			continue;
-		if (t->nsegs == cap) {
-			uint64_t *seg_lo;
-			uint32_t *seg_node;
-
-			cap = cap ? 2 * cap : 64;
-			seg_lo = reallocarray(t->seg_lo, cap, sizeof(*seg_lo));
-			if (seg_lo)
-				t->seg_lo = seg_lo;
-			seg_node = reallocarray(t->seg_node, cap, sizeof(*seg_node));
-			if (seg_node)
-				t->seg_node = seg_node;
-			if (!seg_lo || !seg_node)
-				goto out;
-		}
+		if (VEC_RESERVE(t->seg_lo, cap_lo, t->nsegs + 1) ||
+		    VEC_RESERVE(t->seg_node, cap_node, t->nsegs + 1))
+			goto out;
 		t->seg_lo[t->nsegs] = addr;
 		t->seg_node[t->nsegs++] = func;
 		last = func;

@@ -15,6 +15,10 @@
 
 #include "symbols/ksyms.h"
 
+#include "base/hex.h"
+#include "base/search.h"
+#include "base/vec.h"
+
 /* Arena offsets are 30 bits wide; the all-ones value means "no module" (core kernel). */
 #define KSYMS_NO_MODULE ((1u << 30) - 1)
 #define KSYMS_ARENA_MAX ((size_t)KSYMS_NO_MODULE)
@@ -50,18 +54,8 @@ static int64_t ksyms__intern(struct ksyms *k, const char *s, size_t len)
 
 	if (need > KSYMS_ARENA_MAX)
 		return -E2BIG;
-	if (need > k->arena_cap) {
-		size_t cap = k->arena_cap ? k->arena_cap : 64 * 1024;
-		char *p;
-
-		while (cap < need)
-			cap *= 2;
-		p = realloc(k->arena, cap);
-		if (!p)
-			return -ENOMEM;
-		k->arena = p;
-		k->arena_cap = cap;
-	}
+	if (VEC_RESERVE(k->arena, k->arena_cap, need))
+		return -ENOMEM;
 	off = (int64_t)k->arena_len;
 	memcpy(k->arena + k->arena_len, s, len);
 	k->arena[k->arena_len + len] = '\0';
@@ -71,28 +65,10 @@ static int64_t ksyms__intern(struct ksyms *k, const char *s, size_t len)
 
 static int ksyms__push(struct ksyms *k, const struct ksym_entry *e)
 {
-	if (k->nr == k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 4096;
-		struct ksym_entry *p = reallocarray(k->syms, cap, sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		k->syms = p;
-		k->cap = cap;
-	}
+	if (VEC_RESERVE(k->syms, k->cap, k->nr + 1))
+		return -ENOMEM;
 	k->syms[k->nr++] = *e;
 	return 0;
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 static bool is_text_type(char type)
@@ -117,17 +93,8 @@ struct kline {
  */
 static bool kline__parse(const char *s, struct kline *l)
 {
-	unsigned int digits = 0;
-	int v;
-
-	l->addr = 0;
-	while ((v = hexval(*s)) >= 0) {
-		if (++digits > 16)
-			return false;
-		l->addr = l->addr << 4 | (uint64_t)v;
-		s++;
-	}
-	if (!digits || *s++ != ' ')
+	s = hex__parse_u64(s, &l->addr);
+	if (!s || *s++ != ' ')
 		return false;
 	if (*s == '\0' || *s == ' ' || *s == '\t' || *s == '\n' || s[1] != ' ')
 		return false;
@@ -366,23 +333,15 @@ void ksyms__delete(struct ksyms *k)
  */
 bool ksyms__find(const struct ksyms *k, uint64_t addr, struct ksym *out)
 {
-	size_t lo = 0, hi, mid;
 	const struct ksym_entry *e;
+	size_t n;
 
-	if (!k || !k->nr || addr < k->syms[0].addr)
+	if (!k)
 		return false;
-
-	/* Invariant: syms[lo].addr <= addr, and every entry at or past hi is > addr. */
-	hi = k->nr;
-	while (hi - lo > 1) {
-		mid = lo + (hi - lo) / 2;
-		if (k->syms[mid].addr <= addr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-
-	e = &k->syms[lo];
+	n = SEARCH_UPPER_BOUND(k->syms, k->nr, addr, addr);
+	if (!n)
+		return false;
+	e = &k->syms[n - 1];
 	if (out) {
 		out->name = k->arena + e->name;
 		out->module = e->module == KSYMS_NO_MODULE ? NULL : k->arena + e->module;

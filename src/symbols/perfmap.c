@@ -9,6 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/search.h"
+#include "base/vec.h"
+
 struct pm_entry {
 	uint64_t start, end;
 	uint32_t name; /* offset into names */
@@ -86,27 +89,9 @@ static int add_line(struct perfmap *m, char *line, size_t len, uint32_t lineno)
 		m->truncated = true;
 		return 0;
 	}
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 256;
-		struct pm_entry *v = realloc(m->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		m->v = v;
-		m->cap = cap;
-	}
-	if (m->names_len + name_len > m->names_cap) {
-		size_t cap = m->names_cap ? m->names_cap * 2 : 4096;
-		char *names;
-
-		while (cap < m->names_len + name_len)
-			cap *= 2;
-		names = realloc(m->names, cap);
-		if (!names)
-			return -ENOMEM;
-		m->names = names;
-		m->names_cap = cap;
-	}
+	if (VEC_RESERVE(m->v, m->cap, m->n + 1) ||
+	    VEC_RESERVE(m->names, m->names_cap, m->names_len + name_len))
+		return -ENOMEM;
 	memcpy(m->names + m->names_len, p, name_len);
 	m->v[m->n++] = (struct pm_entry){.start = start,
 					 .end = start + size,
@@ -234,26 +219,20 @@ void perfmap__delete(struct perfmap *m)
 
 bool perfmap__find(const struct perfmap *m, uint64_t addr, struct perfmap_sym *out)
 {
-	size_t lo = 0, hi;
+	const struct pm_entry *e;
+	size_t n;
 
 	if (!m)
 		return false;
-	hi = m->n;
 	/* The last entry starting at or below addr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || addr >= m->v[lo - 1].end)
+	n = SEARCH_UPPER_BOUND(m->v, m->n, start, addr);
+	if (!n || addr >= m->v[n - 1].end)
 		return false;
-	out->start = m->v[lo - 1].start;
-	out->end = m->v[lo - 1].end;
-	out->name = m->names + m->v[lo - 1].name;
-	out->kind = (enum frame_kind)m->v[lo - 1].kind;
+	e = &m->v[n - 1];
+	out->start = e->start;
+	out->end = e->end;
+	out->name = m->names + e->name;
+	out->kind = (enum frame_kind)e->kind;
 	return true;
 }
 

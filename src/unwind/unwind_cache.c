@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include "base/atomic_file.h"
+#include "base/hex.h"
 #include "hostprof_abi.h"
 
 #ifndef NT_GNU_BUILD_ID
@@ -145,8 +146,7 @@ static int cache_path(const char *dir, const uint8_t *id, size_t id_len, enum un
 	if (!dir || !dir[0] || !id || id_len < UNWIND_CACHE_BUILD_ID_MIN ||
 	    id_len > UNWIND_CACHE_BUILD_ID_MAX || !valid_arch(arch))
 		return -EINVAL;
-	for (size_t i = 0; i < id_len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	hex__encode(hex, id, id_len);
 	n = snprintf(path, size, "%s/unwind/%.2s/%s.v%d.%s", dir, hex, hex + 2,
 		     HP_UNWIND_TABLE_VERSION, unwind_arch__name(arch));
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
