@@ -14,8 +14,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/hex.h"
 #include "base/log.h"
 #include "base/url.h"
+#include "base/vec.h"
 #include "export/transport.h"
 
 #ifdef HOSTPROF_VERSION
@@ -86,39 +88,6 @@ static char *trim(char *s)
 	return s;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* In place; a '%' not followed by two hex digits stays as it is. -EINVAL for "%00": a NUL
- * would silently cut the value short. */
-static int percent_decode(char *s)
-{
-	char *o = s;
-
-	for (char *p = s; *p; p++) {
-		int hi, lo;
-
-		if (*p == '%' && (hi = hexval(p[1])) >= 0 && (lo = hexval(p[2])) >= 0) {
-			if (!hi && !lo)
-				return -EINVAL;
-			*o++ = (char)(hi * 16 + lo);
-			p += 2;
-		} else {
-			*o++ = *p;
-		}
-	}
-	*o = '\0';
-	return 0;
-}
-
 struct header_set {
 	struct export_header *h;
 	size_t n, cap;
@@ -132,13 +101,19 @@ static void scrub_free(char *s)
 	}
 }
 
+/* n headers and their array; the values scrubbed. */
+static void headers_free(struct export_header *h, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(h[i].name);
+		scrub_free(h[i].value);
+	}
+	free(h);
+}
+
 static void header_set_free(struct header_set *hs)
 {
-	for (size_t i = 0; i < hs->n; i++) {
-		free(hs->h[i].name);
-		scrub_free(hs->h[i].value);
-	}
-	free(hs->h);
+	headers_free(hs->h, hs->n);
 	memset(hs, 0, sizeof(*hs));
 }
 
@@ -157,15 +132,8 @@ static int header_set_put(struct header_set *hs, const char *name, const char *v
 			return 0;
 		}
 	}
-	if (hs->n == hs->cap) {
-		size_t cap = hs->cap ? hs->cap * 2 : 4;
-		struct export_header *h = realloc(hs->h, cap * sizeof(*h));
-
-		if (!h)
-			return -ENOMEM;
-		hs->h = h;
-		hs->cap = cap;
-	}
+	if (VEC_RESERVE(hs->h, hs->cap, hs->n + 1))
+		return -ENOMEM;
 	n = strdup(name);
 	v = strdup(value);
 	if (!n || !v) {
@@ -203,7 +171,8 @@ static int header_entry(struct resolver *r, struct header_set *hs, char *entry, 
 			 source, index);
 		return -EINVAL;
 	}
-	if ((decode && percent_decode(value)) || transport__check_header(name, value)) {
+	if ((decode && hex__percent_decode_in_place(value)) ||
+	    transport__check_header(name, value)) {
 		snprintf(r->err, r->errlen, "%s: header '%s': its value has a line break or NUL",
 			 source, name);
 		return -EINVAL;
@@ -564,11 +533,7 @@ void otlp_config__release(struct endpoint_config *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->nr_headers; i++) {
-		free(c->headers[i].name);
-		scrub_free(c->headers[i].value);
-	}
-	free(c->headers);
+	headers_free(c->headers, c->nr_headers);
 	free(c->url);
 	free((char *)c->ca_file);
 	memset(c, 0, sizeof(*c));

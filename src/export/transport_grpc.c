@@ -21,9 +21,11 @@
 
 #include "base/curl_client.h"
 #include "base/gzip.h"
+#include "base/hex.h"
 #include "base/log.h"
 #include "base/log_text.h"
 #include "base/url.h"
+#include "base/vec.h"
 #include "export/otlp_response.h"
 #include "export/rpc_status.h"
 #include "export/transport_curl.h"
@@ -200,56 +202,13 @@ static size_t on_body(char *buf, size_t size, size_t nitems, void *arg)
 		a->body_cut = true;
 		return len;
 	}
-	if (a->len + len > a->cap) {
-		size_t cap = a->cap ? a->cap : 256;
-		uint8_t *b;
-
-		while (cap < a->len + len)
-			cap *= 2;
-		b = realloc(a->body, cap);
-		if (!b) {
-			a->oom = true;
-			return CURL_WRITEFUNC_ERROR;
-		}
-		a->body = b;
-		a->cap = cap;
+	if (VEC_RESERVE(a->body, a->cap, a->len + len)) {
+		a->oom = true;
+		return CURL_WRITEFUNC_ERROR;
 	}
 	memcpy(a->body + a->len, buf, len);
 	a->len += len;
 	return len;
-}
-
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/*
- * grpc-message is percent-encoded UTF-8; a '%' not followed by two hex digits is taken
- * literally, as the gRPC spec asks of receivers. Returns the decoded length.
- */
-static size_t percent_decode(char *dst, size_t dstlen, const char *src)
-{
-	size_t n = 0;
-
-	for (; *src && n + 1 < dstlen; src++) {
-		int hi, lo;
-
-		if (*src == '%' && (hi = hex_digit(src[1])) >= 0 && (lo = hex_digit(src[2])) >= 0) {
-			dst[n++] = (char)(hi << 4 | lo);
-			src += 2;
-		} else {
-			dst[n++] = *src;
-		}
-	}
-	dst[n] = '\0';
-	return n;
 }
 
 /*
@@ -411,8 +370,11 @@ static void read_answer(struct grpc_transport *t, struct grpc_answer *a, struct 
 	res->outcome = transport__classify_grpc(code, delay >= 0);
 	if (res->outcome == SEND_RETRY && delay >= 0)
 		res->retry_after_ms = delay;
-	log_text__sanitize(text, sizeof(text), decoded,
-			   percent_decode(decoded, sizeof(decoded), a->message));
+	/* grpc-message is percent-encoded UTF-8; the gRPC spec asks receivers to take a '%' not
+	 * followed by two hex digits literally, as hex__percent_decode() does. */
+	log_text__sanitize(
+		text, sizeof(text), decoded,
+		hex__percent_decode(decoded, sizeof(decoded), a->message, strlen(a->message)));
 	set_message(res, "%s%s%s%s", transport__grpc_code_name(code), text[0] ? ": " : "", text,
 		    code != GRPC_RESOURCE_EXHAUSTED || delay >= 0 ? ""
 		    : bad_details ? " (unreadable status details: not retried)"
