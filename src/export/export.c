@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +23,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/thread.h"
 #include "export/transport.h"
 
 #define DEFAULT_QUEUE_BYTES (64u << 20)
@@ -101,11 +101,6 @@ static void unlink_entry(struct exporter *e, struct qent *q)
 	e->st.queued_bytes -= q->p.len;
 }
 
-static int64_t mono_ms(void)
-{
-	return (int64_t)(clock__ns(CLOCK_MONOTONIC) / 1000000);
-}
-
 static void abs_timespec(int64_t mono_deadline_ms, struct timespec *ts)
 {
 	ts->tv_sec = mono_deadline_ms / 1000;
@@ -141,7 +136,7 @@ static int64_t backoff_ms(struct exporter *e)
 static void backoff_wait(struct exporter *e, int64_t delay_ms)
 {
 	bool was_stopping = e->stopping;
-	int64_t until = mono_ms() + delay_ms;
+	int64_t until = clock__mono_ms() + delay_ms;
 
 	for (;;) {
 		int64_t limit = until;
@@ -153,7 +148,7 @@ static void backoff_wait(struct exporter *e, int64_t delay_ms)
 			if (e->deadline < limit)
 				limit = e->deadline;
 		}
-		if (mono_ms() >= limit)
+		if (clock__mono_ms() >= limit)
 			return;
 		abs_timespec(limit, &ts);
 		pthread_cond_timedwait(&e->wake, &e->lock, &ts);
@@ -244,14 +239,14 @@ static void *export_thread(void *arg)
 			struct timespec ts;
 
 			/* Wake now and then to let rate-limited warnings speak again. */
-			abs_timespec(mono_ms() + 60000, &ts);
+			abs_timespec(clock__mono_ms() + 60000, &ts);
 			pthread_cond_timedwait(&e->wake, &e->lock, &ts);
-			if (mono_ms() >= e->next_log_flush) {
+			if (clock__mono_ms() >= e->next_log_flush) {
 				flush_logs(e);
-				e->next_log_flush = mono_ms() + LOG_REPEAT_MS;
+				e->next_log_flush = clock__mono_ms() + LOG_REPEAT_MS;
 			}
 		}
-		if (!e->head || (e->stopping && mono_ms() >= e->deadline))
+		if (!e->head || (e->stopping && clock__mono_ms() >= e->deadline))
 			break;
 		q = e->head;
 		q->busy = true;
@@ -305,9 +300,9 @@ static void *export_thread(void *arg)
 			entry_free(q);
 			pthread_mutex_lock(&e->lock);
 		}
-		if (mono_ms() >= e->next_log_flush) {
+		if (clock__mono_ms() >= e->next_log_flush) {
 			flush_logs(e);
-			e->next_log_flush = mono_ms() + LOG_REPEAT_MS;
+			e->next_log_flush = clock__mono_ms() + LOG_REPEAT_MS;
 		}
 	}
 	pthread_mutex_unlock(&e->lock);
@@ -317,8 +312,6 @@ static void *export_thread(void *arg)
 struct exporter *exporter__new(struct transport *t, const struct exporter_opts *opts)
 {
 	struct exporter *e;
-	pthread_condattr_t ca;
-	sigset_t all, old;
 	int rc;
 
 	if (!t) {
@@ -341,36 +334,34 @@ struct exporter *exporter__new(struct transport *t, const struct exporter_opts *
 	if (e->opts.max_retry_after_ms <= 0)
 		e->opts.max_retry_after_ms = DEFAULT_MAX_RETRY_AFTER_MS;
 	e->t = t;
-	e->rng = ((uint64_t)mono_ms() << 20) ^ (uint64_t)(uintptr_t)e ^ (uint64_t)getpid();
+	e->rng = ((uint64_t)clock__mono_ms() << 20) ^ (uint64_t)(uintptr_t)e ^ (uint64_t)getpid();
 	if (!e->rng)
 		e->rng = 0x9E3779B97F4A7C15ULL;
-	e->next_log_flush = mono_ms() + LOG_REPEAT_MS;
+	e->next_log_flush = clock__mono_ms() + LOG_REPEAT_MS;
 	e->rl_full.key = "export: queue over budget, oldest profile dropped";
 	e->rl_oversize.key = "export: profile larger than the whole queue budget dropped";
 	e->rl_partial.key = "export: partial successes";
 
 	pthread_mutex_init(&e->lock, NULL);
 	/* Deadlines are monotonic: a clock step must not stretch or cut a backoff. */
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&e->wake, &ca);
-	pthread_condattr_destroy(&ca);
-
-	/* The export thread takes no asynchronous signals: they belong to the main thread's
-	 * handlers (Ctrl-C, SIGTERM), which must not run on this thread. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&e->thread, NULL, export_thread, e);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = thread__cond_init_monotonic(&e->wake);
 	if (rc) {
-		log_error("export: cannot start the export thread: %s", strerror(rc));
+		pthread_mutex_destroy(&e->lock);
+		goto fail;
+	}
+	/* The export thread takes no asynchronous signals: they belong to the main thread. */
+	rc = thread__start(&e->thread, export_thread, e);
+	if (rc) {
 		pthread_cond_destroy(&e->wake);
 		pthread_mutex_destroy(&e->lock);
-		free(e);
-		errno = rc;
-		return NULL;
+		goto fail;
 	}
 	return e;
+fail:
+	log_error("export: cannot start the export thread: %s", strerror(-rc));
+	free(e);
+	errno = -rc;
+	return NULL;
 }
 
 int exporter__submit(struct exporter *e, struct export_payload *p)
@@ -464,7 +455,7 @@ void exporter__shutdown(struct exporter *e, int64_t deadline_ms, struct exporter
 
 	pthread_mutex_lock(&e->lock);
 	e->stopping = true;
-	e->deadline = mono_ms() + deadline_ms;
+	e->deadline = clock__mono_ms() + deadline_ms;
 	/* Also cuts short a request in flight that would outlive the deadline. */
 	transport__set_deadline(e->t, e->deadline);
 	pthread_cond_broadcast(&e->wake);
