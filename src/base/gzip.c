@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <zlib.h>
 
 int gzip__inflate(const uint8_t *in, size_t len, size_t max_out, uint8_t **out, size_t *out_len,
@@ -71,5 +72,47 @@ int gzip__inflate(const uint8_t *in, size_t len, size_t max_out, uint8_t **out, 
 out:
 	free(buf);
 	inflateEnd(&zs);
+	return err;
+}
+
+int gzip__deflate(const void *in, size_t len, uint8_t **out, size_t *out_len)
+{
+	z_stream zs;
+	uLong bound;
+	uint8_t *buf = NULL;
+	int err = 0;
+
+	*out = NULL;
+	*out_len = 0;
+	memset(&zs, 0, sizeof(zs));
+	/* 15 + 16: the window size, and a gzip header and trailer around the deflate stream. */
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
+		return -ENOMEM;
+	bound = deflateBound(&zs, (uLong)len);
+	buf = malloc(bound ? bound : 1);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* deflateBound() covers the worst case of one Z_FINISH call, whose counts are 32 bits. */
+	if (len > UINT32_MAX / 2) {
+		err = -EIO;
+		goto out;
+	}
+	zs.next_in = (Bytef *)in;
+	zs.avail_in = (uInt)len;
+	zs.next_out = buf;
+	zs.avail_out = (uInt)bound;
+	if (deflate(&zs, Z_FINISH) != Z_STREAM_END) {
+		err = -EIO;
+		goto out;
+	}
+	*out = buf;
+	*out_len = zs.total_out;
+	buf = NULL;
+out:
+	free(buf);
+	deflateEnd(&zs);
 	return err;
 }

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#include <zlib.h>
 
 #include "base/curl_client.h"
+#include "base/gzip.h"
 #include "base/log.h"
 #include "base/log_text.h"
 #include "base/url.h"
@@ -318,44 +318,5 @@ void transport__curl_failure(struct send_result *res, const struct transport *t,
 
 int transport__gzip(const void *in, size_t len, uint8_t **out, size_t *out_len)
 {
-	z_stream zs;
-	uLong bound;
-	uint8_t *buf;
-	int zrc;
-
-	*out = NULL;
-	*out_len = 0;
-	memset(&zs, 0, sizeof(zs));
-	/* 15 + 16: a gzip header and trailer around the deflate stream, as Content-Encoding:
-	 * gzip and grpc-encoding: gzip both want. */
-	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
-	    Z_OK)
-		return -ENOMEM;
-	bound = deflateBound(&zs, (uLong)len);
-	buf = malloc(bound ? bound : 1);
-	if (!buf) {
-		deflateEnd(&zs);
-		return -ENOMEM;
-	}
-	zs.next_in = (Bytef *)in;
-	zs.avail_in = (uInt)len;
-	zs.next_out = buf;
-	zs.avail_out = (uInt)bound;
-	/* One call is enough: deflateBound() covers the worst case. Bodies beyond 4 GiB would
-	 * need a loop, but the OTLP limit is 64 MiB and the exporter's budget bounds them. */
-	if (len > UINT32_MAX / 2) {
-		deflateEnd(&zs);
-		free(buf);
-		return -EIO;
-	}
-	zrc = deflate(&zs, Z_FINISH);
-	if (zrc != Z_STREAM_END) {
-		deflateEnd(&zs);
-		free(buf);
-		return -EIO;
-	}
-	*out_len = zs.total_out;
-	deflateEnd(&zs);
-	*out = buf;
-	return 0;
+	return gzip__deflate(in, len, out, out_len);
 }

@@ -90,7 +90,7 @@ void transport__curl_failure(struct send_result *res, const struct transport *t,
 
 /* --- bodies --- */
 
-/* gzip (RFC 1952) in into a malloc'ed *out. 0, -ENOMEM or -EIO. */
+/* A request body gzipped (RFC 1952) into a malloc'ed *out: gzip__deflate(). 0, -ENOMEM or -EIO. */
 int transport__gzip(const void *in, size_t len, uint8_t **out, size_t *out_len);
 
 #endif /* HOSTPROF_TRANSPORT_CURL_H */
