@@ -333,7 +333,7 @@ static const struct opt_def defs[] = {
 	 .target = AGENT_TARGET_FLAGS,
 	 .parse = parse_verbosity,
 	 .help = "errors only"},
-	{.name = "help", .short_name = 'h', .type = OPT_HELP, .help = "show this help"},
+	OPT_DEF_HELP,
 };
 
 _Static_assert(sizeof(defs) / sizeof(defs[0]) <= AGENT_MAX_OPTIONS,

@@ -69,6 +69,12 @@ struct opt_def {
 	int tag;		    /* free for the table's owner */
 };
 
+/* The -h/--help row of every command's table. */
+#define OPT_DEF_HELP                                                                               \
+	{                                                                                          \
+		.name = "help", .short_name = 'h', .type = OPT_HELP, .help = "show this help"      \
+	}
+
 /* One command's options and the text around them in --help. */
 struct opt_command {
 	const char *prog; /* "hostprof profile": the start of every message */

@@ -12,6 +12,11 @@
 #include "base/options.h"
 #include "model/config.h"
 
+/* -o FILE, the format by the file's name (config__opt_output): the same option in both tables. */
+#define CMD_OPT_OUTPUT                                                                             \
+	.name = "output", .short_name = 'o', .type = OPT_CUSTOM, .flags = OPT_F_REPEAT,            \
+	.parse = config__opt_output, .value_name = "FILE"
+
 extern const struct opt_command profile_command;
 extern const struct opt_command render_command;
 

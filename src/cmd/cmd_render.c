@@ -18,15 +18,8 @@
 #define RENDER_MAX_INPUTS 8
 
 static const struct opt_def defs[] = {
-	{.name = "output",
-	 .short_name = 'o',
-	 .type = OPT_CUSTOM,
-	 .flags = OPT_F_REPEAT,
-	 .parse = config__opt_output,
-	 .value_name = "FILE",
-	 .section = "Options:",
-	 .help = "write FILE (repeatable)"},
-	{.name = "help", .short_name = 'h', .type = OPT_HELP, .help = "show this help"},
+	{CMD_OPT_OUTPUT, .section = "Options:", .help = "write FILE (repeatable)"},
+	OPT_DEF_HELP,
 };
 
 const struct opt_command render_command = {

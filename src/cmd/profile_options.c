@@ -89,18 +89,12 @@ static const struct opt_def defs[] = {
 	 .dflt = "0",
 	 .value_name = "N",
 	 .help = "ignore off-CPU waits shorter than N microseconds"},
-	{.name = "output",
-	 .short_name = 'o',
-	 .type = OPT_CUSTOM,
-	 .flags = OPT_F_REPEAT,
-	 .parse = config__opt_output,
-	 .value_name = "FILE",
-	 .help = "write the profile to FILE; the extension picks the format:\n"
-		 "  .pb.gz      pprof (go tool pprof -http=: FILE)\n"
-		 "  .folded     collapsed stacks, 'comm;root;...;leaf N'\n"
-		 "  .otlp.pb    OTLP (binary); .otlp.json: OTLP/JSON\n"
-		 "  .html       an interactive flame graph, one page\n"
-		 "repeatable (default: profile.pb.gz)"},
+	{CMD_OPT_OUTPUT, .help = "write the profile to FILE; the extension picks the format:\n"
+				 "  .pb.gz      pprof (go tool pprof -http=: FILE)\n"
+				 "  .folded     collapsed stacks, 'comm;root;...;leaf N'\n"
+				 "  .otlp.pb    OTLP (binary); .otlp.json: OTLP/JSON\n"
+				 "  .html       an interactive flame graph, one page\n"
+				 "repeatable (default: profile.pb.gz)"},
 	{.name = "include-idle",
 	 .type = OPT_FLAG,
 	 CFG(include_idle),
@@ -308,7 +302,7 @@ static const struct opt_def defs[] = {
 	 .type = OPT_FLAG,
 	 CFG(verbose),
 	 .help = "print debug messages (libbpf's too)"},
-	{.name = "help", .short_name = 'h', .type = OPT_HELP, .help = "show this help"},
+	OPT_DEF_HELP,
 };
 
 const struct opt_command profile_command = {
