@@ -157,12 +157,32 @@ void config_load__agent_defaults(struct config *c, struct config_origin *o)
 	c->quiet = true; /* no live status line and no summary: the agent logs */
 }
 
+/* Where key id's value came from, for --print-config: source, and the line when from the file. */
+static void note_origin(struct config_origin *o, int id, enum config_source source, int line)
+{
+	o->source[id] = source;
+	o->line[id] = line;
+}
+
+/* set_key() for a value from outside the file; err says "what: why" (what: the key or variable). */
+static int set_key_from(struct config *c, struct config_origin *o, int id, const char *value,
+			enum config_source source, const char *what, char *err, size_t len)
+{
+	char why[384];
+	int rc = set_key(c, id, value, why, sizeof(why));
+
+	if (rc) {
+		snprintf(err, len, "%s: %s", what, why);
+		return rc;
+	}
+	note_origin(o, id, source, 0);
+	return 0;
+}
+
 int config_load__set(struct config *c, struct config_origin *o, const char *key, const char *value,
 		     enum config_source source, char *err, size_t len)
 {
 	int id = find_key(key);
-	char why[384];
-	int rc;
 
 	if (id < 0) {
 		char known[512];
@@ -172,14 +192,7 @@ int config_load__set(struct config *c, struct config_origin *o, const char *key,
 			 known);
 		return -ENOENT;
 	}
-	rc = set_key(c, id, value, why, sizeof(why));
-	if (rc) {
-		snprintf(err, len, "%s: %s", key, why);
-		return rc;
-	}
-	o->source[id] = source;
-	o->line[id] = 0;
-	return 0;
+	return set_key_from(c, o, id, value, source, key, err, len);
 }
 
 enum config_source config_load__source(const struct config_origin *o, const char *key)
@@ -288,8 +301,7 @@ static int walk_types(struct yaml_walk *w, const yaml_node_t *v, int id)
 	}
 	if (config__parse_types(w->c, list, why, sizeof(why)))
 		return walk_fail(w, v, "types: %s", why);
-	w->o->source[id] = CONFIG_SRC_FILE;
-	w->o->line[id] = v->start_mark.line + 1;
+	note_origin(w->o, id, CONFIG_SRC_FILE, v->start_mark.line + 1);
 	return 0;
 }
 
@@ -319,8 +331,7 @@ static int walk_pairs(struct yaml_walk *w, const yaml_node_t *v, int id)
 		if (rc)
 			return rc == -ENOMEM ? rc : walk_fail(w, kn, "%s: %s", d->key, why);
 	}
-	w->o->source[id] = CONFIG_SRC_FILE;
-	w->o->line[id] = v->start_mark.line + 1;
+	note_origin(w->o, id, CONFIG_SRC_FILE, v->start_mark.line + 1);
 	return 0;
 }
 
@@ -414,8 +425,7 @@ static int walk_relabel(struct yaml_walk *w, const yaml_node_t *v, int id)
 			return rc;
 		w->c->nr_relabel++;
 	}
-	w->o->source[id] = CONFIG_SRC_FILE;
-	w->o->line[id] = v->start_mark.line + 1;
+	note_origin(w->o, id, CONFIG_SRC_FILE, v->start_mark.line + 1);
 	return 0;
 }
 
@@ -457,10 +467,8 @@ static int walk_mapping(struct yaml_walk *w, const yaml_node_t *m, const char *s
 			rc = set_key(w->c, id, scalar_text(vn), why, sizeof(why));
 			if (rc == -EINVAL)
 				return walk_fail(w, vn, "%s: %s", path, why);
-			if (!rc) {
-				w->o->source[id] = CONFIG_SRC_FILE;
-				w->o->line[id] = vn->start_mark.line + 1;
-			}
+			if (!rc)
+				note_origin(w->o, id, CONFIG_SRC_FILE, vn->start_mark.line + 1);
 		}
 		if (rc)
 			return rc;
@@ -533,7 +541,7 @@ int config_load__env(struct config *c, struct config_origin *o,
 
 	for (size_t i = 0; i < agent_command.nr_defs; i++) {
 		const struct opt_def *d = key_def(i);
-		char name[96], why[384];
+		char name[96];
 		const char *v;
 		int rc;
 
@@ -543,13 +551,9 @@ int config_load__env(struct config *c, struct config_origin *o,
 		v = get_env(name);
 		if (!v || !v[0])
 			continue;
-		rc = set_key(c, i, v, why, sizeof(why));
-		if (rc) {
-			snprintf(err, len, "%s: %s", name, why);
+		rc = set_key_from(c, o, (int)i, v, CONFIG_SRC_ENV, name, err, len);
+		if (rc)
 			return rc;
-		}
-		o->source[i] = CONFIG_SRC_ENV;
-		o->line[i] = 0;
 	}
 	/* The Downward API's node name, unless a file or HOSTPROF_ variable named one. */
 	if (node && node[0] && o->source[node_id] == CONFIG_SRC_DEFAULT) {
