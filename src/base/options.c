@@ -344,6 +344,18 @@ void options__usage_error(const struct opt_command *cmd, const char *err)
 	fprintf(stderr, "%s: %s\nSee '%s --help'.\n", cmd->prog, err, cmd->prog);
 }
 
+int options__exit_status(const struct opt_command *cmd, int rc, const char *err)
+{
+	if (!rc)
+		return -1;
+	if (rc == OPTIONS_HELP) {
+		options__help(cmd, stdout);
+		return 0;
+	}
+	options__usage_error(cmd, err);
+	return OPTIONS_EXIT_USAGE;
+}
+
 /*
  * Words of text from column col, wrapped at HELP_WIDTH and continued at indent. "\n" breaks the
  * line; a line that starts with blanks is laid out by hand and printed as it is.

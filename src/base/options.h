@@ -109,6 +109,16 @@ int options__parse(const struct opt_command *cmd, struct opt_ctx *ctx, int argc,
 /* Print "PROG: err" and "See 'PROG --help'." to stderr. */
 void options__usage_error(const struct opt_command *cmd, const char *err);
 
+/* The exit status of a usage error. */
+#define OPTIONS_EXIT_USAGE 2
+
+/*
+ * What a command does with options__parse()'s rc (err its message): -1 to go on when rc is 0;
+ * else the status to exit with once it is said: 0 after --help is printed (OPTIONS_HELP), or
+ * OPTIONS_EXIT_USAGE after options__usage_error().
+ */
+int options__exit_status(const struct opt_command *cmd, int rc, const char *err);
+
 /* Validate text and store it as d says. 0, -EINVAL with err, -ENOMEM. */
 int options__set(const struct opt_def *d, struct opt_ctx *ctx, const char *text, char *err,
 		 size_t len);

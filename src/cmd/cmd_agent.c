@@ -31,7 +31,6 @@
 #include "agent/metrics.h"
 #include "export/otlp_config.h"
 
-#define EXIT_USAGE 2
 #define NSEC_PER_SEC 1000000000ULL
 #define TICK_NS (50 * 1000 * 1000ULL)
 #define DRAIN_NS NSEC_PER_SEC
@@ -643,14 +642,9 @@ int do_agent(int argc, char **argv)
 	char err[1024];
 	int rc = agent_options__parse(argc, argv, &flags, err, sizeof(err));
 
-	if (rc == OPTIONS_HELP) {
-		options__help(&agent_command, stdout);
-		return 0;
-	}
-	if (rc) {
-		options__usage_error(&agent_command, err);
-		return EXIT_USAGE;
-	}
+	rc = options__exit_status(&agent_command, rc, err);
+	if (rc >= 0)
+		return rc;
 	a.cfg = calloc(1, sizeof(*a.cfg));
 	if (!a.cfg)
 		return 1;
@@ -658,7 +652,7 @@ int do_agent(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "hostprof agent: %s\n", err);
 		free(a.cfg);
-		return rc == -ENOENT || rc == -EINVAL ? EXIT_USAGE : 1;
+		return rc == -ENOENT || rc == -EINVAL ? OPTIONS_EXIT_USAGE : 1;
 	}
 	if (flags.print_config) {
 		config_load__print(a.cfg, &a.origin, stdout);

@@ -35,7 +35,6 @@
 #include "cmd/summary.h"
 #include "symbols/symbolize.h"
 
-#define EXIT_USAGE 2
 #define NSEC_PER_SEC 1000000000ULL
 
 static volatile sig_atomic_t stop_signal;
@@ -555,14 +554,9 @@ int do_profile(int argc, char **argv)
 
 	config__defaults(&cfg);
 	rc = profile_options__parse(argc, argv, &cfg, why, sizeof(why));
-	if (rc == OPTIONS_HELP) {
-		options__help(&profile_command, stdout);
-		return 0;
-	}
-	if (rc) {
-		options__usage_error(&profile_command, why);
-		return EXIT_USAGE;
-	}
+	rc = options__exit_status(&profile_command, rc, why);
+	if (rc >= 0)
+		return rc;
 	log_set_level(cfg.verbose ? LOG_DEBUG : cfg.quiet ? LOG_ERROR : LOG_INFO);
 	log_bridge_libbpf();
 	for (size_t i = 0; i < cfg.nr_pids; i++) {

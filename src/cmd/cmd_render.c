@@ -100,18 +100,14 @@ static int render_decode(const char *path, struct profile **profiles, size_t *nr
 	return e;
 }
 
-/* The inputs are argv[first..]; 0 or the exit status. Inputs may come after the outputs too:
- * "render -o x.html in.pb.gz". */
+/* The inputs are argv[first..]; -1 to go on, or the exit status. Inputs may come after the
+ * outputs too: "render -o x.html in.pb.gz". */
 static int parse_render_args(int argc, char **argv, struct config *cfg, int *first)
 {
 	struct opt_ctx ctx = {.targets = {cfg}};
 	char err[512];
 	int rc = options__parse(&render_command, &ctx, argc, argv, first, err, sizeof(err));
 
-	if (rc == OPTIONS_HELP) {
-		options__help(&render_command, stdout);
-		return -1;
-	}
 	if (!rc && (*first >= argc || !cfg->nr_outputs)) {
 		snprintf(err, sizeof(err), "%s",
 			 *first >= argc ? "no input file"
@@ -122,11 +118,7 @@ static int parse_render_args(int argc, char **argv, struct config *cfg, int *fir
 		snprintf(err, sizeof(err), "at most %d inputs", RENDER_MAX_INPUTS);
 		rc = -EINVAL;
 	}
-	if (rc) {
-		options__usage_error(&render_command, err);
-		return 2;
-	}
-	return 0;
+	return options__exit_status(&render_command, rc, err);
 }
 
 int do_render(int argc, char **argv)
@@ -146,10 +138,8 @@ int do_render(int argc, char **argv)
 	}
 	config__defaults(cfg);
 	status = parse_render_args(argc, argv, cfg, &first);
-	if (status) {
-		status = status < 0 ? 0 : status;
+	if (status >= 0)
 		goto out;
-	}
 	status = 1;
 	for (int i = first; i < argc; i++) {
 		if (nr == RENDER_MAX_INPUTS) {
