@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "base/search.h"
 #include "symbols/dso.h"
 #include "symbols/dso_internal.h"
 
@@ -156,21 +157,13 @@ bool dso__file_addr(const struct dso *d, uint64_t map_start, uint64_t map_pgoff,
 
 bool dso__find_symbol(const struct dso *d, uint64_t file_addr, struct dso_symbol *sym)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 	const struct dso_sym *s;
 
 	if (!d || !d->nsyms)
 		return false;
 	/* The last symbol starting at or before file_addr. */
-	hi = d->nsyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->syms[mid].addr <= file_addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SEARCH_UPPER_BOUND(d->syms, d->nsyms, addr, file_addr);
 	if (!lo)
 		return false;
 	s = &d->syms[lo - 1];

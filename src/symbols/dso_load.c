@@ -8,12 +8,12 @@
 #include <fcntl.h>
 #include <libelf.h>
 #include <openssl/evp.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/hex.h"
 #include "symbols/dso_internal.h"
 
 /*
@@ -41,8 +41,7 @@ static void compute_htlhash(struct dso *d, int fd, off_t size)
 	d->htlhash_hex[0] = '\0';
 	if (!ok)
 		return;
-	for (int i = 0; i < 16; i++)
-		snprintf(d->htlhash_hex + 2 * i, 3, "%02x", digest[i]);
+	hex__encode(d->htlhash_hex, digest, 16);
 }
 
 struct dso *dso__load(uint64_t dev, uint64_t inode, const char *open_path, const char *display_path,

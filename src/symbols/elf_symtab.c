@@ -8,10 +8,10 @@
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
 #include "base/log.h"
 #include "symbols/dso_internal.h"
 #include "symbols/gopclntab.h"
@@ -59,8 +59,7 @@ static bool find_build_id(struct dso *d, Elf_Data *data)
 				return false;
 			memcpy(d->build_id, base + desc_off, nh.n_descsz);
 			d->build_id_len = nh.n_descsz;
-			for (size_t i = 0; i < d->build_id_len; i++)
-				snprintf(d->build_id_hex + 2 * i, 3, "%02x", d->build_id[i]);
+			hex__encode(d->build_id_hex, d->build_id, d->build_id_len);
 			return true;
 		}
 		off = next;
