@@ -19,6 +19,7 @@
 #include "base/hex.h"
 #include "base/lru.h"
 #include "base/search.h"
+#include "base/vec.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* /proc/PID/maps parsing */
@@ -187,17 +188,10 @@ int maps__parse(struct maps *out, FILE *f, size_t *bad_lines)
 		}
 		if (err)
 			goto fail;
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct mapping *nv = reallocarray(v, ncap, sizeof(*v));
-
-			if (!nv) {
-				free(m.path);
-				err = -ENOMEM;
-				goto fail;
-			}
-			v = nv;
-			cap = ncap;
+		if (VEC_RESERVE(v, cap, n + 1)) {
+			free(m.path);
+			err = -ENOMEM;
+			goto fail;
 		}
 		if (n && v[n - 1].start > m.start)
 			sorted = false;

@@ -13,6 +13,7 @@
 
 #include "base/hex.h"
 #include "base/log.h"
+#include "base/vec.h"
 #include "symbols/dso_internal.h"
 #include "symbols/gopclntab.h"
 #include "symbols/minidebuginfo.h"
@@ -196,15 +197,8 @@ struct raw_syms {
 static int raw_syms__push(struct raw_syms *r, const struct raw_sym *s)
 {
 	/* Grown as needed: most entries of a big .symtab are not functions. */
-	if (r->n == r->cap) {
-		size_t ncap = r->cap ? r->cap * 2 : 256;
-		struct raw_sym *nv = reallocarray(r->v, ncap, sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		r->v = nv;
-		r->cap = ncap;
-	}
+	if (VEC_RESERVE(r->v, r->cap, r->n + 1))
+		return -ENOMEM;
 	r->v[r->n++] = *s;
 	return 0;
 }
