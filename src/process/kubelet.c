@@ -27,6 +27,7 @@
 
 #include "base/clock.h"
 #include "base/curl_client.h"
+#include "base/file_read.h"
 #include "base/log.h"
 #include "base/log_text.h"
 #include "base/thread.h"
@@ -184,27 +185,21 @@ static int setup_curl(struct kubelet *k)
 static int read_token(const char *path, char *buf, size_t len)
 {
 	size_t n = 0, start = 0;
+	ssize_t r;
 	int fd, err = 0;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
-	while (n + 1 < len) {
-		ssize_t r = read(fd, buf + n, len - 1 - n);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			break;
-		}
-		if (!r)
-			break;
-		n += (size_t)r;
-	}
+	/* A token that fills the buffer may go on past it. */
+	r = file__read_upto(fd, buf, len - 1);
 	close(fd);
-	if (!err && n + 1 >= len)
+	if (r < 0)
+		err = (int)r;
+	else if ((size_t)r + 1 >= len)
 		err = -EFBIG;
+	else
+		n = (size_t)r;
 	if (err) {
 		explicit_bzero(buf, len);
 		return err;

@@ -16,6 +16,7 @@
 
 #include "process/proc.h"
 
+#include "base/file_read.h"
 #include "base/hex.h"
 #include "base/lru.h"
 #include "base/search.h"
@@ -639,7 +640,7 @@ static ssize_t read_small(const struct proc_table *t, pid_t pid, const char *fil
 			  size_t max)
 {
 	char path[PATH_MAX];
-	size_t done = 0;
+	ssize_t n;
 	int fd;
 
 	if (proc_path(t, pid, file, path, sizeof(path)))
@@ -647,17 +648,9 @@ static ssize_t read_small(const struct proc_table *t, pid_t pid, const char *fil
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	while (done < max) {
-		ssize_t n = read(fd, buf + done, max - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		done += n;
-	}
+	n = file__read_upto(fd, buf, max);
 	close(fd);
-	return (ssize_t)done;
+	return n;
 }
 
 /* Identity is best effort: what cannot be read (another user's environ) stays unknown. */

@@ -62,22 +62,6 @@ int dso__fail(struct dso *d, const char *fmt, ...)
 	return -EINVAL;
 }
 
-bool dso_pread_full(int fd, void *buf, size_t len, off_t off)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = pread(fd, (char *)buf + done, len - done, off + done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		done += n;
-	}
-	return true;
-}
-
 bool dso__debug_pending(const struct dso *d)
 {
 	return d && (d->fetch == FETCH_WANTED || d->fetch == FETCH_PENDING);

@@ -162,8 +162,6 @@ void dso__free(struct dso *d);
  * or -ENOMEM when even the message cannot be kept.
  */
 int __attribute__((format(printf, 2, 3))) dso__fail(struct dso *d, const char *fmt, ...);
-/* pread() all of len bytes at off; false on a short read or an error. */
-bool dso_pread_full(int fd, void *buf, size_t len, off_t off);
 
 /* elf_symtab.c */
 
