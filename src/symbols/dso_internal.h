@@ -124,7 +124,7 @@ struct dso_cache {
 	size_t n;
 	struct dso **buckets;
 	unsigned int bucket_bits;
-	struct lru lru; /* the oldest is evicted first */
+	struct lru lru;	  /* the oldest is evicted first */
 	uint64_t clock;	  /* bumped on every use; orders entries that share an identity */
 	char *debug_root; /* NULL: DSO_DEBUG_ROOT; "": no lookups under a root */
 	struct debuginfod_fetch *fetch; /* borrowed; NULL: no debuginfod */

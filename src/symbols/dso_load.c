@@ -35,7 +35,8 @@ static void compute_htlhash(struct dso *d, int fd, off_t size)
 	for (int i = 0; i < 8; i++)
 		len_be[i] = (uint8_t)((uint64_t)size >> (56 - 8 * i));
 	ok = ok && !file__pread_full(fd, buf, head, 0) && EVP_DigestUpdate(ctx, buf, head);
-	ok = ok && !file__pread_full(fd, buf, head, size - head) && EVP_DigestUpdate(ctx, buf, head);
+	ok = ok && !file__pread_full(fd, buf, head, size - head) &&
+	     EVP_DigestUpdate(ctx, buf, head);
 	ok = ok && EVP_DigestUpdate(ctx, len_be, sizeof(len_be)) &&
 	     EVP_DigestFinal_ex(ctx, digest, &digest_len) && digest_len >= 16;
 	EVP_MD_CTX_free(ctx);

@@ -189,15 +189,14 @@ static enum op_result op_register(struct cfa_run *x, uint8_t op)
 	case CFA_offset_extended:
 	case CFA_offset_extended_sf:
 	case CFA_GNU_negative_offset_extended:
-		if (!rd_offset(x, op, &soff))
-			return OP_BAD;
-		set_reg(b, cie, st, reg, RULE_OFFSET, soff);
-		break;
 	case CFA_val_offset:
 	case CFA_val_offset_sf:
 		if (!rd_offset(x, op, &soff))
 			return OP_BAD;
-		set_reg(b, cie, st, reg, RULE_VAL_OFFSET, soff);
+		set_reg(b, cie, st, reg,
+			op == CFA_val_offset || op == CFA_val_offset_sf ? RULE_VAL_OFFSET
+									: RULE_OFFSET,
+			soff);
 		break;
 	case CFA_restore_extended:
 		restore_reg(b, cie, st, reg, x->in_fde);
