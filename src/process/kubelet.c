@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -26,10 +25,14 @@
 
 #include <curl/curl.h>
 
+#include "base/clock.h"
 #include "base/curl_client.h"
+#include "base/file_read.h"
 #include "base/log.h"
 #include "base/log_text.h"
+#include "base/thread.h"
 #include "base/url.h"
+#include "base/vec.h"
 
 #define DEFAULT_TIMEOUT_MS 10000
 #define DEFAULT_REFRESH_MS 30000
@@ -109,14 +112,6 @@ struct kubelet {
 	struct log_ratelimit rl;
 };
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
 {
 	struct kubelet *k = userdata;
@@ -126,18 +121,10 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
 		k->body_too_big = true;
 		return 0; /* CURLE_WRITE_ERROR */
 	}
-	if (k->body_len + n + 1 > k->body_cap) {
-		size_t cap = k->body_cap ? k->body_cap : BODY_START;
-		char *nb;
-
-		while (cap < k->body_len + n + 1)
-			cap *= 2;
-		nb = realloc(k->body, cap);
-		if (!nb)
-			return 0;
-		k->body = nb;
-		k->body_cap = cap;
-	}
+	/* At least BODY_START at first: a pod list is rarely smaller, and is read in pieces. */
+	if (VEC_RESERVE(k->body, k->body_cap,
+			k->body_len + n + 1 > BODY_START ? k->body_len + n + 1 : BODY_START))
+		return 0;
 	memcpy(k->body + k->body_len, data, n);
 	k->body_len += n;
 	return n;
@@ -198,27 +185,21 @@ static int setup_curl(struct kubelet *k)
 static int read_token(const char *path, char *buf, size_t len)
 {
 	size_t n = 0, start = 0;
+	ssize_t r;
 	int fd, err = 0;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
-	while (n + 1 < len) {
-		ssize_t r = read(fd, buf + n, len - 1 - n);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			break;
-		}
-		if (!r)
-			break;
-		n += (size_t)r;
-	}
+	/* A token that fills the buffer may go on past it. */
+	r = file__read_upto(fd, buf, len - 1);
 	close(fd);
-	if (!err && n + 1 >= len)
+	if (r < 0)
+		err = (int)r;
+	else if ((size_t)r + 1 >= len)
 		err = -EFBIG;
+	else
+		n = (size_t)r;
 	if (err) {
 		explicit_bzero(buf, len);
 		return err;
@@ -404,7 +385,7 @@ out:
 /* One warning per kind of failure; repeats are counted and summed up later. */
 static void log_result(struct kubelet *k, const struct fetch_result *r)
 {
-	int64_t now = mono_ms();
+	int64_t now = clock__mono_ms();
 
 	if (r->kind == FAIL_STOPPING)
 		return;
@@ -444,7 +425,7 @@ static void *kubelet_thread(void *arg)
 	pthread_mutex_lock(&k->lock);
 	while (!atomic_load(&k->stopping)) {
 		struct kubelet_table *old = NULL;
-		int64_t now = mono_ms(), due;
+		int64_t now = clock__mono_ms(), due;
 
 		if (!k->want_fetch) {
 			pthread_cond_wait(&k->wake, &k->lock);
@@ -519,8 +500,6 @@ static void free_strings(struct kubelet *k)
 struct kubelet *kubelet__new(const struct kubelet_opts *o)
 {
 	struct kubelet *k;
-	pthread_condattr_t ca;
-	sigset_t all, old;
 	char why[256];
 	bool failed = false;
 	int rc;
@@ -554,7 +533,7 @@ struct kubelet *kubelet__new(const struct kubelet_opts *o)
 	k->max_pods = o->max_pods ? o->max_pods : KUBELET_DEFAULT_MAX_PODS;
 	k->want_fetch = true; /* the first fetch, at once */
 	k->rl.key = "kubelet: fetching pods failed";
-	k->next_log_flush = mono_ms() + LOG_REPEAT_MS;
+	k->next_log_flush = clock__mono_ms() + LOG_REPEAT_MS;
 	atomic_init(&k->stopping, false);
 	url__mask(k->url, k->shown, sizeof(k->shown));
 	if (k->insecure && !strncasecmp(k->url, "https://", 8))
@@ -566,23 +545,21 @@ struct kubelet *kubelet__new(const struct kubelet_opts *o)
 
 	pthread_mutex_init(&k->lock, NULL);
 	/* The refresh interval is a monotonic deadline: a clock step must not stretch it. */
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&k->wake, &ca);
-	pthread_condattr_destroy(&ca);
-
-	/* Asynchronous signals belong to the main thread's handlers. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&k->thread, NULL, kubelet_thread, k);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = thread__cond_init_monotonic(&k->wake);
 	if (rc) {
-		log_error("kubelet: cannot start its thread: %s", strerror(rc));
-		pthread_cond_destroy(&k->wake);
 		pthread_mutex_destroy(&k->lock);
+	} else {
+		rc = thread__start(&k->thread, kubelet_thread, k);
+		if (rc) {
+			pthread_cond_destroy(&k->wake);
+			pthread_mutex_destroy(&k->lock);
+		}
+	}
+	if (rc) {
+		log_error("kubelet: cannot start its thread: %s", strerror(-rc));
 		free_strings(k);
 		free(k);
-		errno = rc;
+		errno = -rc;
 		return NULL;
 	}
 	return k;

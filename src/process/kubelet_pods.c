@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "base/log_text.h"
+#include "base/utf8.h"
+#include "base/vec.h"
 
 /* Init containers, sidecars and the ephemeral containers of debug sessions, which accumulate. */
 #define MAX_CONTAINERS_PER_POD 64
@@ -57,35 +59,6 @@ struct kubelet_table {
 	size_t pool_len, pool_cap;
 };
 
-static int grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 16;
-	void *nv;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	nv = realloc(*v, ncap * elem);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = ncap;
-	return 0;
-}
-
-/* Bytes of s that fit in max - 1 without cutting a UTF-8 sequence. */
-static size_t utf8_fit(const char *s, size_t n, size_t max)
-{
-	if (n < max)
-		return n;
-	n = max - 1;
-	/* Back off over continuation bytes to the lead byte, then drop the lead byte too. */
-	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-		n--;
-	return n;
-}
-
 /*
  * Append s[0..n) (cut to fit max with its NUL) to the pool; control characters become '?', since
  * these strings end up in logs and exported attributes. Returns the offset, 0 for "", or
@@ -97,12 +70,12 @@ static uint32_t pool_add(struct kubelet_table *t, const char *s, size_t n, size_
 
 	if (!s || !n)
 		return 0;
-	n = utf8_fit(s, n, max);
+	n = utf8__fit(s, n, max);
 	if (!n)
 		return 0;
 	if (t->pool_len + n + 1 > UINT32_MAX)
 		return UINT32_MAX;
-	if (grow((void **)&t->pool, &t->pool_cap, t->pool_len + n + 1, 1))
+	if (VEC_RESERVE(t->pool, t->pool_cap, t->pool_len + n + 1))
 		return UINT32_MAX;
 	off = t->pool_len;
 	for (size_t i = 0; i < n; i++) {
@@ -242,8 +215,7 @@ static int add_containers(struct parse *p, struct json_object *status, const cha
 			     MAX_CONTAINERS_PER_POD);
 			continue;
 		}
-		if (grow((void **)&p->t->ctrs, &p->t->cap_ctrs, p->t->nctrs + 1,
-			 sizeof(*p->t->ctrs)))
+		if (VEC_RESERVE(p->t->ctrs, p->t->cap_ctrs, p->t->nctrs + 1))
 			return -ENOMEM;
 		kc = &p->t->ctrs[p->t->nctrs];
 		kc->id = pool_add(p->t, id, strlen(id), MAX_ID_LEN + 1);
@@ -337,8 +309,7 @@ static int add_labels(struct parse *p, struct kpod *kp, struct json_object *labe
 				kp->labels_dropped++;
 			continue;
 		}
-		if (grow((void **)&p->t->labels, &p->t->cap_labels, p->t->nlabels + 1,
-			 sizeof(*p->t->labels)))
+		if (VEC_RESERVE(p->t->labels, p->t->cap_labels, p->t->nlabels + 1))
 			return -ENOMEM;
 		kl = &p->t->labels[p->t->nlabels];
 		kl->key = pool_add(p->t, key, klen, POD_LABEL_KEY_LEN);
@@ -379,7 +350,7 @@ static int add_pod(struct parse *p, struct json_object *item, size_t index)
 		note(p, "more than %zu pods (the rest are not known)", p->max_pods);
 		return 0;
 	}
-	if (grow((void **)&p->t->pods, &p->t->cap_pods, p->t->npods + 1, sizeof(*p->t->pods)))
+	if (VEC_RESERVE(p->t->pods, p->t->cap_pods, p->t->npods + 1))
 		return -ENOMEM;
 	pod = (uint32_t)p->t->npods;
 	kp = &p->t->pods[pod];
@@ -529,7 +500,7 @@ int kubelet__parse_pods(const char *json, size_t len, size_t max_pods, struct ku
 		goto out;
 	}
 	p.t = calloc(1, sizeof(*p.t));
-	if (!p.t || grow((void **)&p.t->pool, &p.t->pool_cap, 1, 1)) {
+	if (!p.t || VEC_RESERVE(p.t->pool, p.t->pool_cap, 1)) {
 		rc = -ENOMEM;
 		goto nomem;
 	}
@@ -566,7 +537,7 @@ static void copy_out(char *dst, size_t max, const char *src)
 {
 	size_t n = strlen(src);
 
-	n = utf8_fit(src, n, max);
+	n = utf8__fit(src, n, max);
 	memcpy(dst, src, n);
 	dst[n] = '\0';
 }

@@ -16,9 +16,11 @@
 
 #include "process/proc.h"
 
+#include "base/file_read.h"
 #include "base/hex.h"
 #include "base/lru.h"
 #include "base/search.h"
+#include "base/vec.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* /proc/PID/maps parsing */
@@ -187,17 +189,10 @@ int maps__parse(struct maps *out, FILE *f, size_t *bad_lines)
 		}
 		if (err)
 			goto fail;
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct mapping *nv = reallocarray(v, ncap, sizeof(*v));
-
-			if (!nv) {
-				free(m.path);
-				err = -ENOMEM;
-				goto fail;
-			}
-			v = nv;
-			cap = ncap;
+		if (VEC_RESERVE(v, cap, n + 1)) {
+			free(m.path);
+			err = -ENOMEM;
+			goto fail;
 		}
 		if (n && v[n - 1].start > m.start)
 			sorted = false;
@@ -645,7 +640,7 @@ static ssize_t read_small(const struct proc_table *t, pid_t pid, const char *fil
 			  size_t max)
 {
 	char path[PATH_MAX];
-	size_t done = 0;
+	ssize_t n;
 	int fd;
 
 	if (proc_path(t, pid, file, path, sizeof(path)))
@@ -653,17 +648,9 @@ static ssize_t read_small(const struct proc_table *t, pid_t pid, const char *fil
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	while (done < max) {
-		ssize_t n = read(fd, buf + done, max - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		done += n;
-	}
+	n = file__read_upto(fd, buf, max);
 	close(fd);
-	return (ssize_t)done;
+	return n;
 }
 
 /* Identity is best effort: what cannot be read (another user's environ) stays unknown. */

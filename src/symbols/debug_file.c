@@ -16,6 +16,7 @@
 #include <zlib.h>
 
 #include "base/clock.h"
+#include "base/file_read.h"
 #include "base/log.h"
 #include "symbols/debuginfod_fetch.h"
 #include "symbols/dso_internal.h"
@@ -38,7 +39,7 @@ static bool file_crc_matches(int fd, off_t size, uint32_t want)
 	while (off < size) {
 		size_t n = size - off < (off_t)sizeof(buf) ? (size_t)(size - off) : sizeof(buf);
 
-		if (!dso_pread_full(fd, buf, n, off))
+		if (file__pread_full(fd, buf, n, off))
 			return false;
 		crc = crc32(crc, buf, n);
 		off += n;

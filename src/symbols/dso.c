@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "base/search.h"
 #include "symbols/dso.h"
 #include "symbols/dso_internal.h"
 
@@ -59,22 +60,6 @@ int dso__fail(struct dso *d, const char *fmt, ...)
 	d->build_id_len = 0;
 	d->build_id_hex[0] = '\0';
 	return -EINVAL;
-}
-
-bool dso_pread_full(int fd, void *buf, size_t len, off_t off)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = pread(fd, (char *)buf + done, len - done, off + done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		done += n;
-	}
-	return true;
 }
 
 bool dso__debug_pending(const struct dso *d)
@@ -156,21 +141,13 @@ bool dso__file_addr(const struct dso *d, uint64_t map_start, uint64_t map_pgoff,
 
 bool dso__find_symbol(const struct dso *d, uint64_t file_addr, struct dso_symbol *sym)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 	const struct dso_sym *s;
 
 	if (!d || !d->nsyms)
 		return false;
 	/* The last symbol starting at or before file_addr. */
-	hi = d->nsyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->syms[mid].addr <= file_addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SEARCH_UPPER_BOUND(d->syms, d->nsyms, addr, file_addr);
 	if (!lo)
 		return false;
 	s = &d->syms[lo - 1];

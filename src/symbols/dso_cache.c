@@ -55,14 +55,19 @@ struct dso_cache *dso_cache__new(size_t max_dsos)
 	return c;
 }
 
+static struct dso *dso_of(const struct lru_link *l)
+{
+	return LRU_ENTRY(l, struct dso, lru);
+}
+
 void dso_cache__delete(struct dso_cache *c)
 {
 	struct dso *d, *next;
 
 	if (!c)
 		return;
-	for (d = c->lru_head; d; d = next) {
-		next = d->lru_next;
+	for (d = dso_of(lru__newest(&c->lru)); d; d = next) {
+		next = dso_of(d->lru.older);
 		dso__free(d);
 	}
 	free(c->buckets);
@@ -105,30 +110,6 @@ bool dso_cache__has(const struct dso_cache *c, uint64_t dev, uint64_t inode)
 	return false;
 }
 
-static void lru_unlink(struct dso_cache *c, struct dso *d)
-{
-	if (d->lru_prev)
-		d->lru_prev->lru_next = d->lru_next;
-	else
-		c->lru_head = d->lru_next;
-	if (d->lru_next)
-		d->lru_next->lru_prev = d->lru_prev;
-	else
-		c->lru_tail = d->lru_prev;
-	d->lru_prev = d->lru_next = NULL;
-}
-
-static void lru_push_front(struct dso_cache *c, struct dso *d)
-{
-	d->lru_prev = NULL;
-	d->lru_next = c->lru_head;
-	if (c->lru_head)
-		c->lru_head->lru_prev = d;
-	c->lru_head = d;
-	if (!c->lru_tail)
-		c->lru_tail = d;
-}
-
 /* The DWARF handle is opened later through the path of the latest lookup: an older one may be
  * the /proc/PID/map_files entry of a process that has exited. */
 static void set_open_path(struct dso *d, const char *open_path)
@@ -146,8 +127,7 @@ static void set_open_path(struct dso *d, const char *open_path)
 
 static struct dso *touch(struct dso_cache *c, struct dso *d)
 {
-	lru_unlink(c, d);
-	lru_push_front(c, d);
+	lru__touch(&c->lru, &d->lru);
 	d->last_use = ++c->clock;
 	return d;
 }
@@ -160,7 +140,7 @@ static void cache_remove(struct dso_cache *c, struct dso *d)
 		pp = &(*pp)->hnext;
 	if (*pp)
 		*pp = d->hnext;
-	lru_unlink(c, d);
+	lru__unlink(&c->lru, &d->lru);
 	c->n--;
 	dso__free(d);
 }
@@ -170,10 +150,10 @@ static void cache_insert(struct dso_cache *c, struct dso *d)
 	size_t b = dso_bucket(c, d->dev, d->inode);
 
 	if (c->n >= c->max_dsos)
-		cache_remove(c, c->lru_tail);
+		cache_remove(c, dso_of(lru__oldest(&c->lru)));
 	d->hnext = c->buckets[b];
 	c->buckets[b] = d;
-	lru_push_front(c, d);
+	lru__push_front(&c->lru, &d->lru);
 	d->last_use = ++c->clock;
 	d->lines_owner = ++c->lines_owners;
 	c->n++;
@@ -189,7 +169,7 @@ static bool same_build_id(const struct dso *a, const struct dso *b)
 void dso_cache__set_dwarf_budget(struct dso_cache *c, size_t bytes)
 {
 	/* What was too big for the old budget may fit the new one. */
-	for (struct dso *d = c->lru_head; d; d = d->lru_next)
+	for (struct dso *d = dso_of(lru__newest(&c->lru)); d; d = dso_of(d->lru.older))
 		if (d->dwarf_too_big) {
 			d->dwarf_too_big = false;
 			d->dwarf_tried = false;
@@ -211,7 +191,7 @@ size_t dso_cache__memory(const struct dso_cache *c)
 		return 0;
 	line_cache__stats(c->lines, &ls);
 	bytes = sizeof(*c) + ((size_t)1 << c->bucket_bits) * sizeof(*c->buckets) + ls.bytes;
-	for (const struct dso *d = c->lru_head; d; d = d->lru_next)
+	for (const struct dso *d = dso_of(lru__newest(&c->lru)); d; d = dso_of(d->lru.older))
 		bytes += sizeof(*d) + d->nsegs * sizeof(*d->segs) + d->nsyms * sizeof(*d->syms) +
 			 d->names_bytes + opt_bytes(d->path) + opt_bytes(d->error) +
 			 opt_bytes(d->open_path) + opt_bytes(d->debug_path);
@@ -239,7 +219,7 @@ void dso_cache__dwarf_grew(struct dso_cache *c, struct dso *newest, size_t grew)
 	if (c->dwarf_bytes <= c->max_dwarf_bytes)
 		return;
 	/* Dropping one binary's CUs' tables is enough: its sections stay, not read again. */
-	for (struct dso *d = c->lru_head; d; d = d->lru_next)
+	for (struct dso *d = dso_of(lru__newest(&c->lru)); d; d = dso_of(d->lru.older))
 		if (d != newest && d->dw &&
 		    (!most || d->dw_bytes - d->dw_sections > most->dw_bytes - most->dw_sections))
 			most = d;
@@ -247,8 +227,8 @@ void dso_cache__dwarf_grew(struct dso_cache *c, struct dso *newest, size_t grew)
 		dso__dwarf_reset(most);
 		return;
 	}
-	for (struct dso *d = c->lru_tail; d && c->dwarf_bytes > c->max_dwarf_bytes;
-	     d = d->lru_prev) {
+	for (struct dso *d = dso_of(lru__oldest(&c->lru)); d && c->dwarf_bytes > c->max_dwarf_bytes;
+	     d = dso_of(d->lru.newer)) {
 		if (d == newest || !d->dw)
 			continue;
 		dso__dwarf_close(d);

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "base/lru.h"
 #include "symbols/dso.h"
 
 struct dwarf_index;
@@ -114,7 +115,7 @@ struct dso {
 
 	/* cache links */
 	struct dso *hnext;
-	struct dso *lru_prev, *lru_next; /* lru_prev towards the most recently used */
+	struct lru_link lru;
 	uint64_t last_use;
 };
 
@@ -123,7 +124,7 @@ struct dso_cache {
 	size_t n;
 	struct dso **buckets;
 	unsigned int bucket_bits;
-	struct dso *lru_head, *lru_tail;
+	struct lru lru;	  /* the oldest is evicted first */
 	uint64_t clock;	  /* bumped on every use; orders entries that share an identity */
 	char *debug_root; /* NULL: DSO_DEBUG_ROOT; "": no lookups under a root */
 	struct debuginfod_fetch *fetch; /* borrowed; NULL: no debuginfod */
@@ -161,8 +162,6 @@ void dso__free(struct dso *d);
  * or -ENOMEM when even the message cannot be kept.
  */
 int __attribute__((format(printf, 2, 3))) dso__fail(struct dso *d, const char *fmt, ...);
-/* pread() all of len bytes at off; false on a short read or an error. */
-bool dso_pread_full(int fd, void *buf, size_t len, off_t off);
 
 /* elf_symtab.c */
 

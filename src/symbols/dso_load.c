@@ -8,12 +8,13 @@
 #include <fcntl.h>
 #include <libelf.h>
 #include <openssl/evp.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file_read.h"
+#include "base/hex.h"
 #include "symbols/dso_internal.h"
 
 /*
@@ -33,16 +34,16 @@ static void compute_htlhash(struct dso *d, int fd, off_t size)
 
 	for (int i = 0; i < 8; i++)
 		len_be[i] = (uint8_t)((uint64_t)size >> (56 - 8 * i));
-	ok = ok && dso_pread_full(fd, buf, head, 0) && EVP_DigestUpdate(ctx, buf, head);
-	ok = ok && dso_pread_full(fd, buf, head, size - head) && EVP_DigestUpdate(ctx, buf, head);
+	ok = ok && !file__pread_full(fd, buf, head, 0) && EVP_DigestUpdate(ctx, buf, head);
+	ok = ok && !file__pread_full(fd, buf, head, size - head) &&
+	     EVP_DigestUpdate(ctx, buf, head);
 	ok = ok && EVP_DigestUpdate(ctx, len_be, sizeof(len_be)) &&
 	     EVP_DigestFinal_ex(ctx, digest, &digest_len) && digest_len >= 16;
 	EVP_MD_CTX_free(ctx);
 	d->htlhash_hex[0] = '\0';
 	if (!ok)
 		return;
-	for (int i = 0; i < 16; i++)
-		snprintf(d->htlhash_hex + 2 * i, 3, "%02x", digest[i]);
+	hex__encode(d->htlhash_hex, digest, 16);
 }
 
 struct dso *dso__load(uint64_t dev, uint64_t inode, const char *open_path, const char *display_path,

@@ -8,11 +8,12 @@
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
 #include "base/log.h"
+#include "base/vec.h"
 #include "symbols/dso_internal.h"
 #include "symbols/gopclntab.h"
 #include "symbols/minidebuginfo.h"
@@ -59,8 +60,7 @@ static bool find_build_id(struct dso *d, Elf_Data *data)
 				return false;
 			memcpy(d->build_id, base + desc_off, nh.n_descsz);
 			d->build_id_len = nh.n_descsz;
-			for (size_t i = 0; i < d->build_id_len; i++)
-				snprintf(d->build_id_hex + 2 * i, 3, "%02x", d->build_id[i]);
+			hex__encode(d->build_id_hex, d->build_id, d->build_id_len);
 			return true;
 		}
 		off = next;
@@ -197,15 +197,8 @@ struct raw_syms {
 static int raw_syms__push(struct raw_syms *r, const struct raw_sym *s)
 {
 	/* Grown as needed: most entries of a big .symtab are not functions. */
-	if (r->n == r->cap) {
-		size_t ncap = r->cap ? r->cap * 2 : 256;
-		struct raw_sym *nv = reallocarray(r->v, ncap, sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		r->v = nv;
-		r->cap = ncap;
-	}
+	if (VEC_RESERVE(r->v, r->cap, r->n + 1))
+		return -ENOMEM;
 	r->v[r->n++] = *s;
 	return 0;
 }

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "base/vec.h"
 #include "unwind/unwind_table_impl.h"
 
 #define MAX_AUG_LEN 16		     /* longer augmentation strings are not ones we know */
@@ -188,15 +189,8 @@ static int get_cie(struct cfi_builder *b, uint64_t off, const struct cie **out)
 	err = parse_cie(b, off, &c);
 	if (err)
 		return err;
-	if (b->nr_cies == b->cap_cies) {
-		size_t cap = b->cap_cies ? 2 * b->cap_cies : 8;
-		struct cie *n = realloc(b->cies, cap * sizeof(*n));
-
-		if (!n)
-			return cfi_fail(b, ENOMEM, "out of memory");
-		b->cies = n;
-		b->cap_cies = cap;
-	}
+	if (VEC_RESERVE(b->cies, b->cap_cies, b->nr_cies + 1))
+		return cfi_fail(b, ENOMEM, "out of memory");
 	memmove(&b->cies[lo + 1], &b->cies[lo], (b->nr_cies - lo) * sizeof(c));
 	b->cies[lo] = c;
 	b->nr_cies++;

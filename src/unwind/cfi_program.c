@@ -141,6 +141,37 @@ static enum op_result op_advance(struct cfa_run *x, uint8_t op, uint64_t *delta)
 	return OP_ADVANCE;
 }
 
+/*
+ * The offset operand of op: a signed LEB128 in the _sf forms, else an unsigned one (negated by
+ * DW_CFA_GNU_negative_offset_extended). It is factored, times the data alignment, except in the
+ * unsigned forms of DW_CFA_def_cfa and DW_CFA_def_cfa_offset.
+ */
+static bool rd_offset(struct cfa_run *x, uint8_t op, int64_t *out)
+{
+	uint64_t u;
+	int64_t s;
+
+	switch (op) {
+	case CFA_offset_extended_sf:
+	case CFA_val_offset_sf:
+	case CFA_def_cfa_sf:
+	case CFA_def_cfa_offset_sf:
+		if (!rd_sleb(x->r, &s))
+			return false;
+		*out = scaled(s, x->cie->data_align);
+		return true;
+	}
+	if (!rd_uleb(x->r, &u))
+		return false;
+	if (op == CFA_def_cfa || op == CFA_def_cfa_offset)
+		*out = (int64_t)u;
+	else if (op == CFA_GNU_negative_offset_extended)
+		*out = scaled(-(__int128)u, x->cie->data_align);
+	else
+		*out = scaled(u, x->cie->data_align);
+	return true;
+}
+
 /* The instructions that give one register a rule, or take it back to the CIE's; each starts
  * with the register. */
 static enum op_result op_register(struct cfa_run *x, uint8_t op)
@@ -156,29 +187,16 @@ static enum op_result op_register(struct cfa_run *x, uint8_t op)
 		return OP_BAD;
 	switch (op) {
 	case CFA_offset_extended:
-		if (!rd_uleb(r, &off))
-			return OP_BAD;
-		set_reg(b, cie, st, reg, RULE_OFFSET, scaled(off, cie->data_align));
-		break;
 	case CFA_offset_extended_sf:
-		if (!rd_sleb(r, &soff))
-			return OP_BAD;
-		set_reg(b, cie, st, reg, RULE_OFFSET, scaled(soff, cie->data_align));
-		break;
 	case CFA_GNU_negative_offset_extended:
-		if (!rd_uleb(r, &off))
-			return OP_BAD;
-		set_reg(b, cie, st, reg, RULE_OFFSET, scaled(-(__int128)off, cie->data_align));
-		break;
 	case CFA_val_offset:
-		if (!rd_uleb(r, &off))
-			return OP_BAD;
-		set_reg(b, cie, st, reg, RULE_VAL_OFFSET, scaled(off, cie->data_align));
-		break;
 	case CFA_val_offset_sf:
-		if (!rd_sleb(r, &soff))
+		if (!rd_offset(x, op, &soff))
 			return OP_BAD;
-		set_reg(b, cie, st, reg, RULE_VAL_OFFSET, scaled(soff, cie->data_align));
+		set_reg(b, cie, st, reg,
+			op == CFA_val_offset || op == CFA_val_offset_sf ? RULE_VAL_OFFSET
+									: RULE_OFFSET,
+			soff);
 		break;
 	case CFA_restore_extended:
 		restore_reg(b, cie, st, reg, x->in_fde);
@@ -217,18 +235,12 @@ static enum op_result op_def_cfa(struct cfa_run *x, uint8_t op)
 
 	switch (op) {
 	case CFA_def_cfa:
-		if (!rd_uleb(r, &reg) || !rd_uleb(r, &off))
-			return OP_BAD;
-		st->cfa_kind = CFA_REG;
-		st->cfa_reg = reg;
-		st->cfa_off = (int64_t)off;
-		break;
 	case CFA_def_cfa_sf:
-		if (!rd_uleb(r, &reg) || !rd_sleb(r, &soff))
+		if (!rd_uleb(r, &reg) || !rd_offset(x, op, &soff))
 			return OP_BAD;
 		st->cfa_kind = CFA_REG;
 		st->cfa_reg = reg;
-		st->cfa_off = scaled(soff, x->cie->data_align);
+		st->cfa_off = soff;
 		break;
 	case CFA_def_cfa_register:
 		if (!rd_uleb(r, &reg))
@@ -240,14 +252,10 @@ static enum op_result op_def_cfa(struct cfa_run *x, uint8_t op)
 		st->cfa_reg = reg;
 		break;
 	case CFA_def_cfa_offset:
-		if (!rd_uleb(r, &off))
-			return OP_BAD;
-		st->cfa_off = (int64_t)off;
-		break;
 	case CFA_def_cfa_offset_sf:
-		if (!rd_sleb(r, &soff))
+		if (!rd_offset(x, op, &soff))
 			return OP_BAD;
-		st->cfa_off = scaled(soff, x->cie->data_align);
+		st->cfa_off = soff;
 		break;
 	case CFA_def_cfa_expression:
 		if (!rd_uleb(r, &off) || off > (uint64_t)(r->end - r->p))

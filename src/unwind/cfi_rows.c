@@ -6,7 +6,11 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "base/vec.h"
 #include "unwind/unwind_table_impl.h"
+
+/* The raw rows' first capacity; the limit in cfi_push_raw() is checked at its doublings. */
+#define CFI_RAW_FIRST_CAP 1024
 
 /*
  * The x86_64 PLT's CFA (psABI; what GNU ld and lld emit for lazy PLT entries):
@@ -140,20 +144,13 @@ int cfi_push_raw(struct cfi_builder *b, const struct hp_unwind_row *row, uint8_t
 	/* Within one FDE a row that changes nothing the walker uses is no row at all. */
 	if (prio && last && last->prio && cfi_same_rules(&last->row, row))
 		return 0;
-	if (b->nr_raw == b->cap_raw) {
-		size_t cap = b->cap_raw ? 2 * b->cap_raw : 1024;
-		struct raw_row *n;
-
-		/* Raw rows may exceed the compact limit a little (closing rows, duplicates), not
-		 * by more than one row per row plus its closer. */
-		if (b->cap_raw >= 2 * b->max_rows)
-			return cfi_fail(b, E2BIG, "more than %zu rows", b->max_rows);
-		n = realloc(b->raw, cap * sizeof(*n));
-		if (!n)
-			return cfi_fail(b, ENOMEM, "out of memory");
-		b->raw = n;
-		b->cap_raw = cap;
-	}
+	/* Raw rows may exceed the compact limit a little (closing rows, duplicates), not by more
+	 * than one row per row plus its closer: checked whenever the array is full. */
+	if (b->nr_raw == b->cap_raw && b->cap_raw >= 2 * b->max_rows)
+		return cfi_fail(b, E2BIG, "more than %zu rows", b->max_rows);
+	if (VEC_RESERVE(b->raw, b->cap_raw,
+			b->nr_raw < CFI_RAW_FIRST_CAP ? CFI_RAW_FIRST_CAP : b->nr_raw + 1))
+		return cfi_fail(b, ENOMEM, "out of memory");
 	b->raw[b->nr_raw++] = (struct raw_row){.row = *row, .seq = b->stats.fdes, .prio = prio};
 	b->stats.raw_rows++;
 	return 0;

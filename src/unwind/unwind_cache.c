@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include "base/atomic_file.h"
+#include "base/file_read.h"
 #include "base/hex.h"
 #include "hostprof_abi.h"
 
@@ -154,21 +155,9 @@ static int cache_path(const char *dir, const uint8_t *id, size_t id_len, enum un
 
 static int read_full(int fd, void *buf, size_t len)
 {
-	char *p = buf;
+	int err = file__read_full(fd, buf, len);
 
-	while (len) {
-		ssize_t n = read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EBADMSG; /* shorter than it said: truncated */
-		p += n;
-		len -= n;
-	}
-	return 0;
+	return err == -ENODATA ? -EBADMSG : err; /* shorter than it said: truncated */
 }
 
 static uint32_t checksum(const struct cache_header *h, const struct hp_unwind_row *rows, size_t nr)

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/search.h"
 #include "unwind/unwind_table_impl.h"
 
 enum unwind_arch unwind_arch__of_elf(Elf *elf)
@@ -168,18 +169,11 @@ const struct unwind_table_stats *unwind_table__stats(const struct unwind_table *
 
 const struct hp_unwind_row *unwind_table__find(const struct unwind_table *table, uint64_t pc)
 {
-	size_t lo = 0, hi = table->nr;
+	size_t lo;
 
 	if (pc > UINT32_MAX)
 		return NULL;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (table->rows[mid].pc <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SEARCH_UPPER_BOUND(table->rows, table->nr, pc, pc);
 	return lo ? &table->rows[lo - 1] : NULL;
 }
 

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The session's state, shared by the files of the collect module that hold it: bpf_session.c
+ * (loading, attaching, counters) and bpf_drain.c (reading the maps out). Nothing else includes it.
+ */
+#ifndef HOSTPROF_BPF_SESSION_IMPL_H
+#define HOSTPROF_BPF_SESSION_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bpf/cpu.skel.h"
+#include "bpf/lock.skel.h"
+#include "bpf/offcpu.skel.h"
+#include "collect/bpf_session.h"
+
+struct bpf_session {
+	struct cpu_bpf *skel;
+	struct offcpu_bpf *offcpu; /* NULL unless opts.offcpu */
+	struct lock_bpf *lock;	   /* NULL unless opts.lock */
+	struct bpf_link *lock_links[4];
+	struct hp_lock_key *lock_keys; /* drain scratch: counts_map_entries keys */
+	struct bpf_link *offcpu_links[2];
+	struct bpf_link *unwind_links[2];  /* exec and exit, with the walker */
+	struct hp_offcpu_key *offcpu_keys; /* drain scratch: offcpu_map_entries keys */
+	uint64_t *offcpu_hashes;	   /* drain scratch: offcpu_map_entries stack hashes */
+	uint32_t max_offcpu;
+	uint32_t max_offcpu_threads;
+	struct bpf_link **links;
+	int nr_links;
+	int nr_cpus_sampled; /* nr_links before detaching */
+	int nr_cpus_possible;
+	uint32_t active;     /* the buffer set BPF writes now */
+	uint64_t *stack_buf; /* USER_IPS user entries, then HP_MAX_STACK_DEPTH kernel entries */
+	struct hp_sample_key *keys; /* drain scratch: counts_map_entries keys */
+	uint32_t max_keys;
+	uint32_t *stack_ids; /* drain scratch: stack_map_entries ids */
+	uint32_t max_stack_ids;
+	bool unwinding;			 /* the user-stack walker is on */
+	bool tail_calls;		 /* ... across tail calls, in the cpu sampler only */
+	bool no_batch_take;		 /* unwind_refresh has no working batch operations */
+	uint64_t *ustack_keys;		 /* drain scratch: stack_map_entries walked-stack hashes */
+	struct hp_user_stack ustack_buf; /* drain scratch: one walked stack */
+};
+
+/* A drained user stack is either a frame-pointer one (HP_MAX_STACK_DEPTH) or a walked one. */
+#define USER_IPS HP_UNWIND_MAX_DEPTH
+_Static_assert(HP_UNWIND_MAX_DEPTH >= HP_MAX_STACK_DEPTH, "user stack buffer");
+
+#endif /* HOSTPROF_BPF_SESSION_IMPL_H */
