@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/arena.h"
 #include "base/hash.h"
 #include "base/hash_index.h"
 #include "base/vec.h"
@@ -18,16 +19,6 @@
 
 /* Positions are uint32_t and 0 means "empty slot", so at most UINT32_MAX - 1 entries a table. */
 #define TABLE_MAX_ENTRIES (UINT32_MAX - 1u)
-/* Strings are copied into blocks of this size; longer strings get a block of their own. */
-#define ARENA_BLOCK_SIZE (64 * 1024)
-
-struct arena_block {
-	struct arena_block *next;
-	size_t used;
-	size_t size;
-	char data[];
-};
-
 struct string_entry {
 	const char *s; /* in the arena */
 	size_t len;
@@ -47,7 +38,7 @@ struct profile {
 	struct profile_desc desc; /* the strings point at desc_strs */
 	char *desc_strs[4];
 
-	struct arena_block *arena;
+	struct arena arena; /* the strings */
 
 	struct string_entry *strs;
 	size_t nr_strs, cap_strs;
@@ -136,40 +127,6 @@ static int64_t table_add(const struct profile *p, void **arr, size_t *nr, size_t
 
 /* --- strings --- */
 
-static const char *arena_copy(struct profile *p, const char *s, size_t len)
-{
-	struct arena_block *b = p->arena;
-	char *dst;
-
-	if (!b || b->size - b->used < len + 1) {
-		size_t size = len + 1 > ARENA_BLOCK_SIZE ? len + 1 : ARENA_BLOCK_SIZE;
-
-		if (size > SIZE_MAX - sizeof(*b))
-			return NULL;
-		b = malloc(sizeof(*b) + size);
-		if (!b)
-			return NULL;
-		b->size = size;
-		b->used = 0;
-		/*
-		 * A block made for one long string goes behind the current one, so that the free
-		 * space of the current block stays in use for the short strings that follow.
-		 */
-		if (p->arena && size > ARENA_BLOCK_SIZE) {
-			b->next = p->arena->next;
-			p->arena->next = b;
-		} else {
-			b->next = p->arena;
-			p->arena = b;
-		}
-	}
-	dst = b->data + b->used;
-	memcpy(dst, s, len);
-	dst[len] = '\0';
-	b->used += len + 1;
-	return dst;
-}
-
 static bool str_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const struct profile *p = ctx;
@@ -208,7 +165,7 @@ int64_t profile__string(struct profile *p, const char *s)
 	idx = hash_index__find(&p->str_idx, hash, str_eq, p, &k);
 	if (idx)
 		return idx;
-	k.s = arena_copy(p, s, k.len);
+	k.s = arena__strndup(&p->arena, s, k.len);
 	if (!k.s)
 		return -ENOMEM;
 	return TABLE_APPEND(p, p->strs, p->nr_strs, p->cap_strs, &p->str_idx, &k, hash);
@@ -577,8 +534,6 @@ err_out:
 
 void profile__delete(struct profile *p)
 {
-	struct arena_block *b, *next;
-
 	if (!p)
 		return;
 	hash_index__free(&p->proc_idx);
@@ -598,10 +553,7 @@ void profile__delete(struct profile *p)
 	free(p->maps);
 	hash_index__free(&p->str_idx);
 	free(p->strs);
-	for (b = p->arena; b; b = next) {
-		next = b->next;
-		free(b);
-	}
+	arena__free(&p->arena);
 	for (int i = 0; i < 4; i++)
 		free(p->desc_strs[i]);
 	free(p);
