@@ -36,7 +36,7 @@ static void otlp_build__free(struct otlp_build *b)
 		struct otlp_src *src = &b->srcs[k];
 
 		free(src->res_off);
-		free(src->sample_idx.slots);
+		hash_index__free(&src->sample_idx);
 		free(src->samples);
 		free(src->thread_name_map);
 		free(src->stack_map);
@@ -45,21 +45,21 @@ static void otlp_build__free(struct otlp_build *b)
 		free(src->str_map);
 	}
 	free(b->srcs);
-	free(b->res_idx.slots);
+	hash_index__free(&b->res_idx);
 	free(b->res);
-	free(b->attr_idx.slots);
+	hash_index__free(&b->attr_idx);
 	free(b->attrs);
-	free(b->stack_idx.slots);
+	hash_index__free(&b->stack_idx);
 	free(b->stack_locs);
 	free(b->stacks);
-	free(b->loc_idx.slots);
+	hash_index__free(&b->loc_idx);
 	free(b->lines);
 	free(b->locs);
-	free(b->func_idx.slots);
+	hash_index__free(&b->func_idx);
 	free(b->funcs);
-	free(b->map_idx.slots);
+	hash_index__free(&b->map_idx);
 	free(b->maps);
-	free(b->str_idx.slots);
+	hash_index__free(&b->str_idx);
 	free(b->strs);
 	arena__free(&b->arena);
 }
