@@ -125,6 +125,18 @@ static int64_t table_add(const struct profile *p, void **arr, size_t *nr, size_t
 #define TABLE_APPEND(p, arr, nr, cap, idx, entry, hash)                                            \
 	TABLE_ADD(p, arr, nr, cap, idx, entry, hash, NULL)
 
+/* The 32-bit hash of seed with each value (as uint64_t) folded in, in order. */
+static inline uint32_t hash_values(uint64_t seed, const uint64_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		seed = hash_add(seed, v[i]);
+	return hash_fold(seed);
+}
+
+#define HASH_VALUES(seed, ...)                                                                     \
+	hash_values((seed), (const uint64_t[]){__VA_ARGS__},                                       \
+		    sizeof((const uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t))
+
 /* --- strings --- */
 
 static bool str_eq(const void *ctx, uint32_t idx, const void *key)
@@ -181,15 +193,8 @@ static bool string_valid(const struct profile *p, uint32_t idx)
 /* has_functions is learned while symbolizing; it is not part of a mapping's identity. */
 static uint32_t mapping_hash(const struct profile_mapping *m)
 {
-	uint64_t h = 0x6d6170;
-
-	h = hash_add(h, m->start);
-	h = hash_add(h, m->limit);
-	h = hash_add(h, m->offset);
-	h = hash_add(h, m->filename);
-	h = hash_add(h, m->build_id);
-	h = hash_add(h, m->htlhash);
-	return hash_fold(h);
+	return HASH_VALUES(0x6d6170, m->start, m->limit, m->offset, m->filename, m->build_id,
+			   m->htlhash);
 }
 
 static bool mapping_same(const struct profile_mapping *a, const struct profile_mapping *b)
@@ -224,12 +229,7 @@ int64_t profile__mapping(struct profile *p, const struct profile_mapping *m)
 
 static uint32_t function_hash(const struct profile_function *f)
 {
-	uint64_t h = 0x66756e63;
-
-	h = hash_add(h, f->name);
-	h = hash_add(h, f->system_name);
-	h = hash_add(h, f->filename);
-	return hash_fold(h);
+	return HASH_VALUES(0x66756e63, f->name, f->system_name, f->filename);
 }
 
 static bool function_same(const struct profile_function *a, const struct profile_function *b)
@@ -418,17 +418,8 @@ struct sample_key {
 
 static uint32_t sample_hash(uint32_t stack, const struct profile_labels *l)
 {
-	uint64_t h = 0x73616d70;
-
-	h = hash_add(h, stack);
-	h = hash_add(h, l->pid);
-	h = hash_add(h, l->tid);
-	h = hash_add(h, l->comm);
-	h = hash_add(h, l->thread_name);
-	h = hash_add(h, l->thread_state);
-	h = hash_add(h, l->wait_kind);
-	h = hash_add(h, l->wait_addr);
-	return hash_fold(h);
+	return HASH_VALUES(0x73616d70, stack, l->pid, l->tid, l->comm, l->thread_name,
+			   l->thread_state, l->wait_kind, l->wait_addr);
 }
 
 static bool sample_eq(const void *ctx, uint32_t idx, const void *key)
