@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/atomic_file.h"
 #include "formats/encode.h"
+#include "formats/encode_common.h"
 #include "formats/otlp_build.h"
 #include "formats/pb_json.h"
 
@@ -109,30 +109,13 @@ int enc_otlp__encode(const struct profile *const *profiles, size_t n, const stru
 		     uint8_t **out, size_t *len)
 {
 	struct otlp_build b = {0};
-	uint8_t *buf = NULL;
-	size_t size;
 	int err;
 
 	if (!out || !len)
 		return -EINVAL;
 	err = otlp_build__run(&b, profiles, n, o);
-	if (err)
-		goto out;
-	size = protobuf_c_message_get_packed_size(&b.req.base);
-	buf = malloc(size ? size : 1);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
-	if (protobuf_c_message_pack(&b.req.base, buf) != size) {
-		err = -EIO;
-		goto out;
-	}
-	*out = buf;
-	*len = size;
-	buf = NULL;
-out:
-	free(buf);
+	if (!err)
+		err = encode__pack(&b.req.base, out, len);
 	otlp_build__free(&b);
 	return err;
 }
@@ -152,15 +135,6 @@ int enc_otlp__encode_json(const struct profile *const *profiles, size_t n,
 	return err;
 }
 
-/* What an encoder made (err, buf, len) written to path in one go; buf is freed. */
-static int write_encoded(int err, void *buf, size_t len, const char *path)
-{
-	if (!err)
-		err = atomic_file__write(path, buf, len);
-	free(buf);
-	return err;
-}
-
 int enc_otlp__write(const struct profile *const *profiles, size_t n, const struct otlp_opts *o,
 		    const char *path)
 {
@@ -171,7 +145,7 @@ int enc_otlp__write(const struct profile *const *profiles, size_t n, const struc
 	if (!path)
 		return -EINVAL;
 	err = enc_otlp__encode(profiles, n, o, &buf, &len);
-	return write_encoded(err, buf, len, path);
+	return encode__write_file(err, buf, len, path);
 }
 
 int enc_otlp__write_json(const struct profile *const *profiles, size_t n, const struct otlp_opts *o,
@@ -184,5 +158,5 @@ int enc_otlp__write_json(const struct profile *const *profiles, size_t n, const 
 	if (!path)
 		return -EINVAL;
 	err = enc_otlp__encode_json(profiles, n, o, &buf, &len);
-	return write_encoded(err, buf, len, path);
+	return encode__write_file(err, buf, len, path);
 }
