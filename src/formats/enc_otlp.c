@@ -105,58 +105,60 @@ static int otlp_build__run(struct otlp_build *b, const struct profile *const *pr
 
 /* --- entry points --- */
 
+/* The request packed into *bin when bin is not NULL, else as OTLP/JSON into *text. */
+static int otlp_encode(const struct profile *const *profiles, size_t n, const struct otlp_opts *o,
+		       uint8_t **bin, char **text, size_t *len)
+{
+	struct otlp_build b = {0};
+	int err = otlp_build__run(&b, profiles, n, o);
+
+	if (!err)
+		err = bin ? encode__pack(&b.req.base, bin, len)
+			  : pb_json__encode(&b.req.base, text, len);
+	otlp_build__free(&b);
+	return err;
+}
+
 int enc_otlp__encode(const struct profile *const *profiles, size_t n, const struct otlp_opts *o,
 		     uint8_t **out, size_t *len)
 {
-	struct otlp_build b = {0};
-	int err;
-
 	if (!out || !len)
 		return -EINVAL;
-	err = otlp_build__run(&b, profiles, n, o);
-	if (!err)
-		err = encode__pack(&b.req.base, out, len);
-	otlp_build__free(&b);
-	return err;
+	return otlp_encode(profiles, n, o, out, NULL, len);
 }
 
 int enc_otlp__encode_json(const struct profile *const *profiles, size_t n,
 			  const struct otlp_opts *o, char **out, size_t *len)
 {
-	struct otlp_build b = {0};
-	int err;
-
 	if (!out || !len)
 		return -EINVAL;
-	err = otlp_build__run(&b, profiles, n, o);
-	if (!err)
-		err = pb_json__encode(&b.req.base, out, len);
-	otlp_build__free(&b);
-	return err;
+	return otlp_encode(profiles, n, o, NULL, out, len);
+}
+
+/* The request, binary or OTLP/JSON, written to path in one go. */
+static int otlp_write(const struct profile *const *profiles, size_t n, const struct otlp_opts *o,
+		      const char *path, bool json)
+{
+	uint8_t *bin = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	int err;
+
+	if (!path)
+		return -EINVAL;
+	err = json ? enc_otlp__encode_json(profiles, n, o, &text, &len)
+		   : enc_otlp__encode(profiles, n, o, &bin, &len);
+	return encode__write_file(err, json ? (void *)text : bin, len, path);
 }
 
 int enc_otlp__write(const struct profile *const *profiles, size_t n, const struct otlp_opts *o,
 		    const char *path)
 {
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	int err;
-
-	if (!path)
-		return -EINVAL;
-	err = enc_otlp__encode(profiles, n, o, &buf, &len);
-	return encode__write_file(err, buf, len, path);
+	return otlp_write(profiles, n, o, path, false);
 }
 
 int enc_otlp__write_json(const struct profile *const *profiles, size_t n, const struct otlp_opts *o,
 			 const char *path)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	int err;
-
-	if (!path)
-		return -EINVAL;
-	err = enc_otlp__encode_json(profiles, n, o, &buf, &len);
-	return encode__write_file(err, buf, len, path);
+	return otlp_write(profiles, n, o, path, true);
 }
