@@ -147,35 +147,41 @@ static bool str_eq(const void *ctx, uint32_t idx, const void *key)
 	return p->strs[idx].len == k->len && memcmp(p->strs[idx].s, k->s, k->len) == 0;
 }
 
-int64_t profile__find_string(const struct profile *p, const char *s)
+/*
+ * The index of s in p (0 for ""), -ENOENT when p has it not, or -EINVAL for NULL; the key and
+ * hash it has in the table in *k and *hash.
+ */
+static int64_t string_find(const struct profile *p, const char *s, struct string_entry *k,
+			   uint32_t *hash)
 {
-	struct string_entry k;
 	uint32_t idx;
 
 	if (!s)
 		return -EINVAL;
 	if (!*s)
 		return 0;
-	k.s = s;
-	k.len = strlen(s);
-	idx = hash_index__find(&p->str_idx, hash_fold(hash_bytes(s, k.len)), str_eq, p, &k);
+	k->s = s;
+	k->len = strlen(s);
+	*hash = hash_fold(hash_bytes(s, k->len));
+	idx = hash_index__find(&p->str_idx, *hash, str_eq, p, k);
 	return idx ? (int64_t)idx : -ENOENT;
+}
+
+int64_t profile__find_string(const struct profile *p, const char *s)
+{
+	struct string_entry k;
+	uint32_t hash;
+
+	return string_find(p, s, &k, &hash);
 }
 
 int64_t profile__string(struct profile *p, const char *s)
 {
 	struct string_entry k;
-	uint32_t hash, idx;
+	uint32_t hash;
+	int64_t idx = string_find(p, s, &k, &hash);
 
-	if (!s)
-		return -EINVAL;
-	if (!*s)
-		return 0;
-	k.s = s;
-	k.len = strlen(s);
-	hash = hash_fold(hash_bytes(s, k.len));
-	idx = hash_index__find(&p->str_idx, hash, str_eq, p, &k);
-	if (idx)
+	if (idx != -ENOENT)
 		return idx;
 	k.s = arena__strndup(&p->arena, s, k.len);
 	if (!k.s)
