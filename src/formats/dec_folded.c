@@ -18,17 +18,25 @@
 #include "formats/decode.h"
 #include "base/vec.h"
 
-static int fail(char *err, size_t err_len, int code, const char *fmt, ...)
+int decode__fail(char *err, size_t err_len, const char *name, int code, const char *fmt, ...)
 {
+	size_t n = 0;
 	va_list ap;
 
-	if (err && err_len) {
+	if (!err || !err_len)
+		return code;
+	if (name)
+		n = (size_t)snprintf(err, err_len, "%s: ", name);
+	if (n < err_len) {
 		va_start(ap, fmt);
-		vsnprintf(err, err_len, fmt, ap);
+		vsnprintf(err + n, err_len - n, fmt, ap);
 		va_end(ap);
 	}
 	return code;
 }
+
+/* Messages here name the input themselves, with the line where it went wrong. */
+#define fail(err, err_len, code, ...) decode__fail(err, err_len, NULL, code, __VA_ARGS__)
 
 int decode__read_file(const char *path, size_t max, char **buf, size_t *len, char *err,
 		      size_t err_len)

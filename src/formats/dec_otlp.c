@@ -12,13 +12,13 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "formats/decode.h"
 #include "base/gzip.h"
+#include "base/vec.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 
 #define MAX_OTLP_BYTES ((size_t)1 << 30)
@@ -55,24 +55,7 @@ struct otlp_dec {
 	bool skipped_contentions;
 };
 
-static int fail(struct otlp_dec *d, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(struct otlp_dec *d, int code, const char *fmt, ...)
-{
-	size_t n;
-	va_list ap;
-
-	if (!d->err || !d->err_len)
-		return code;
-	n = (size_t)snprintf(d->err, d->err_len, "%s: ", d->name);
-	if (n < d->err_len) {
-		va_start(ap, fmt);
-		vsnprintf(d->err + n, d->err_len - n, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
+#define fail(d, code, ...) decode__fail((d)->err, (d)->err_len, (d)->name, code, __VA_ARGS__)
 
 /* A dictionary string, or NULL when idx is out of range. */
 static const char *dstr(const struct otlp_dec *d, int32_t idx)
@@ -512,14 +495,8 @@ static int decode_stack(struct otlp_dec *d, struct otlp_out *o, const pb_sample 
 			"resource %zu: sample %zu: stack index %d outside the stack table (%zu)",
 			rpi, si, s->stack_index, d->dict->n_stack_table);
 	st = d->dict->stack_table[s->stack_index];
-	if (st->n_location_indices > *cap) {
-		uint32_t *tmp = realloc(*stack, st->n_location_indices * sizeof(**stack));
-
-		if (!tmp)
-			return -ENOMEM;
-		*stack = tmp;
-		*cap = st->n_location_indices;
-	}
+	if (VEC_RESERVE(*stack, *cap, st->n_location_indices))
+		return -ENOMEM;
 	for (size_t k = 0; k < st->n_location_indices; k++) {
 		err = decode_location(d, o, st->location_indices[k], &(*stack)[k]);
 		if (err)

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,21 +39,7 @@ struct pprof_dec {
 	size_t nr_pool;
 };
 
-static int fail(struct pprof_dec *d, int code, const char *fmt, ...)
-{
-	size_t n;
-	va_list ap;
-
-	if (!d->err || !d->err_len)
-		return code;
-	n = (size_t)snprintf(d->err, d->err_len, "%s: ", d->name);
-	if (n < d->err_len) {
-		va_start(ap, fmt);
-		vsnprintf(d->err + n, d->err_len - n, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
+#define fail(d, code, ...) decode__fail((d)->err, (d)->err_len, (d)->name, code, __VA_ARGS__)
 
 static int cmp_id(const void *a, const void *b)
 {

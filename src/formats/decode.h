@@ -55,6 +55,13 @@ int dec_otlp__parse(const uint8_t *buf, size_t len, const char *name, struct pro
 		    size_t *nr, char *err, size_t err_len);
 int dec_otlp__read(const char *path, struct profile ***out, size_t *nr, char *err, size_t err_len);
 
+/*
+ * code, after writing "name: " (unless name is NULL) and the message into err when err_len > 0:
+ * how a decoder fails.
+ */
+int decode__fail(char *err, size_t err_len, const char *name, int code, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
 /* The whole file in *buf (malloc'ed, NUL-terminated, the caller frees); at most max bytes. */
 int decode__read_file(const char *path, size_t max, char **buf, size_t *len, char *err,
 		      size_t err_len);

@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/atomic_file.h"
 #include "formats/encode.h"
+#include "formats/encode_common.h"
 #include "formats/otlp_build.h"
 #include "formats/pb_json.h"
 
@@ -36,7 +36,7 @@ static void otlp_build__free(struct otlp_build *b)
 		struct otlp_src *src = &b->srcs[k];
 
 		free(src->res_off);
-		free(src->sample_idx.slots);
+		hash_index__free(&src->sample_idx);
 		free(src->samples);
 		free(src->thread_name_map);
 		free(src->stack_map);
@@ -45,21 +45,21 @@ static void otlp_build__free(struct otlp_build *b)
 		free(src->str_map);
 	}
 	free(b->srcs);
-	free(b->res_idx.slots);
+	hash_index__free(&b->res_idx);
 	free(b->res);
-	free(b->attr_idx.slots);
+	hash_index__free(&b->attr_idx);
 	free(b->attrs);
-	free(b->stack_idx.slots);
+	hash_index__free(&b->stack_idx);
 	free(b->stack_locs);
 	free(b->stacks);
-	free(b->loc_idx.slots);
+	hash_index__free(&b->loc_idx);
 	free(b->lines);
 	free(b->locs);
-	free(b->func_idx.slots);
+	hash_index__free(&b->func_idx);
 	free(b->funcs);
-	free(b->map_idx.slots);
+	hash_index__free(&b->map_idx);
 	free(b->maps);
-	free(b->str_idx.slots);
+	hash_index__free(&b->str_idx);
 	free(b->strs);
 	arena__free(&b->arena);
 }
@@ -105,84 +105,60 @@ static int otlp_build__run(struct otlp_build *b, const struct profile *const *pr
 
 /* --- entry points --- */
 
+/* The request packed into *bin when bin is not NULL, else as OTLP/JSON into *text. */
+static int otlp_encode(const struct profile *const *profiles, size_t n, const struct otlp_opts *o,
+		       uint8_t **bin, char **text, size_t *len)
+{
+	struct otlp_build b = {0};
+	int err = otlp_build__run(&b, profiles, n, o);
+
+	if (!err)
+		err = bin ? encode__pack(&b.req.base, bin, len)
+			  : pb_json__encode(&b.req.base, text, len);
+	otlp_build__free(&b);
+	return err;
+}
+
 int enc_otlp__encode(const struct profile *const *profiles, size_t n, const struct otlp_opts *o,
 		     uint8_t **out, size_t *len)
 {
-	struct otlp_build b = {0};
-	uint8_t *buf = NULL;
-	size_t size;
-	int err;
-
 	if (!out || !len)
 		return -EINVAL;
-	err = otlp_build__run(&b, profiles, n, o);
-	if (err)
-		goto out;
-	size = protobuf_c_message_get_packed_size(&b.req.base);
-	buf = malloc(size ? size : 1);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
-	if (protobuf_c_message_pack(&b.req.base, buf) != size) {
-		err = -EIO;
-		goto out;
-	}
-	*out = buf;
-	*len = size;
-	buf = NULL;
-out:
-	free(buf);
-	otlp_build__free(&b);
-	return err;
+	return otlp_encode(profiles, n, o, out, NULL, len);
 }
 
 int enc_otlp__encode_json(const struct profile *const *profiles, size_t n,
 			  const struct otlp_opts *o, char **out, size_t *len)
 {
-	struct otlp_build b = {0};
-	int err;
-
 	if (!out || !len)
 		return -EINVAL;
-	err = otlp_build__run(&b, profiles, n, o);
-	if (!err)
-		err = pb_json__encode(&b.req.base, out, len);
-	otlp_build__free(&b);
-	return err;
+	return otlp_encode(profiles, n, o, NULL, out, len);
 }
 
-/* What an encoder made (err, buf, len) written to path in one go; buf is freed. */
-static int write_encoded(int err, void *buf, size_t len, const char *path)
+/* The request, binary or OTLP/JSON, written to path in one go. */
+static int otlp_write(const struct profile *const *profiles, size_t n, const struct otlp_opts *o,
+		      const char *path, bool json)
 {
-	if (!err)
-		err = atomic_file__write(path, buf, len);
-	free(buf);
-	return err;
+	uint8_t *bin = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	int err;
+
+	if (!path)
+		return -EINVAL;
+	err = json ? enc_otlp__encode_json(profiles, n, o, &text, &len)
+		   : enc_otlp__encode(profiles, n, o, &bin, &len);
+	return encode__write_file(err, json ? (void *)text : bin, len, path);
 }
 
 int enc_otlp__write(const struct profile *const *profiles, size_t n, const struct otlp_opts *o,
 		    const char *path)
 {
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	int err;
-
-	if (!path)
-		return -EINVAL;
-	err = enc_otlp__encode(profiles, n, o, &buf, &len);
-	return write_encoded(err, buf, len, path);
+	return otlp_write(profiles, n, o, path, false);
 }
 
 int enc_otlp__write_json(const struct profile *const *profiles, size_t n, const struct otlp_opts *o,
 			 const char *path)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	int err;
-
-	if (!path)
-		return -EINVAL;
-	err = enc_otlp__encode_json(profiles, n, o, &buf, &len);
-	return write_encoded(err, buf, len, path);
+	return otlp_write(profiles, n, o, path, true);
 }

@@ -23,8 +23,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "base/atomic_file.h"
 #include "formats/encode.h"
+#include "formats/encode_common.h"
 #include "profile.pb-c.h"
 
 /* Strings that pprof needs and the model may not hold; appended after the model's strings. */
@@ -392,6 +392,54 @@ static void pprof_build__function(struct pprof_build *b, uint64_t id, int64_t na
 	b->function_ptrs[id - 1] = f;
 }
 
+/* Line i: of function_id, at line (0: unknown). */
+static void pprof_build__line(struct pprof_build *b, size_t i, uint64_t function_id, int64_t line)
+{
+	Perftools__Profiles__Line *pl = &b->lines[i];
+
+	perftools__profiles__line__init(pl);
+	pl->function_id = function_id;
+	pl->line = line;
+	b->line_ptrs[i] = pl;
+}
+
+/*
+ * The function of the one Line of location l, which has no inline chain: its own when kept,
+ * else a synthetic one named by its label, one per label, numbered from *next_func on.
+ */
+static uint64_t pprof_build__line_function(struct pprof_build *b, const struct profile_location *l,
+					   uint64_t *next_func)
+{
+	uint64_t func = b->function_out[l->function];
+	int64_t name;
+
+	if (func)
+		return func;
+	if (b->synthetic_by_label[l->label])
+		return b->synthetic_by_label[l->label];
+	name = l->label ? pprof_build__str(b, l->label) : pprof_build__str(b, b->unknown_name);
+	func = (*next_func)++;
+	pprof_build__function(b, func, name, name, 0);
+	b->synthetic_by_label[l->label] = func;
+	return func;
+}
+
+/* Location id, from model location l, with the n lines at line_ptrs[first..]. */
+static void pprof_build__location(struct pprof_build *b, uint32_t id,
+				  const struct profile_location *l, size_t first, size_t n)
+{
+	Perftools__Profiles__Location *pl = &b->locations[id - 1];
+
+	perftools__profiles__location__init(pl);
+	pl->id = id;
+	/* Kernel frames belong to no mapping of the process. */
+	pl->mapping_id = l->kind == FRAME_KERNEL ? 0 : b->mapping_out[l->mapping];
+	pl->address = l->address;
+	pl->n_line = n;
+	pl->line = &b->line_ptrs[first];
+	b->location_ptrs[id - 1] = pl;
+}
+
 /* Functions and locations together: the synthetic functions come from the locations. */
 static int pprof_build__locations(struct pprof_build *b)
 {
@@ -433,60 +481,21 @@ static int pprof_build__locations(struct pprof_build *b)
 
 	for (size_t i = 1; i < nr_model_locs; i++) {
 		const struct profile_location *l = profile__location_at(b->p, i);
-		uint32_t id = b->location_out[i];
-		Perftools__Profiles__Location *pl;
-		Perftools__Profiles__Line *line;
 		const struct profile_line *ml;
 		size_t nr_ml;
-		uint64_t func;
 
-		if (!id)
+		if (!b->location_out[i])
 			continue;
-		pl = &b->locations[id - 1];
 		ml = profile__location_lines(b->p, i, &nr_ml);
-		if (nr_ml) {
-			/* Innermost first, as pprof wants them; every function here is kept. */
-			perftools__profiles__location__init(pl);
-			pl->id = id;
-			pl->mapping_id = l->kind == FRAME_KERNEL ? 0 : b->mapping_out[l->mapping];
-			pl->address = l->address;
-			pl->n_line = nr_ml;
-			pl->line = &b->line_ptrs[next_line];
-			for (size_t j = 0; j < nr_ml; j++, next_line++) {
-				line = &b->lines[next_line];
-				perftools__profiles__line__init(line);
-				line->function_id = b->function_out[ml[j].function];
-				line->line = ml[j].line;
-				b->line_ptrs[next_line] = line;
-			}
-			b->location_ptrs[id - 1] = pl;
-			continue;
-		}
-		line = &b->lines[next_line];
-		func = b->function_out[l->function];
-		if (!func) {
-			func = b->synthetic_by_label[l->label];
-			if (!func) {
-				int64_t name = l->label ? pprof_build__str(b, l->label)
-							: pprof_build__str(b, b->unknown_name);
-
-				func = next_func++;
-				pprof_build__function(b, func, name, name, 0);
-				b->synthetic_by_label[l->label] = func;
-			}
-		}
-		perftools__profiles__line__init(line);
-		line->function_id = func;
-		b->line_ptrs[next_line] = line;
-
-		perftools__profiles__location__init(pl);
-		pl->id = id;
-		/* Kernel frames belong to no mapping of the process. */
-		pl->mapping_id = l->kind == FRAME_KERNEL ? 0 : b->mapping_out[l->mapping];
-		pl->address = l->address;
-		pl->n_line = 1;
-		pl->line = &b->line_ptrs[next_line++];
-		b->location_ptrs[id - 1] = pl;
+		/* Innermost first, as pprof wants them; every function here is kept. */
+		for (size_t j = 0; j < nr_ml; j++)
+			pprof_build__line(b, next_line + j, b->function_out[ml[j].function],
+					  ml[j].line);
+		if (!nr_ml)
+			pprof_build__line(b, next_line,
+					  pprof_build__line_function(b, l, &next_func), 0);
+		pprof_build__location(b, b->location_out[i], l, next_line, nr_ml ? nr_ml : 1);
+		next_line += nr_ml ? nr_ml : 1;
 	}
 	b->msg.n_function = next_func - 1;
 	b->msg.function = b->function_ptrs;
@@ -686,17 +695,9 @@ int enc_pprof__encode(const struct profile *p,
 	if (err)
 		goto out;
 
-	packed_len = perftools__profiles__profile__get_packed_size(&b.msg);
-	packed = malloc(packed_len ? packed_len : 1);
-	if (!packed) {
-		err = -ENOMEM;
-		goto out;
-	}
-	if (perftools__profiles__profile__pack(&b.msg, packed) != packed_len) {
-		err = -EIO;
-		goto out;
-	}
-	err = gzip_buf(packed, packed_len, out, len);
+	err = encode__pack(&b.msg.base, &packed, &packed_len);
+	if (!err)
+		err = gzip_buf(packed, packed_len, out, len);
 out:
 	free(packed);
 	pprof_build__free(&b);
@@ -712,8 +713,5 @@ int enc_pprof__write(const struct profile *p, const char *path)
 	if (!p || !path)
 		return -EINVAL;
 	err = enc_pprof__encode(p, NULL, NULL, &gz, &gz_len);
-	if (!err)
-		err = atomic_file__write(path, gz, gz_len);
-	free(gz);
-	return err;
+	return encode__write_file(err, gz, gz_len, path);
 }

@@ -12,11 +12,14 @@
 #ifndef HOSTPROF_FORMATS_OTLP_BUILD_H
 #define HOSTPROF_FORMATS_OTLP_BUILD_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "formats/containers.h"
+#include "base/arena.h"
+#include "base/hash_index.h"
+#include "base/vec.h"
 #include "formats/encode.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 
@@ -43,6 +46,16 @@ typedef Opentelemetry__Proto__Resource__V1__Resource pb_resource;
 typedef Opentelemetry__Proto__Common__V1__InstrumentationScope pb_scope;
 typedef Opentelemetry__Proto__Common__V1__KeyValue pb_key_value;
 typedef Opentelemetry__Proto__Common__V1__AnyValue pb_any_value;
+
+/* Dictionary indices are int32 on the wire. */
+#define DICT_MAX_ENTRIES ((size_t)INT32_MAX)
+
+/* VEC_RESERVE() of need elements, -E2BIG past what an int32 index can name. */
+#define DICT_RESERVE(arr, cap, need)                                                               \
+	((need) > DICT_MAX_ENTRIES ? -E2BIG : VEC_RESERVE(arr, cap, need))
+
+/* Room for entry nr of a table (a growable array) and for its id in the table's index. */
+#define TABLE_ROOM(h, arr, cap, nr) (hash_index__reserve(h) ?: DICT_RESERVE(arr, cap, (nr) + 1))
 
 /* thread.name, thread.id, thread.state, and a lock wait's kind and address */
 #define MAX_SAMPLE_ATTRS 5
@@ -143,7 +156,7 @@ struct otlp_src {
 
 	struct out_sample *samples;
 	size_t nr_samples, cap_samples;
-	struct hidx sample_idx;
+	struct hash_index sample_idx;
 	size_t *res_off;	 /* per resource: first sample once sorted; nr_res + 1 entries */
 	pb_sample **sample_ptrs; /* sorted by resource */
 
@@ -161,19 +174,19 @@ struct otlp_build {
 
 	struct dict_string *strs;
 	size_t nr_strs, cap_strs;
-	struct hidx str_idx;
+	struct hash_index str_idx;
 
 	struct dict_mapping *maps;
 	size_t nr_maps, cap_maps;
-	struct hidx map_idx;
+	struct hash_index map_idx;
 
 	struct dict_function *funcs;
 	size_t nr_funcs, cap_funcs;
-	struct hidx func_idx;
+	struct hash_index func_idx;
 
 	struct dict_location *locs;
 	size_t nr_locs, cap_locs;
-	struct hidx loc_idx;
+	struct hash_index loc_idx;
 	struct dict_line *lines; /* all locations' lines back to back; new ones staged at the end */
 	size_t nr_lines, cap_lines;
 
@@ -181,18 +194,18 @@ struct otlp_build {
 	size_t nr_stacks, cap_stacks;
 	int32_t *stack_locs;
 	size_t nr_stack_locs, cap_stack_locs;
-	struct hidx stack_idx;
+	struct hash_index stack_idx;
 
 	struct dict_attr *attrs;
 	size_t nr_attrs, cap_attrs;
-	struct hidx attr_idx;
+	struct hash_index attr_idx;
 
 	uint32_t keys[NR_KEYS]; /* string indices; 0 = not interned yet */
 	uint32_t frame_attr[5]; /* profile.frame.type attribute per type name; 0 = not yet */
 
 	struct resource *res;
 	size_t nr_res, cap_res;
-	struct hidx res_idx;
+	struct hash_index res_idx;
 
 	struct otlp_src *srcs;
 	size_t nr_srcs;
@@ -206,6 +219,12 @@ static inline const char *or_empty(const char *s)
 {
 	return s ? s : "";
 }
+
+/*
+ * s[0..*len) as valid UTF-8: s itself when it is, else a copy in the arena with every byte that
+ * starts no well-formed sequence replaced by U+FFFD, and its length in *len. NULL on ENOMEM.
+ */
+const char *otlp_dict__valid_utf8(struct arena *a, const char *s, size_t *len);
 
 /* otlp_dict.c: each returns the entry's index (0 for a zero entry), or -errno. */
 

@@ -173,7 +173,7 @@ static int64_t src_location_lines(struct otlp_build *b, struct otlp_src *src, ui
 	d->nr_lines = 0;
 	if (!n)
 		return 0;
-	err = ARRAY_GROW(b->lines, b->cap_lines, b->nr_lines + n - 1);
+	err = DICT_RESERVE(b->lines, b->cap_lines, b->nr_lines + n);
 	if (err)
 		return err;
 	for (size_t i = 0; i < n; i++) {
@@ -244,7 +244,7 @@ static int64_t src_stack(struct otlp_build *b, struct otlp_src *src, uint32_t id
 		return -E2BIG;
 	/* Stage the translated stack after the last one; otlp_dict__stack_staged() keeps it if new.
 	 */
-	err = ARRAY_GROW(b->stack_locs, b->cap_stack_locs, b->nr_stack_locs + n - 1);
+	err = DICT_RESERVE(b->stack_locs, b->cap_stack_locs, b->nr_stack_locs + n);
 	if (err)
 		return err;
 	for (size_t i = 0; i < n; i++) {
@@ -273,17 +273,17 @@ static bool resource_eq(const void *ctx, uint32_t idx, const void *key)
 static int64_t resource_get(struct otlp_build *b, uint32_t pid)
 {
 	uint32_t hash = hash_fold(hash_add(0x70696473, pid));
-	struct hslot *slot;
+	uint32_t id;
 	int err;
 
 	err = TABLE_ROOM(&b->res_idx, b->res, b->cap_res, b->nr_res);
 	if (err)
 		return err;
-	slot = hidx__find(&b->res_idx, hash, resource_eq, b, &pid);
-	if (slot->idx)
-		return slot->idx - 1;
+	id = hash_index__find(&b->res_idx, hash, resource_eq, b, &pid);
+	if (id)
+		return id - 1;
 	b->res[b->nr_res] = (struct resource){.pid = pid};
-	hidx__set(&b->res_idx, slot, b->nr_res + 1, hash);
+	hash_index__insert(&b->res_idx, b->nr_res + 1, hash);
 	return b->nr_res++;
 }
 
@@ -358,8 +358,7 @@ static int src_add_sample(struct otlp_build *b, size_t k, const struct profile_s
 {
 	struct otlp_src *src = &b->srcs[k];
 	struct out_sample key = {0}, *o;
-	struct hslot *slot;
-	uint32_t hash;
+	uint32_t hash, id;
 	int64_t r;
 	int err;
 
@@ -407,14 +406,15 @@ static int src_add_sample(struct otlp_build *b, size_t k, const struct profile_s
 	if (err)
 		return err;
 	hash = hash_fold(sample_hash(&key));
-	slot = hidx__find(&src->sample_idx, hash, sample_eq, src, &key);
-	if (!slot->idx) {
+	id = hash_index__find(&src->sample_idx, hash, sample_eq, src, &key);
+	if (!id) {
 		/* Positions start at 1 in the index, where 0 marks an empty slot. */
 		src->samples[src->nr_samples++] = key;
-		hidx__set(&src->sample_idx, slot, src->nr_samples, hash);
+		id = src->nr_samples;
+		hash_index__insert(&src->sample_idx, id, hash);
 		b->res[key.res].nr_samples++;
 	}
-	o = &src->samples[slot->idx - 1];
+	o = &src->samples[id - 1];
 	if (__builtin_add_overflow(o->value, s->value, &o->value) ||
 	    __builtin_add_overflow(o->count, s->count, &o->count))
 		return -EOVERFLOW;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/hash.h"
+#include "base/utf8.h"
 #include "formats/otlp_build.h"
 
 static const char *const key_names[NR_KEYS] = {
@@ -27,15 +28,15 @@ static const char *const key_names[NR_KEYS] = {
  * The index of the entry equal to key (size bytes, of the table's type) in the table at arr,
  * else of a new copy of key at arr[*nr]. After TABLE_ROOM().
  */
-static int64_t dict_intern(struct otlp_build *b, struct hidx *idx, void *arr, size_t *nr,
-			   size_t size, uint32_t hash, hidx_eq_fn eq, const void *key)
+static int64_t dict_intern(struct otlp_build *b, struct hash_index *idx, void *arr, size_t *nr,
+			   size_t size, uint32_t hash, hash_index_eq_fn eq, const void *key)
 {
-	struct hslot *slot = hidx__find(idx, hash, eq, b, key);
+	uint32_t id = hash_index__find(idx, hash, eq, b, key);
 
-	if (slot->idx)
-		return slot->idx;
+	if (id)
+		return id;
 	memcpy((char *)arr + *nr * size, key, size);
-	hidx__set(idx, slot, *nr, hash);
+	hash_index__insert(idx, *nr, hash);
 	return (*nr)++;
 }
 
@@ -62,13 +63,29 @@ static int64_t dict_string_raw(struct otlp_build *b, const char *s, size_t len)
 			   hash_fold(hash_bytes(s, len)), string_eq, &key);
 }
 
+const char *otlp_dict__valid_utf8(struct arena *a, const char *s, size_t *len)
+{
+	char *copy;
+
+	if (utf8__valid(s, *len))
+		return s;
+	/* Each bad byte becomes the three of U+FFFD. */
+	if (*len > (SIZE_MAX - 1) / 3)
+		return NULL;
+	copy = arena__alloc(a, *len * 3 + 1);
+	if (!copy)
+		return NULL;
+	*len = utf8__replace_invalid(copy, s, *len, UTF8_REPLACEMENT);
+	return copy;
+}
+
 int64_t otlp_dict__string(struct otlp_build *b, const char *s)
 {
 	size_t len = s ? strlen(s) : 0;
 
 	if (!len)
 		return 0;
-	s = utf8_clean(&b->arena, s, &len);
+	s = otlp_dict__valid_utf8(&b->arena, s, &len);
 	if (!s)
 		return -ENOMEM;
 	return dict_string_raw(b, s, len);
@@ -126,7 +143,7 @@ int64_t otlp_dict__attr_string(struct otlp_build *b, enum key k, const char *val
 		return key;
 	a.key = key;
 	a.slen = strlen(value);
-	a.sval = utf8_clean(&b->arena, value, &a.slen);
+	a.sval = otlp_dict__valid_utf8(&b->arena, value, &a.slen);
 	if (!a.sval)
 		return -ENOMEM;
 	return dict_attr(b, &a);
@@ -270,20 +287,10 @@ int64_t otlp_dict__stack_staged(struct otlp_build *b, size_t n)
 /* Every table starts with its zero entry, which is never in a hash index. */
 int otlp_dict__init(struct otlp_build *b)
 {
-	int err = ARRAY_GROW(b->strs, b->cap_strs, 0);
-
-	if (!err)
-		err = ARRAY_GROW(b->maps, b->cap_maps, 0);
-	if (!err)
-		err = ARRAY_GROW(b->funcs, b->cap_funcs, 0);
-	if (!err)
-		err = ARRAY_GROW(b->locs, b->cap_locs, 0);
-	if (!err)
-		err = ARRAY_GROW(b->stacks, b->cap_stacks, 0);
-	if (!err)
-		err = ARRAY_GROW(b->attrs, b->cap_attrs, 0);
-	if (err)
-		return err;
+	if (VEC_RESERVE(b->strs, b->cap_strs, 1) || VEC_RESERVE(b->maps, b->cap_maps, 1) ||
+	    VEC_RESERVE(b->funcs, b->cap_funcs, 1) || VEC_RESERVE(b->locs, b->cap_locs, 1) ||
+	    VEC_RESERVE(b->stacks, b->cap_stacks, 1) || VEC_RESERVE(b->attrs, b->cap_attrs, 1))
+		return -ENOMEM;
 	b->strs[0] = (struct dict_string){"", 0};
 	b->maps[0] = (struct dict_mapping){0};
 	b->funcs[0] = (struct dict_function){0};

@@ -231,7 +231,7 @@ static int attr_list__string(struct arena *a, struct attr_list *l, const char *k
 
 	if (!len)
 		return 0;
-	value = utf8_clean(a, value, &len);
+	value = otlp_dict__valid_utf8(a, value, &len);
 	if (!value)
 		return -ENOMEM;
 	opentelemetry__proto__common__v1__key_value__init(kv);
@@ -402,7 +402,7 @@ int otlp_request__build(struct otlp_build *b)
 	opentelemetry__proto__common__v1__instrumentation_scope__init(&b->scope);
 	b->scope.name = SCOPE_NAME;
 	len = b->o->scope_version ? strlen(b->o->scope_version) : 0;
-	version = len ? utf8_clean(a, b->o->scope_version, &len) : NULL;
+	version = len ? otlp_dict__valid_utf8(a, b->o->scope_version, &len) : NULL;
 	if (len && !version)
 		return -ENOMEM;
 	b->scope.version = (char *)version;

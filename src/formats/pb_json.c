@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/containers.h"
+#include "base/hex.h"
+#include "base/utf8.h"
 #include "formats/pb_json.h"
 
 /* Deeper than any message of ours; a guard against a cycle, not a limit anyone meets. */
@@ -74,7 +75,6 @@ static void json_putc(struct json_buf *j, char c)
  */
 static void json_string(struct json_buf *j, const char *str, size_t len)
 {
-	static const char hex[] = "0123456789abcdef";
 	const unsigned char *s = (const unsigned char *)str;
 	size_t i = 0, run;
 
@@ -95,7 +95,9 @@ static void json_string(struct json_buf *j, const char *str, size_t len)
 			json_put(j, esc, 2);
 			i++;
 		} else if (s[i] < 0x20) {
-			char esc[6] = {'\\', 'u', '0', '0', hex[s[i] >> 4], hex[s[i] & 15]};
+			char esc[7] = "\\u00";
+
+			hex__encode(esc + 4, &s[i], 1);
 
 			switch (s[i]) {
 			case '\b':
@@ -118,13 +120,13 @@ static void json_string(struct json_buf *j, const char *str, size_t len)
 			}
 			i++;
 		} else {
-			size_t n = utf8_seq(s + i, len - i);
+			size_t n = utf8__seq(s + i, len - i);
 
 			if (n) {
 				json_put(j, s + i, n);
 				i += n;
 			} else {
-				json_put(j, REPLACEMENT_CHAR, 3);
+				json_put(j, UTF8_REPLACEMENT, 3);
 				i++;
 			}
 		}
@@ -187,15 +189,15 @@ static bool is_hex_id(const ProtobufCFieldDescriptor *f)
 static void json_bytes(struct json_buf *j, const ProtobufCFieldDescriptor *f,
 		       const ProtobufCBinaryData *d)
 {
-	static const char hex[] = "0123456789abcdef";
 	static const char b64[] =
 		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 	json_putc(j, '"');
 	if (is_hex_id(f)) {
 		for (size_t i = 0; i < d->len; i++) {
-			char c[2] = {hex[d->data[i] >> 4], hex[d->data[i] & 15]};
+			char c[3];
 
+			hex__encode(c, &d->data[i], 1);
 			json_put(j, c, 2);
 		}
 	} else {

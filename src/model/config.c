@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/vec.h"
 #include "hostprof_abi.h"
 
 /* The kernel caps perf sampling (kernel.perf_event_max_sample_rate, 100000 by default); beyond a
@@ -71,15 +72,8 @@ const char *config__own(struct config *c, const char *s)
 
 	if (!s)
 		return NULL;
-	if (c->nr_owned == c->cap_owned) {
-		size_t cap = c->cap_owned ? c->cap_owned * 2 : 32;
-		char **v = realloc(c->owned, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		c->owned = v;
-		c->cap_owned = cap;
-	}
+	if (VEC_RESERVE(c->owned, c->cap_owned, c->nr_owned + 1))
+		return NULL;
 	copy = strdup(s);
 	if (!copy)
 		return NULL;

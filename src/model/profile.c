@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/arena.h"
 #include "base/hash.h"
 #include "base/hash_index.h"
 #include "base/vec.h"
@@ -18,16 +19,6 @@
 
 /* Positions are uint32_t and 0 means "empty slot", so at most UINT32_MAX - 1 entries a table. */
 #define TABLE_MAX_ENTRIES (UINT32_MAX - 1u)
-/* Strings are copied into blocks of this size; longer strings get a block of their own. */
-#define ARENA_BLOCK_SIZE (64 * 1024)
-
-struct arena_block {
-	struct arena_block *next;
-	size_t used;
-	size_t size;
-	char data[];
-};
-
 struct string_entry {
 	const char *s; /* in the arena */
 	size_t len;
@@ -47,7 +38,7 @@ struct profile {
 	struct profile_desc desc; /* the strings point at desc_strs */
 	char *desc_strs[4];
 
-	struct arena_block *arena;
+	struct arena arena; /* the strings */
 
 	struct string_entry *strs;
 	size_t nr_strs, cap_strs;
@@ -134,41 +125,19 @@ static int64_t table_add(const struct profile *p, void **arr, size_t *nr, size_t
 #define TABLE_APPEND(p, arr, nr, cap, idx, entry, hash)                                            \
 	TABLE_ADD(p, arr, nr, cap, idx, entry, hash, NULL)
 
-/* --- strings --- */
-
-static const char *arena_copy(struct profile *p, const char *s, size_t len)
+/* The 32-bit hash of seed with each value (as uint64_t) folded in, in order. */
+static inline uint32_t hash_values(uint64_t seed, const uint64_t *v, size_t n)
 {
-	struct arena_block *b = p->arena;
-	char *dst;
-
-	if (!b || b->size - b->used < len + 1) {
-		size_t size = len + 1 > ARENA_BLOCK_SIZE ? len + 1 : ARENA_BLOCK_SIZE;
-
-		if (size > SIZE_MAX - sizeof(*b))
-			return NULL;
-		b = malloc(sizeof(*b) + size);
-		if (!b)
-			return NULL;
-		b->size = size;
-		b->used = 0;
-		/*
-		 * A block made for one long string goes behind the current one, so that the free
-		 * space of the current block stays in use for the short strings that follow.
-		 */
-		if (p->arena && size > ARENA_BLOCK_SIZE) {
-			b->next = p->arena->next;
-			p->arena->next = b;
-		} else {
-			b->next = p->arena;
-			p->arena = b;
-		}
-	}
-	dst = b->data + b->used;
-	memcpy(dst, s, len);
-	dst[len] = '\0';
-	b->used += len + 1;
-	return dst;
+	for (size_t i = 0; i < n; i++)
+		seed = hash_add(seed, v[i]);
+	return hash_fold(seed);
 }
+
+#define HASH_VALUES(seed, ...)                                                                     \
+	hash_values((seed), (const uint64_t[]){__VA_ARGS__},                                       \
+		    sizeof((const uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t))
+
+/* --- strings --- */
 
 static bool str_eq(const void *ctx, uint32_t idx, const void *key)
 {
@@ -178,37 +147,43 @@ static bool str_eq(const void *ctx, uint32_t idx, const void *key)
 	return p->strs[idx].len == k->len && memcmp(p->strs[idx].s, k->s, k->len) == 0;
 }
 
-int64_t profile__find_string(const struct profile *p, const char *s)
+/*
+ * The index of s in p (0 for ""), -ENOENT when p has it not, or -EINVAL for NULL; the key and
+ * hash it has in the table in *k and *hash.
+ */
+static int64_t string_find(const struct profile *p, const char *s, struct string_entry *k,
+			   uint32_t *hash)
 {
-	struct string_entry k;
 	uint32_t idx;
 
 	if (!s)
 		return -EINVAL;
 	if (!*s)
 		return 0;
-	k.s = s;
-	k.len = strlen(s);
-	idx = hash_index__find(&p->str_idx, hash_fold(hash_bytes(s, k.len)), str_eq, p, &k);
+	k->s = s;
+	k->len = strlen(s);
+	*hash = hash_fold(hash_bytes(s, k->len));
+	idx = hash_index__find(&p->str_idx, *hash, str_eq, p, k);
 	return idx ? (int64_t)idx : -ENOENT;
+}
+
+int64_t profile__find_string(const struct profile *p, const char *s)
+{
+	struct string_entry k;
+	uint32_t hash;
+
+	return string_find(p, s, &k, &hash);
 }
 
 int64_t profile__string(struct profile *p, const char *s)
 {
 	struct string_entry k;
-	uint32_t hash, idx;
+	uint32_t hash;
+	int64_t idx = string_find(p, s, &k, &hash);
 
-	if (!s)
-		return -EINVAL;
-	if (!*s)
-		return 0;
-	k.s = s;
-	k.len = strlen(s);
-	hash = hash_fold(hash_bytes(s, k.len));
-	idx = hash_index__find(&p->str_idx, hash, str_eq, p, &k);
-	if (idx)
+	if (idx != -ENOENT)
 		return idx;
-	k.s = arena_copy(p, s, k.len);
+	k.s = arena__strndup(&p->arena, s, k.len);
 	if (!k.s)
 		return -ENOMEM;
 	return TABLE_APPEND(p, p->strs, p->nr_strs, p->cap_strs, &p->str_idx, &k, hash);
@@ -224,15 +199,8 @@ static bool string_valid(const struct profile *p, uint32_t idx)
 /* has_functions is learned while symbolizing; it is not part of a mapping's identity. */
 static uint32_t mapping_hash(const struct profile_mapping *m)
 {
-	uint64_t h = 0x6d6170;
-
-	h = hash_add(h, m->start);
-	h = hash_add(h, m->limit);
-	h = hash_add(h, m->offset);
-	h = hash_add(h, m->filename);
-	h = hash_add(h, m->build_id);
-	h = hash_add(h, m->htlhash);
-	return hash_fold(h);
+	return HASH_VALUES(0x6d6170, m->start, m->limit, m->offset, m->filename, m->build_id,
+			   m->htlhash);
 }
 
 static bool mapping_same(const struct profile_mapping *a, const struct profile_mapping *b)
@@ -267,12 +235,7 @@ int64_t profile__mapping(struct profile *p, const struct profile_mapping *m)
 
 static uint32_t function_hash(const struct profile_function *f)
 {
-	uint64_t h = 0x66756e63;
-
-	h = hash_add(h, f->name);
-	h = hash_add(h, f->system_name);
-	h = hash_add(h, f->filename);
-	return hash_fold(h);
+	return HASH_VALUES(0x66756e63, f->name, f->system_name, f->filename);
 }
 
 static bool function_same(const struct profile_function *a, const struct profile_function *b)
@@ -461,17 +424,8 @@ struct sample_key {
 
 static uint32_t sample_hash(uint32_t stack, const struct profile_labels *l)
 {
-	uint64_t h = 0x73616d70;
-
-	h = hash_add(h, stack);
-	h = hash_add(h, l->pid);
-	h = hash_add(h, l->tid);
-	h = hash_add(h, l->comm);
-	h = hash_add(h, l->thread_name);
-	h = hash_add(h, l->thread_state);
-	h = hash_add(h, l->wait_kind);
-	h = hash_add(h, l->wait_addr);
-	return hash_fold(h);
+	return HASH_VALUES(0x73616d70, stack, l->pid, l->tid, l->comm, l->thread_name,
+			   l->thread_state, l->wait_kind, l->wait_addr);
 }
 
 static bool sample_eq(const void *ctx, uint32_t idx, const void *key)
@@ -577,8 +531,6 @@ err_out:
 
 void profile__delete(struct profile *p)
 {
-	struct arena_block *b, *next;
-
 	if (!p)
 		return;
 	hash_index__free(&p->proc_idx);
@@ -598,10 +550,7 @@ void profile__delete(struct profile *p)
 	free(p->maps);
 	hash_index__free(&p->str_idx);
 	free(p->strs);
-	for (b = p->arena; b; b = next) {
-		next = b->next;
-		free(b);
-	}
+	arena__free(&p->arena);
 	for (int i = 0; i < 4; i++)
 		free(p->desc_strs[i]);
 	free(p);
