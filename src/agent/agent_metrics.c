@@ -219,21 +219,13 @@ static int render_symbols(struct metrics_text *m, const struct symbolizer_stats 
 /* The stack walker's unwind tables: only when it runs. */
 static int render_unwind(struct metrics_text *m, struct capture *cap)
 {
-	static const char *const stops[HP_UNWIND_STOP__COUNT] = {
-		[HP_UNWIND_STOP_END] = "end_of_stack",
-		[HP_UNWIND_STOP_NO_TABLE] = "no_table",
-		[HP_UNWIND_STOP_DEPTH] = "depth_limit",
-		[HP_UNWIND_STOP_BAD_READ] = "bad_read",
-		[HP_UNWIND_STOP_UNSUPPORTED] = "unsupported_rule",
-		[HP_UNWIND_STOP_NO_PROCESS] = "process_not_loaded",
-	};
 	struct labelled sv[HP_UNWIND_STOP__COUNT];
 	struct unwind_report u;
 
 	if (!capture__unwind_report(cap, &u))
 		return 0;
 	for (int i = 0; i < HP_UNWIND_STOP__COUNT; i++)
-		sv[i] = (struct labelled){stops[i], u.stops[i]};
+		sv[i] = (struct labelled){collector__unwind_stop_label(i), u.stops[i]};
 
 	struct labelled rows_used[] = {{"used", u.tables.rows_used},
 				       {"capacity", u.tables.rows_capacity}};

@@ -245,14 +245,6 @@ static size_t count_processes(const struct profile *p)
  * short. */
 static void print_unwinding(struct capture *cap)
 {
-	static const char *const reasons[HP_UNWIND_STOP__COUNT] = {
-		[HP_UNWIND_STOP_END] = "reached the end",
-		[HP_UNWIND_STOP_NO_TABLE] = "no table, no frame pointer",
-		[HP_UNWIND_STOP_DEPTH] = "depth limit",
-		[HP_UNWIND_STOP_BAD_READ] = "bad read",
-		[HP_UNWIND_STOP_UNSUPPORTED] = "unsupported rule",
-		[HP_UNWIND_STOP_NO_PROCESS] = "process not loaded yet",
-	};
 	struct unwind_report u;
 	uint64_t walks = 0;
 
@@ -268,7 +260,8 @@ static void print_unwinding(struct capture *cap)
 	/* Why the walks ended, when there were any: no dangling colon after none. */
 	for (int i = 0, n = 0; i < HP_UNWIND_STOP__COUNT; i++)
 		if (u.stops[i])
-			printf("%s %s %" PRIu64, n++ ? "," : ":", reasons[i], u.stops[i]);
+			printf("%s %s %" PRIu64, n++ ? "," : ":", collector__unwind_stop_text(i),
+			       u.stops[i]);
 	printf("\n");
 	if (u.tables.no_room)
 		printf("  %" PRIu64 " binaries did not fit the rows map and use frame pointers: "

@@ -64,6 +64,27 @@ const char *collector__loss_name(enum hp_loss loss)
 	return loss < HP_LOSS__COUNT ? loss_names[loss] : "unknown";
 }
 
+static const struct {
+	const char *label, *text;
+} unwind_stops[HP_UNWIND_STOP__COUNT] = {
+	[HP_UNWIND_STOP_END] = {"end_of_stack", "reached the end"},
+	[HP_UNWIND_STOP_NO_TABLE] = {"no_table", "no table, no frame pointer"},
+	[HP_UNWIND_STOP_DEPTH] = {"depth_limit", "depth limit"},
+	[HP_UNWIND_STOP_BAD_READ] = {"bad_read", "bad read"},
+	[HP_UNWIND_STOP_UNSUPPORTED] = {"unsupported_rule", "unsupported rule"},
+	[HP_UNWIND_STOP_NO_PROCESS] = {"process_not_loaded", "process not loaded yet"},
+};
+
+const char *collector__unwind_stop_text(enum hp_unwind_stop stop)
+{
+	return stop < HP_UNWIND_STOP__COUNT ? unwind_stops[stop].text : "unknown";
+}
+
+const char *collector__unwind_stop_label(enum hp_unwind_stop stop)
+{
+	return stop < HP_UNWIND_STOP__COUNT ? unwind_stops[stop].label : "unknown";
+}
+
 void sample_batch__reset(struct sample_batch *b)
 {
 	b->n = 0;

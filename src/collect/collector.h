@@ -68,4 +68,9 @@ const char *collector__wait_kind_name(uint32_t kind);
 /* A short name for a loss counter, for summaries ("user stack map full", ...). */
 const char *collector__loss_name(enum hp_loss loss);
 
+/* Why a user stack walk ended (enum hp_unwind_stop): words for a person ("reached the end") and
+ * a metric label ("end_of_stack"). One table, so the summary and /metrics name the same thing. */
+const char *collector__unwind_stop_text(enum hp_unwind_stop stop);
+const char *collector__unwind_stop_label(enum hp_unwind_stop stop);
+
 #endif /* HOSTPROF_COLLECTOR_H */

@@ -67,28 +67,28 @@ struct debuginfod_fetch {
 	int first_err[DEBUGINFOD_FAILURE__COUNT];
 };
 
-static const char *const failure_names[DEBUGINFOD_FAILURE__COUNT] = {
-	[DEBUGINFOD_NOT_FOUND] = "not_found", [DEBUGINFOD_UNREACHABLE] = "unreachable",
-	[DEBUGINFOD_TIMEOUT] = "timeout",     [DEBUGINFOD_REJECTED] = "rejected",
-	[DEBUGINFOD_OTHER] = "other",
-};
-
-static const char *const failure_texts[DEBUGINFOD_FAILURE__COUNT] = {
-	[DEBUGINFOD_NOT_FOUND] = "not found on the servers",
-	[DEBUGINFOD_UNREACHABLE] = "server unreachable (check DEBUGINFOD_URLS and the network)",
-	[DEBUGINFOD_TIMEOUT] = "timed out (raise the debuginfod timeout for slow servers)",
-	[DEBUGINFOD_REJECTED] = "refused: the file served is not the binary's debug file",
-	[DEBUGINFOD_OTHER] = "failed for another reason",
+/* Each kind of failure: its metric label, and what it means for a person. */
+static const struct {
+	const char *name, *text;
+} failures[DEBUGINFOD_FAILURE__COUNT] = {
+	[DEBUGINFOD_NOT_FOUND] = {"not_found", "not found on the servers"},
+	[DEBUGINFOD_UNREACHABLE] = {"unreachable",
+				    "server unreachable (check DEBUGINFOD_URLS and the network)"},
+	[DEBUGINFOD_TIMEOUT] = {"timeout",
+				"timed out (raise the debuginfod timeout for slow servers)"},
+	[DEBUGINFOD_REJECTED] = {"rejected",
+				 "refused: the file served is not the binary's debug file"},
+	[DEBUGINFOD_OTHER] = {"other", "failed for another reason"},
 };
 
 const char *debuginfod_fetch__failure_name(enum debuginfod_failure r)
 {
-	return r < DEBUGINFOD_FAILURE__COUNT ? failure_names[r] : "other";
+	return failures[r < DEBUGINFOD_FAILURE__COUNT ? r : DEBUGINFOD_OTHER].name;
 }
 
 const char *debuginfod_fetch__failure_text(enum debuginfod_failure r)
 {
-	return r < DEBUGINFOD_FAILURE__COUNT ? failure_texts[r] : failure_texts[DEBUGINFOD_OTHER];
+	return failures[r < DEBUGINFOD_FAILURE__COUNT ? r : DEBUGINFOD_OTHER].text;
 }
 
 bool debuginfod_fetch__configured(void)
@@ -331,9 +331,8 @@ void debuginfod_fetch__warn_new_failures(struct debuginfod_fetch *f)
 	for (int i = 0; i < DEBUGINFOD_FAILURE__COUNT; i++)
 		if (w[i].say)
 			log_warn("debuginfod: debug info of %s (build-id %s) %s%s%s%s; other "
-				 "binaries "
-				 "with this problem are only counted",
-				 w[i].what[0] ? w[i].what : "a binary", w[i].id, failure_texts[i],
+				 "binaries with this problem are only counted",
+				 w[i].what[0] ? w[i].what : "a binary", w[i].id, failures[i].text,
 				 w[i].err ? " (" : "", w[i].err ? strerror(w[i].err) : "",
 				 w[i].err ? ")" : "");
 }
