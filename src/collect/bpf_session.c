@@ -411,14 +411,10 @@ void bpf_session__delete(struct bpf_session *s)
 {
 	if (!s)
 		return;
-	for (int i = 0; i < s->nr_links; i++)
-		bpf_link__destroy(s->links[i]);
+	/* Every link first (the walker's too): they hold programs of the objects destroyed next. */
+	bpf_session__detach(s);
 	free(s->links);
-	for (int i = 0; i < 2; i++)
-		bpf_link__destroy(s->offcpu_links[i]);
 	offcpu_bpf__destroy(s->offcpu);
-	for (int i = 0; i < 4; i++)
-		bpf_link__destroy(s->lock_links[i]);
 	lock_bpf__destroy(s->lock);
 	free(s->lock_keys);
 	free(s->offcpu_keys);
@@ -620,24 +616,23 @@ out:
 	return err;
 }
 
+/* Destroy n links, leaving NULLs: destroying them again is harmless. */
+static void links_destroy(struct bpf_link **links, int n)
+{
+	for (int i = 0; i < n; i++) {
+		bpf_link__destroy(links[i]);
+		links[i] = NULL;
+	}
+}
+
 void bpf_session__detach(struct bpf_session *s)
 {
-	for (int i = 0; i < s->nr_links; i++) {
-		bpf_link__destroy(s->links[i]);
-		s->links[i] = NULL;
-	}
+	links_destroy(s->links, s->nr_links);
 	s->nr_cpus_sampled = s->nr_links;
 	s->nr_links = 0;
-	for (int i = 0; i < 2; i++) {
-		bpf_link__destroy(s->offcpu_links[i]);
-		s->offcpu_links[i] = NULL;
-		bpf_link__destroy(s->unwind_links[i]);
-		s->unwind_links[i] = NULL;
-	}
-	for (int i = 0; i < 4; i++) {
-		bpf_link__destroy(s->lock_links[i]);
-		s->lock_links[i] = NULL;
-	}
+	links_destroy(s->offcpu_links, 2);
+	links_destroy(s->unwind_links, 2);
+	links_destroy(s->lock_links, 4);
 }
 
 int bpf_session__nr_cpus(const struct bpf_session *s)

@@ -16,6 +16,7 @@
 
 #include "process/proc.h"
 
+#include "base/chain.h"
 #include "base/file_read.h"
 #include "base/hex.h"
 #include "base/lru.h"
@@ -359,12 +360,7 @@ static struct proc_node *table_lookup(const struct proc_table *t, pid_t pid)
 
 static void table_remove(struct proc_table *t, struct proc_node *node)
 {
-	struct proc_node **pp = &t->buckets[bucket_of(t, node->proc.pid)];
-
-	while (*pp && *pp != node)
-		pp = &(*pp)->hnext;
-	if (*pp)
-		*pp = node->hnext;
+	CHAIN_UNLINK(&t->buckets[bucket_of(t, node->proc.pid)], node, hnext);
 	lru__unlink(&t->lru, &node->lru);
 	t->n--;
 	proc_clear(&node->proc);
@@ -375,12 +371,9 @@ static void table_remove(struct proc_table *t, struct proc_node *node)
  * the table is full. */
 static void table_link(struct proc_table *t, struct proc_node *node)
 {
-	size_t b = bucket_of(t, node->proc.pid);
-
 	if (t->n >= t->max_procs)
 		table_remove(t, node_of(lru__oldest(&t->lru)));
-	node->hnext = t->buckets[b];
-	t->buckets[b] = node;
+	CHAIN_PUSH(&t->buckets[bucket_of(t, node->proc.pid)], node, hnext);
 	lru__push_front(&t->lru, &node->lru);
 	t->n++;
 }

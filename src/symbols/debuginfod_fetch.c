@@ -12,7 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/chain.h"
 #include "base/clock.h"
+#include "base/hash.h"
 #include "base/hex.h"
 #include "base/log.h"
 #include "base/lru.h"
@@ -120,12 +122,8 @@ double debuginfod_fetch__timeout_s(double configured)
 
 static size_t bucket_of(const struct debuginfod_fetch *f, const uint8_t *id, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	/* Build-ids are hashes already; FNV over them only spreads short ones. */
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ id[i]) * 0x100000001b3ull;
-	return h & (f->nr_buckets - 1);
+	/* Build-ids are hashes already; hashing them again only spreads short ones. */
+	return hash_bytes(id, len) & (f->nr_buckets - 1);
 }
 
 static struct entry *find(struct debuginfod_fetch *f, const uint8_t *id, size_t len)
@@ -147,12 +145,7 @@ static void entry_free(struct entry *e)
 
 static void forget(struct debuginfod_fetch *f, struct entry *e)
 {
-	struct entry **pp = &f->buckets[bucket_of(f, e->id, e->len)];
-
-	while (*pp && *pp != e)
-		pp = &(*pp)->hnext;
-	if (*pp)
-		*pp = e->hnext;
+	CHAIN_UNLINK(&f->buckets[bucket_of(f, e->id, e->len)], e, hnext);
 	lru__unlink(&f->lru, &e->lru);
 	f->nr_entries--;
 	entry_free(e);
@@ -211,8 +204,7 @@ enum debuginfod_state debuginfod_fetch__get(struct debuginfod_fetch *f, const ui
 		}
 		memcpy(e->id, id, len);
 		e->len = len;
-		e->hnext = f->buckets[bucket_of(f, id, len)];
-		f->buckets[bucket_of(f, id, len)] = e;
+		CHAIN_PUSH(&f->buckets[bucket_of(f, id, len)], e, hnext);
 		f->nr_entries++;
 		lru__push_front(&f->lru, &e->lru);
 		enqueue(f, e);

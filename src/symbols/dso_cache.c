@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/chain.h"
 #include "symbols/dso_internal.h"
 #include "symbols/line_cache.h"
 
@@ -134,12 +135,7 @@ static struct dso *touch(struct dso_cache *c, struct dso *d)
 
 static void cache_remove(struct dso_cache *c, struct dso *d)
 {
-	struct dso **pp = &c->buckets[dso_bucket(c, d->dev, d->inode)];
-
-	while (*pp && *pp != d)
-		pp = &(*pp)->hnext;
-	if (*pp)
-		*pp = d->hnext;
+	CHAIN_UNLINK(&c->buckets[dso_bucket(c, d->dev, d->inode)], d, hnext);
 	lru__unlink(&c->lru, &d->lru);
 	c->n--;
 	dso__free(d);
@@ -147,12 +143,9 @@ static void cache_remove(struct dso_cache *c, struct dso *d)
 
 static void cache_insert(struct dso_cache *c, struct dso *d)
 {
-	size_t b = dso_bucket(c, d->dev, d->inode);
-
 	if (c->n >= c->max_dsos)
 		cache_remove(c, dso_of(lru__oldest(&c->lru)));
-	d->hnext = c->buckets[b];
-	c->buckets[b] = d;
+	CHAIN_PUSH(&c->buckets[dso_bucket(c, d->dev, d->inode)], d, hnext);
 	lru__push_front(&c->lru, &d->lru);
 	d->last_use = ++c->clock;
 	d->lines_owner = ++c->lines_owners;
