@@ -15,14 +15,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
+#include "base/gzip.h"
 #include "formats/encode.h"
 #include "formats/encode_common.h"
 #include "profile.pb-c.h"
@@ -622,48 +621,6 @@ static int pprof_build__strings(struct pprof_build *b)
 	return 0;
 }
 
-/* gzip, not raw zlib: `go tool pprof` and the pprof backends expect a .pb.gz. */
-static int gzip_buf(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
-{
-	z_stream zs = {0};
-	uint8_t *buf = NULL;
-	size_t cap;
-	int zerr, err = 0;
-
-	if (len > UINT_MAX)
-		return -EFBIG;
-	zerr = deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-	if (zerr != Z_OK)
-		return zerr == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
-	cap = deflateBound(&zs, len);
-	if (cap > UINT_MAX) {
-		err = -EFBIG;
-		goto out;
-	}
-	buf = malloc(cap);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
-	zs.next_in = (uint8_t *)in;
-	zs.avail_in = len;
-	zs.next_out = buf;
-	zs.avail_out = cap;
-	/* deflateBound() sizes the buffer for a single Z_FINISH call. */
-	zerr = deflate(&zs, Z_FINISH);
-	if (zerr != Z_STREAM_END) {
-		err = -EIO;
-		goto out;
-	}
-	*out = buf;
-	*out_len = zs.total_out;
-	buf = NULL;
-out:
-	free(buf);
-	deflateEnd(&zs);
-	return err;
-}
-
 int enc_pprof__encode(const struct profile *p,
 		      bool (*keep)(const struct profile_sample *s, void *ctx), void *ctx,
 		      uint8_t **out, size_t *len)
@@ -697,7 +654,8 @@ int enc_pprof__encode(const struct profile *p,
 
 	err = encode__pack(&b.msg.base, &packed, &packed_len);
 	if (!err)
-		err = gzip_buf(packed, packed_len, out, len);
+		/* gzip, not raw zlib: `go tool pprof` and the pprof backends expect a .pb.gz. */
+		err = gzip__deflate(packed, packed_len, out, len);
 out:
 	free(packed);
 	pprof_build__free(&b);
