@@ -36,8 +36,7 @@ static void otlp_build__free(struct otlp_build *b)
 		struct otlp_src *src = &b->srcs[k];
 
 		free(src->res_off);
-		hash_index__free(&src->sample_idx);
-		free(src->samples);
+		TABLE_FREE(&src->samples);
 		free(src->thread_name_map);
 		free(src->stack_map);
 		free(src->location_map);
@@ -45,22 +44,15 @@ static void otlp_build__free(struct otlp_build *b)
 		free(src->str_map);
 	}
 	free(b->srcs);
-	hash_index__free(&b->res_idx);
-	free(b->res);
-	hash_index__free(&b->attr_idx);
-	free(b->attrs);
-	hash_index__free(&b->stack_idx);
+	TABLE_FREE(&b->res);
+	TABLE_FREE(&b->attrs);
+	TABLE_FREE(&b->stacks);
 	free(b->stack_locs);
-	free(b->stacks);
-	hash_index__free(&b->loc_idx);
+	TABLE_FREE(&b->locs);
 	free(b->lines);
-	free(b->locs);
-	hash_index__free(&b->func_idx);
-	free(b->funcs);
-	hash_index__free(&b->map_idx);
-	free(b->maps);
-	hash_index__free(&b->str_idx);
-	free(b->strs);
+	TABLE_FREE(&b->funcs);
+	TABLE_FREE(&b->maps);
+	TABLE_FREE(&b->strs);
 	arena__free(&b->arena);
 }
 

@@ -15,14 +15,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
+#include "base/gzip.h"
 #include "formats/encode.h"
 #include "formats/encode_common.h"
 #include "profile.pb-c.h"
@@ -44,14 +43,18 @@ enum {
 	NR_LABELS
 };
 
-static const char *const label_names[NR_LABELS] = {
-	[LABEL_PID] = "pid",
-	[LABEL_TID] = "tid",
-	[LABEL_COMM] = "comm",
-	[LABEL_THREAD_NAME] = "thread_name",
-	[LABEL_THREAD_STATE] = "thread_state",
-	[LABEL_LOCK_KIND] = "lock_kind",
-	[LABEL_LOCK_ADDR] = "lock_addr",
+/* A label's key, and whether its value is a number (else a model string index). */
+static const struct {
+	const char *name;
+	bool num;
+} label_defs[NR_LABELS] = {
+	[LABEL_PID] = {"pid", true},
+	[LABEL_TID] = {"tid", true},
+	[LABEL_COMM] = {"comm", false},
+	[LABEL_THREAD_NAME] = {"thread_name", false},
+	[LABEL_THREAD_STATE] = {"thread_state", false},
+	[LABEL_LOCK_KIND] = {"lock_kind", false},
+	[LABEL_LOCK_ADDR] = {"lock_addr", true},
 };
 
 /* (type, unit) pairs: sample_type[0], sample_type[1], then period_type. */
@@ -316,7 +319,7 @@ static int pprof_build__extra_strings(struct pprof_build *b)
 	for (int k = 0; k < NR_LABELS; k++) {
 		if (!b->need_label[k])
 			continue;
-		b->label_keys[k] = pprof_build__string(b, label_names[k]);
+		b->label_keys[k] = pprof_build__string(b, label_defs[k].name);
 		if (b->label_keys[k] < 0)
 			return (int)b->label_keys[k];
 	}
@@ -533,6 +536,15 @@ static int pprof_build__samples(struct pprof_build *b)
 		Perftools__Profiles__Sample *ps = &b->samples[out];
 		Perftools__Profiles__Label **lp = &b->label_ptrs[nr_labels];
 		Perftools__Profiles__Label *l;
+		const int64_t vals[NR_LABELS] = {
+			[LABEL_PID] = s->labels.pid,
+			[LABEL_TID] = s->labels.tid,
+			[LABEL_COMM] = s->labels.comm,
+			[LABEL_THREAD_NAME] = s->labels.thread_name,
+			[LABEL_THREAD_STATE] = s->labels.thread_state,
+			[LABEL_LOCK_KIND] = s->labels.wait_kind,
+			[LABEL_LOCK_ADDR] = (int64_t)s->labels.wait_addr,
+		};
 		size_t n = 0;
 
 		if (!b->sample_kept[i])
@@ -551,44 +563,20 @@ static int pprof_build__samples(struct pprof_build *b)
 		ps->value[VALUE_MAIN] = s->value;
 		ps->n_value = NR_VALUES;
 
-		/* pid 0 is real (the idle task), so the numbers are always set; empty names are
-		 * not. */
 		for (int k = 0; k < NR_LABELS; k++) {
-			int64_t str = 0, num = 0;
+			bool num = label_defs[k].num;
 
-			switch (k) {
-			case LABEL_PID:
-				num = s->labels.pid;
-				break;
-			case LABEL_TID:
-				num = s->labels.tid;
-				break;
-			case LABEL_COMM:
-				str = s->labels.comm;
-				break;
-			case LABEL_THREAD_NAME:
-				str = s->labels.thread_name;
-				break;
-			case LABEL_THREAD_STATE:
-				str = s->labels.thread_state;
-				break;
-			case LABEL_LOCK_KIND:
-				str = s->labels.wait_kind;
-				break;
-			case LABEL_LOCK_ADDR:
-				num = (int64_t)s->labels.wait_addr;
-				break;
-			}
-			/* Names only when known; the lock's address only with a lock. */
-			if (k != LABEL_PID && k != LABEL_TID && k != LABEL_LOCK_ADDR && !str)
+			/* pid 0 is real (the idle task), so the numbers are always set; names only
+			 * when known, and the lock's address only with a lock. */
+			if (!num && !vals[k])
 				continue;
 			if (k == LABEL_LOCK_ADDR && !s->labels.wait_kind)
 				continue;
 			l = &b->labels[nr_labels];
 			perftools__profiles__label__init(l);
 			l->key = pprof_build__str(b, b->label_keys[k]);
-			l->str = pprof_build__str(b, str);
-			l->num = num;
+			l->str = pprof_build__str(b, num ? 0 : vals[k]);
+			l->num = num ? vals[k] : 0;
 			b->label_ptrs[nr_labels++] = l;
 			n++;
 		}
@@ -620,48 +608,6 @@ static int pprof_build__strings(struct pprof_build *b)
 	b->msg.n_string_table = b->nr_strings;
 	b->msg.string_table = b->strings;
 	return 0;
-}
-
-/* gzip, not raw zlib: `go tool pprof` and the pprof backends expect a .pb.gz. */
-static int gzip_buf(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
-{
-	z_stream zs = {0};
-	uint8_t *buf = NULL;
-	size_t cap;
-	int zerr, err = 0;
-
-	if (len > UINT_MAX)
-		return -EFBIG;
-	zerr = deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-	if (zerr != Z_OK)
-		return zerr == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
-	cap = deflateBound(&zs, len);
-	if (cap > UINT_MAX) {
-		err = -EFBIG;
-		goto out;
-	}
-	buf = malloc(cap);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
-	zs.next_in = (uint8_t *)in;
-	zs.avail_in = len;
-	zs.next_out = buf;
-	zs.avail_out = cap;
-	/* deflateBound() sizes the buffer for a single Z_FINISH call. */
-	zerr = deflate(&zs, Z_FINISH);
-	if (zerr != Z_STREAM_END) {
-		err = -EIO;
-		goto out;
-	}
-	*out = buf;
-	*out_len = zs.total_out;
-	buf = NULL;
-out:
-	free(buf);
-	deflateEnd(&zs);
-	return err;
 }
 
 int enc_pprof__encode(const struct profile *p,
@@ -697,7 +643,8 @@ int enc_pprof__encode(const struct profile *p,
 
 	err = encode__pack(&b.msg.base, &packed, &packed_len);
 	if (!err)
-		err = gzip_buf(packed, packed_len, out, len);
+		/* gzip, not raw zlib: `go tool pprof` and the pprof backends expect a .pb.gz. */
+		err = gzip__deflate(packed, packed_len, out, len);
 out:
 	free(packed);
 	pprof_build__free(&b);

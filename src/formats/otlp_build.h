@@ -21,6 +21,7 @@
 #include "base/hash_index.h"
 #include "base/vec.h"
 #include "formats/encode.h"
+#include "model/table.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 
 /*
@@ -54,8 +55,9 @@ typedef Opentelemetry__Proto__Common__V1__AnyValue pb_any_value;
 #define DICT_RESERVE(arr, cap, need)                                                               \
 	((need) > DICT_MAX_ENTRIES ? -E2BIG : VEC_RESERVE(arr, cap, need))
 
-/* Room for entry nr of a table (a growable array) and for its id in the table's index. */
-#define TABLE_ROOM(h, arr, cap, nr) (hash_index__reserve(h) ?: DICT_RESERVE(arr, cap, (nr) + 1))
+/* Room for one more entry in a TABLE() t and for its id in the table's index. */
+#define TABLE_ROOM(t)                                                                              \
+	(hash_index__reserve(&(t)->idx) ?: DICT_RESERVE((t)->arr, (t)->cap, (t)->nr + 1))
 
 /* thread.name, thread.id, thread.state, and a lock wait's kind and address */
 #define MAX_SAMPLE_ATTRS 5
@@ -154,10 +156,8 @@ struct otlp_src {
 	uint32_t *stack_map;
 	uint32_t *thread_name_map; /* thread name string -> thread.name attribute */
 
-	struct out_sample *samples;
-	size_t nr_samples, cap_samples;
-	struct hash_index sample_idx;
-	size_t *res_off;	 /* per resource: first sample once sorted; nr_res + 1 entries */
+	TABLE(struct out_sample) samples; /* indexed by position + 1 */
+	size_t *res_off;	 /* per resource: first sample once sorted; res.nr + 1 entries */
 	pb_sample **sample_ptrs; /* sorted by resource */
 
 	bool counts; /* values are sample counts (otlp_opts.samples_count for cpu) */
@@ -172,40 +172,24 @@ struct otlp_build {
 	const struct otlp_opts *o;
 	struct arena arena;
 
-	struct dict_string *strs;
-	size_t nr_strs, cap_strs;
-	struct hash_index str_idx;
-
-	struct dict_mapping *maps;
-	size_t nr_maps, cap_maps;
-	struct hash_index map_idx;
-
-	struct dict_function *funcs;
-	size_t nr_funcs, cap_funcs;
-	struct hash_index func_idx;
-
-	struct dict_location *locs;
-	size_t nr_locs, cap_locs;
-	struct hash_index loc_idx;
+	/* The dictionary's tables; slot 0 of each is its zero entry. */
+	TABLE(struct dict_string) strs;
+	TABLE(struct dict_mapping) maps;
+	TABLE(struct dict_function) funcs;
+	TABLE(struct dict_location) locs;
 	struct dict_line *lines; /* all locations' lines back to back; new ones staged at the end */
 	size_t nr_lines, cap_lines;
 
-	struct dict_stack *stacks;
-	size_t nr_stacks, cap_stacks;
+	TABLE(struct dict_stack) stacks;
 	int32_t *stack_locs;
 	size_t nr_stack_locs, cap_stack_locs;
-	struct hash_index stack_idx;
 
-	struct dict_attr *attrs;
-	size_t nr_attrs, cap_attrs;
-	struct hash_index attr_idx;
+	TABLE(struct dict_attr) attrs;
 
 	uint32_t keys[NR_KEYS]; /* string indices; 0 = not interned yet */
 	uint32_t frame_attr[5]; /* profile.frame.type attribute per type name; 0 = not yet */
 
-	struct resource *res;
-	size_t nr_res, cap_res;
-	struct hash_index res_idx;
+	TABLE(struct resource) res; /* indexed by position + 1 */
 
 	struct otlp_src *srcs;
 	size_t nr_srcs;

@@ -265,7 +265,7 @@ static int64_t src_stack(struct otlp_build *b, struct otlp_src *src, uint32_t id
 static bool resource_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const struct otlp_build *b = ctx;
-	return b->res[idx - 1].pid == *(const uint32_t *)key;
+	return b->res.arr[idx - 1].pid == *(const uint32_t *)key;
 }
 
 /* The resource of pid, created when new; its index in b->res, or -errno. Never the zero slot:
@@ -276,15 +276,15 @@ static int64_t resource_get(struct otlp_build *b, uint32_t pid)
 	uint32_t id;
 	int err;
 
-	err = TABLE_ROOM(&b->res_idx, b->res, b->cap_res, b->nr_res);
+	err = TABLE_ROOM(&b->res);
 	if (err)
 		return err;
-	id = hash_index__find(&b->res_idx, hash, resource_eq, b, &pid);
+	id = hash_index__find(&b->res.idx, hash, resource_eq, b, &pid);
 	if (id)
 		return id - 1;
-	b->res[b->nr_res] = (struct resource){.pid = pid};
-	hash_index__insert(&b->res_idx, b->nr_res + 1, hash);
-	return b->nr_res++;
+	b->res.arr[b->res.nr] = (struct resource){.pid = pid};
+	hash_index__insert(&b->res.idx, b->res.nr + 1, hash);
+	return b->res.nr++;
 }
 
 /* Every process entry first, in the order of the inputs and of their process tables. */
@@ -303,9 +303,9 @@ int otlp_collect__processes(struct otlp_build *b)
 			r = resource_get(b, proc->pid);
 			if (r < 0)
 				return (int)r;
-			if (!b->res[r].proc) {
-				b->res[r].proc = proc;
-				b->res[r].p = p;
+			if (!b->res.arr[r].proc) {
+				b->res.arr[r].proc = proc;
+				b->res.arr[r].p = p;
 			}
 		}
 	}
@@ -327,7 +327,7 @@ static uint64_t sample_hash(const struct out_sample *s)
 static bool sample_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const struct otlp_src *src = ctx;
-	const struct out_sample *x = &src->samples[idx - 1], *k = key;
+	const struct out_sample *x = &src->samples.arr[idx - 1], *k = key;
 
 	return x->res == k->res && x->stack == k->stack && x->nr_attrs == k->nr_attrs &&
 	       memcmp(x->attrs, k->attrs, k->nr_attrs * sizeof(x->attrs[0])) == 0;
@@ -366,9 +366,9 @@ static int src_add_sample(struct otlp_build *b, size_t k, const struct profile_s
 	if (r < 0)
 		return (int)r;
 	key.res = r;
-	if (!b->res[r].proc && !b->res[r].comm && s->labels.comm) {
-		b->res[r].p = src->p;
-		b->res[r].comm = s->labels.comm;
+	if (!b->res.arr[r].proc && !b->res.arr[r].comm && s->labels.comm) {
+		b->res.arr[r].p = src->p;
+		b->res.arr[r].comm = s->labels.comm;
 	}
 	r = src_stack(b, src, s->stack);
 	if (r < 0)
@@ -402,19 +402,19 @@ static int src_add_sample(struct otlp_build *b, size_t k, const struct profile_s
 		key.attrs[key.nr_attrs++] = r;
 	}
 
-	err = TABLE_ROOM(&src->sample_idx, src->samples, src->cap_samples, src->nr_samples);
+	err = TABLE_ROOM(&src->samples);
 	if (err)
 		return err;
 	hash = hash_fold(sample_hash(&key));
-	id = hash_index__find(&src->sample_idx, hash, sample_eq, src, &key);
+	id = hash_index__find(&src->samples.idx, hash, sample_eq, src, &key);
 	if (!id) {
 		/* Positions start at 1 in the index, where 0 marks an empty slot. */
-		src->samples[src->nr_samples++] = key;
-		id = src->nr_samples;
-		hash_index__insert(&src->sample_idx, id, hash);
-		b->res[key.res].nr_samples++;
+		src->samples.arr[src->samples.nr++] = key;
+		id = src->samples.nr;
+		hash_index__insert(&src->samples.idx, id, hash);
+		b->res.arr[key.res].nr_samples++;
 	}
-	o = &src->samples[id - 1];
+	o = &src->samples.arr[id - 1];
 	if (__builtin_add_overflow(o->value, s->value, &o->value) ||
 	    __builtin_add_overflow(o->count, s->count, &o->count))
 		return -EOVERFLOW;
@@ -466,7 +466,7 @@ int otlp_collect__samples(struct otlp_build *b, size_t k)
 			return err;
 	}
 	/* A profile without samples adds no Profile, so its type strings would be orphans. */
-	if (!src->nr_samples)
+	if (!src->samples.nr)
 		return 0;
 
 	src->counts = b->o->samples_count && strcmp(or_empty(d->sample_type), "cpu") == 0;

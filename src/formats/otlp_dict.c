@@ -24,43 +24,25 @@ static const char *const key_names[NR_KEYS] = {
 	[KEY_BUILD_ID_HTLHASH] = "process.executable.build_id.htlhash",
 };
 
-/*
- * The index of the entry equal to key (size bytes, of the table's type) in the table at arr,
- * else of a new copy of key at arr[*nr]. After TABLE_ROOM().
- */
-static int64_t dict_intern(struct otlp_build *b, struct hash_index *idx, void *arr, size_t *nr,
-			   size_t size, uint32_t hash, hash_index_eq_fn eq, const void *key)
-{
-	uint32_t id = hash_index__find(idx, hash, eq, b, key);
-
-	if (id)
-		return id;
-	memcpy((char *)arr + *nr * size, key, size);
-	hash_index__insert(idx, *nr, hash);
-	return (*nr)++;
-}
+/* The index of the entry equal to key in table t of b, else of a new copy of key. */
+#define DICT_INTERN(b, t, key, hash, eq) TABLE_ADD(t, DICT_MAX_ENTRIES, key, hash, eq, b)
 
 static bool string_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const struct otlp_build *b = ctx;
 	const struct dict_string *k = key;
 
-	return b->strs[idx].len == k->len && memcmp(b->strs[idx].s, k->s, k->len) == 0;
+	return b->strs.arr[idx].len == k->len && memcmp(b->strs.arr[idx].s, k->s, k->len) == 0;
 }
 
 /* s must be valid UTF-8 and stay valid until the request is built. */
 static int64_t dict_string_raw(struct otlp_build *b, const char *s, size_t len)
 {
 	struct dict_string key = {s, len};
-	int err;
 
 	if (!len)
 		return 0;
-	err = TABLE_ROOM(&b->str_idx, b->strs, b->cap_strs, b->nr_strs);
-	if (err)
-		return err;
-	return dict_intern(b, &b->str_idx, b->strs, &b->nr_strs, sizeof(key),
-			   hash_fold(hash_bytes(s, len)), string_eq, &key);
+	return DICT_INTERN(b, &b->strs, &key, hash_fold(hash_bytes(s, len)), string_eq);
 }
 
 const char *otlp_dict__valid_utf8(struct arena *a, const char *s, size_t *len)
@@ -115,7 +97,7 @@ static uint64_t attr_hash(const struct dict_attr *a)
 static bool attr_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const struct otlp_build *b = ctx;
-	const struct dict_attr *x = &b->attrs[idx], *k = key;
+	const struct dict_attr *x = &b->attrs.arr[idx], *k = key;
 
 	if (x->key != k->key || x->kind != k->kind)
 		return false;
@@ -126,12 +108,7 @@ static bool attr_eq(const void *ctx, uint32_t idx, const void *key)
 
 static int64_t dict_attr(struct otlp_build *b, const struct dict_attr *a)
 {
-	int err = TABLE_ROOM(&b->attr_idx, b->attrs, b->cap_attrs, b->nr_attrs);
-
-	if (err)
-		return err;
-	return dict_intern(b, &b->attr_idx, b->attrs, &b->nr_attrs, sizeof(*a),
-			   hash_fold(attr_hash(a)), attr_eq, a);
+	return DICT_INTERN(b, &b->attrs, a, hash_fold(attr_hash(a)), attr_eq);
 }
 
 int64_t otlp_dict__attr_string(struct otlp_build *b, enum key k, const char *value)
@@ -173,7 +150,7 @@ static uint64_t mapping_hash(const struct dict_mapping *m)
 static bool mapping_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const struct otlp_build *b = ctx;
-	const struct dict_mapping *x = &b->maps[idx], *k = key;
+	const struct dict_mapping *x = &b->maps.arr[idx], *k = key;
 
 	return x->start == k->start && x->limit == k->limit && x->offset == k->offset &&
 	       x->filename == k->filename && x->build_id == k->build_id && x->htlhash == k->htlhash;
@@ -182,40 +159,31 @@ static bool mapping_eq(const void *ctx, uint32_t idx, const void *key)
 int64_t otlp_dict__mapping(struct otlp_build *b, const struct dict_mapping *m)
 {
 	static const struct dict_mapping zero;
-	int err;
 
 	if (memcmp(m, &zero, sizeof(zero)) == 0)
 		return 0;
-	err = TABLE_ROOM(&b->map_idx, b->maps, b->cap_maps, b->nr_maps);
-	if (err)
-		return err;
-	return dict_intern(b, &b->map_idx, b->maps, &b->nr_maps, sizeof(*m),
-			   hash_fold(mapping_hash(m)), mapping_eq, m);
+	return DICT_INTERN(b, &b->maps, m, hash_fold(mapping_hash(m)), mapping_eq);
 }
 
 static bool function_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const struct otlp_build *b = ctx;
-	const struct dict_function *x = &b->funcs[idx], *k = key;
+	const struct dict_function *x = &b->funcs.arr[idx], *k = key;
 
 	return x->name == k->name && x->system_name == k->system_name && x->filename == k->filename;
 }
 
 int64_t otlp_dict__function(struct otlp_build *b, const struct dict_function *f)
 {
-	int err = TABLE_ROOM(&b->func_idx, b->funcs, b->cap_funcs, b->nr_funcs);
-
-	if (err)
-		return err;
-	return dict_intern(b, &b->func_idx, b->funcs, &b->nr_funcs, sizeof(*f),
+	return DICT_INTERN(b, &b->funcs, f,
 			   hash_fold(hash_add(hash_add(f->name, f->system_name), f->filename)),
-			   function_eq, f);
+			   function_eq);
 }
 
 static bool location_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const struct otlp_build *b = ctx;
-	const struct dict_location *x = &b->locs[idx], *k = key;
+	const struct dict_location *x = &b->locs.arr[idx], *k = key;
 
 	if (x->mapping != k->mapping || x->address != k->address || x->function != k->function ||
 	    x->frame_type != k->frame_type || x->nr_lines != k->nr_lines)
@@ -232,23 +200,18 @@ static bool location_eq(const void *ctx, uint32_t idx, const void *key)
 
 int64_t otlp_dict__location(struct otlp_build *b, const struct dict_location *l)
 {
-	size_t before = b->nr_locs;
+	size_t before = b->locs.nr;
 	uint64_t h;
 	int64_t r;
-	int err;
 
-	err = TABLE_ROOM(&b->loc_idx, b->locs, b->cap_locs, b->nr_locs);
-	if (err)
-		return err;
 	h = hash_add(hash_add(l->mapping, l->address), l->function);
 	/* Staged lines (see src_location_lines() in otlp_collect.c) are part of the identity. */
 	for (size_t i = 0; i < l->nr_lines; i++)
 		h = hash_add(hash_add(h, b->lines[l->lines_off + i].function),
 			     (uint64_t)b->lines[l->lines_off + i].line);
-	r = dict_intern(b, &b->loc_idx, b->locs, &b->nr_locs, sizeof(*l),
-			hash_fold(hash_add(h, l->frame_type)), location_eq, l);
+	r = DICT_INTERN(b, &b->locs, l, hash_fold(hash_add(h, l->frame_type)), location_eq);
 	/* New: its staged lines are kept. */
-	if (b->nr_locs > before)
+	if (b->locs.nr > before)
 		b->nr_lines += l->nr_lines;
 	return r;
 }
@@ -256,7 +219,7 @@ int64_t otlp_dict__location(struct otlp_build *b, const struct dict_location *l)
 static bool stack_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const struct otlp_build *b = ctx;
-	const struct dict_stack *x = &b->stacks[idx], *k = key;
+	const struct dict_stack *x = &b->stacks.arr[idx], *k = key;
 
 	return x->n == k->n &&
 	       memcmp(b->stack_locs + x->off, b->stack_locs + k->off, k->n * sizeof(int32_t)) == 0;
@@ -269,17 +232,13 @@ static bool stack_eq(const void *ctx, uint32_t idx, const void *key)
 int64_t otlp_dict__stack_staged(struct otlp_build *b, size_t n)
 {
 	struct dict_stack key = {b->nr_stack_locs, n};
-	size_t before = b->nr_stacks;
+	size_t before = b->stacks.nr;
 	int64_t r;
-	int err;
 
-	err = TABLE_ROOM(&b->stack_idx, b->stacks, b->cap_stacks, b->nr_stacks);
-	if (err)
-		return err;
-	r = dict_intern(b, &b->stack_idx, b->stacks, &b->nr_stacks, sizeof(key),
+	r = DICT_INTERN(b, &b->stacks, &key,
 			hash_fold(hash_bytes(b->stack_locs + key.off, n * sizeof(int32_t))),
-			stack_eq, &key);
-	if (b->nr_stacks > before)
+			stack_eq);
+	if (b->stacks.nr > before)
 		b->nr_stack_locs += n;
 	return r;
 }
@@ -287,16 +246,9 @@ int64_t otlp_dict__stack_staged(struct otlp_build *b, size_t n)
 /* Every table starts with its zero entry, which is never in a hash index. */
 int otlp_dict__init(struct otlp_build *b)
 {
-	if (VEC_RESERVE(b->strs, b->cap_strs, 1) || VEC_RESERVE(b->maps, b->cap_maps, 1) ||
-	    VEC_RESERVE(b->funcs, b->cap_funcs, 1) || VEC_RESERVE(b->locs, b->cap_locs, 1) ||
-	    VEC_RESERVE(b->stacks, b->cap_stacks, 1) || VEC_RESERVE(b->attrs, b->cap_attrs, 1))
+	if (TABLE_INIT(&b->strs) || TABLE_INIT(&b->maps) || TABLE_INIT(&b->funcs) ||
+	    TABLE_INIT(&b->locs) || TABLE_INIT(&b->stacks) || TABLE_INIT(&b->attrs))
 		return -ENOMEM;
-	b->strs[0] = (struct dict_string){"", 0};
-	b->maps[0] = (struct dict_mapping){0};
-	b->funcs[0] = (struct dict_function){0};
-	b->locs[0] = (struct dict_location){0};
-	b->stacks[0] = (struct dict_stack){0};
-	b->attrs[0] = (struct dict_attr){0};
-	b->nr_strs = b->nr_maps = b->nr_funcs = b->nr_locs = b->nr_stacks = b->nr_attrs = 1;
+	b->strs.arr[0] = (struct dict_string){"", 0};
 	return 0;
 }

@@ -38,13 +38,13 @@ static int32_t *int32_list(struct arena *a, const uint32_t *idx, size_t n, size_
 
 static int build_dict_mappings(struct otlp_build *b)
 {
-	pb_mapping *m = arena__array(&b->arena, b->nr_maps, sizeof(*m));
-	pb_mapping **ptrs = arena__array(&b->arena, b->nr_maps, sizeof(*ptrs));
+	pb_mapping *m = arena__array(&b->arena, b->maps.nr, sizeof(*m));
+	pb_mapping **ptrs = arena__array(&b->arena, b->maps.nr, sizeof(*ptrs));
 
 	if (!m || !ptrs)
 		return -ENOMEM;
-	for (size_t i = 0; i < b->nr_maps; i++) {
-		const struct dict_mapping *d = &b->maps[i];
+	for (size_t i = 0; i < b->maps.nr; i++) {
+		const struct dict_mapping *d = &b->maps.arr[i];
 		uint32_t attrs[2] = {d->build_id, d->htlhash};
 
 		opentelemetry__proto__profiles__v1development__mapping__init(&m[i]);
@@ -57,27 +57,27 @@ static int build_dict_mappings(struct otlp_build *b)
 			return -ENOMEM;
 		ptrs[i] = &m[i];
 	}
-	b->dict.n_mapping_table = b->nr_maps;
+	b->dict.n_mapping_table = b->maps.nr;
 	b->dict.mapping_table = ptrs;
 	return 0;
 }
 
 static int build_dict_locations(struct otlp_build *b)
 {
-	pb_location *l = arena__array(&b->arena, b->nr_locs, sizeof(*l));
-	pb_location **ptrs = arena__array(&b->arena, b->nr_locs, sizeof(*ptrs));
+	pb_location *l = arena__array(&b->arena, b->locs.nr, sizeof(*l));
+	pb_location **ptrs = arena__array(&b->arena, b->locs.nr, sizeof(*ptrs));
 	/* One Line for a location without lines, else one per level. */
-	pb_line *lines = arena__array(&b->arena, b->nr_locs + b->nr_lines, sizeof(*lines));
-	pb_line **line_ptrs = arena__array(&b->arena, b->nr_locs + b->nr_lines, sizeof(*line_ptrs));
+	pb_line *lines = arena__array(&b->arena, b->locs.nr + b->nr_lines, sizeof(*lines));
+	pb_line **line_ptrs = arena__array(&b->arena, b->locs.nr + b->nr_lines, sizeof(*line_ptrs));
 	size_t next = 0;
-	int32_t *attrs = arena__array(&b->arena, b->nr_locs, sizeof(*attrs));
+	int32_t *attrs = arena__array(&b->arena, b->locs.nr, sizeof(*attrs));
 
 	if (!l || !ptrs || !lines || !line_ptrs || !attrs)
 		return -ENOMEM;
 	opentelemetry__proto__profiles__v1development__location__init(&l[0]);
 	ptrs[0] = &l[0];
-	for (size_t i = 1; i < b->nr_locs; i++) {
-		const struct dict_location *d = &b->locs[i];
+	for (size_t i = 1; i < b->locs.nr; i++) {
+		const struct dict_location *d = &b->locs.arr[i];
 
 		opentelemetry__proto__profiles__v1development__location__init(&l[i]);
 		l[i].mapping_index = (int32_t)d->mapping;
@@ -105,42 +105,42 @@ static int build_dict_locations(struct otlp_build *b)
 		l[i].attribute_indices = &attrs[i];
 		ptrs[i] = &l[i];
 	}
-	b->dict.n_location_table = b->nr_locs;
+	b->dict.n_location_table = b->locs.nr;
 	b->dict.location_table = ptrs;
 	return 0;
 }
 
 static int build_dict_functions(struct otlp_build *b)
 {
-	pb_function *f = arena__array(&b->arena, b->nr_funcs, sizeof(*f));
-	pb_function **ptrs = arena__array(&b->arena, b->nr_funcs, sizeof(*ptrs));
+	pb_function *f = arena__array(&b->arena, b->funcs.nr, sizeof(*f));
+	pb_function **ptrs = arena__array(&b->arena, b->funcs.nr, sizeof(*ptrs));
 
 	if (!f || !ptrs)
 		return -ENOMEM;
-	for (size_t i = 0; i < b->nr_funcs; i++) {
+	for (size_t i = 0; i < b->funcs.nr; i++) {
 		opentelemetry__proto__profiles__v1development__function__init(&f[i]);
-		f[i].name_strindex = (int32_t)b->funcs[i].name;
-		f[i].system_name_strindex = (int32_t)b->funcs[i].system_name;
-		f[i].filename_strindex = (int32_t)b->funcs[i].filename;
+		f[i].name_strindex = (int32_t)b->funcs.arr[i].name;
+		f[i].system_name_strindex = (int32_t)b->funcs.arr[i].system_name;
+		f[i].filename_strindex = (int32_t)b->funcs.arr[i].filename;
 		ptrs[i] = &f[i];
 	}
-	b->dict.n_function_table = b->nr_funcs;
+	b->dict.n_function_table = b->funcs.nr;
 	b->dict.function_table = ptrs;
 	return 0;
 }
 
 static int build_dict_attrs(struct otlp_build *b)
 {
-	pb_kvu *kv = arena__array(&b->arena, b->nr_attrs, sizeof(*kv));
-	pb_kvu **ptrs = arena__array(&b->arena, b->nr_attrs, sizeof(*ptrs));
-	pb_any_value *v = arena__array(&b->arena, b->nr_attrs, sizeof(*v));
+	pb_kvu *kv = arena__array(&b->arena, b->attrs.nr, sizeof(*kv));
+	pb_kvu **ptrs = arena__array(&b->arena, b->attrs.nr, sizeof(*ptrs));
+	pb_any_value *v = arena__array(&b->arena, b->attrs.nr, sizeof(*v));
 
 	if (!kv || !ptrs || !v)
 		return -ENOMEM;
 	opentelemetry__proto__profiles__v1development__key_value_and_unit__init(&kv[0]);
 	ptrs[0] = &kv[0];
-	for (size_t i = 1; i < b->nr_attrs; i++) {
-		const struct dict_attr *a = &b->attrs[i];
+	for (size_t i = 1; i < b->attrs.nr; i++) {
+		const struct dict_attr *a = &b->attrs.arr[i];
 
 		opentelemetry__proto__profiles__v1development__key_value_and_unit__init(&kv[i]);
 		opentelemetry__proto__common__v1__any_value__init(&v[i]);
@@ -158,7 +158,7 @@ static int build_dict_attrs(struct otlp_build *b)
 		kv[i].value = &v[i];
 		ptrs[i] = &kv[i];
 	}
-	b->dict.n_attribute_table = b->nr_attrs;
+	b->dict.n_attribute_table = b->attrs.nr;
 	b->dict.attribute_table = ptrs;
 	return 0;
 }
@@ -167,9 +167,9 @@ int otlp_request__dictionary(struct otlp_build *b)
 {
 	pb_link *link = arena__alloc(&b->arena, sizeof(*link));
 	pb_link **link_ptrs = arena__alloc(&b->arena, sizeof(*link_ptrs));
-	pb_stack *st = arena__array(&b->arena, b->nr_stacks, sizeof(*st));
-	pb_stack **st_ptrs = arena__array(&b->arena, b->nr_stacks, sizeof(*st_ptrs));
-	char **strs = arena__array(&b->arena, b->nr_strs, sizeof(*strs));
+	pb_stack *st = arena__array(&b->arena, b->stacks.nr, sizeof(*st));
+	pb_stack **st_ptrs = arena__array(&b->arena, b->stacks.nr, sizeof(*st_ptrs));
+	char **strs = arena__array(&b->arena, b->strs.nr, sizeof(*strs));
 	int err;
 
 	if (!link || !link_ptrs || !st || !st_ptrs || !strs)
@@ -196,18 +196,19 @@ int otlp_request__dictionary(struct otlp_build *b)
 	b->dict.n_link_table = 1;
 	b->dict.link_table = link_ptrs;
 
-	for (size_t i = 0; i < b->nr_strs; i++)
-		strs[i] = (char *)b->strs[i].s;
-	b->dict.n_string_table = b->nr_strs;
+	for (size_t i = 0; i < b->strs.nr; i++)
+		strs[i] = (char *)b->strs.arr[i].s;
+	b->dict.n_string_table = b->strs.nr;
 	b->dict.string_table = strs;
 
-	for (size_t i = 0; i < b->nr_stacks; i++) {
+	for (size_t i = 0; i < b->stacks.nr; i++) {
 		opentelemetry__proto__profiles__v1development__stack__init(&st[i]);
-		st[i].n_location_indices = b->stacks[i].n;
-		st[i].location_indices = b->stacks[i].n ? b->stack_locs + b->stacks[i].off : NULL;
+		st[i].n_location_indices = b->stacks.arr[i].n;
+		st[i].location_indices =
+			b->stacks.arr[i].n ? b->stack_locs + b->stacks.arr[i].off : NULL;
 		st_ptrs[i] = &st[i];
 	}
-	b->dict.n_stack_table = b->nr_stacks;
+	b->dict.n_stack_table = b->stacks.nr;
 	b->dict.stack_table = st_ptrs;
 	return 0;
 }
@@ -317,24 +318,24 @@ static pb_resource *build_resource(struct otlp_build *b, const struct resource *
 static int build_samples(struct otlp_build *b, struct otlp_src *src)
 {
 	struct arena *a = &b->arena;
-	size_t nr = src->nr_samples, *cursor;
+	size_t nr = src->samples.nr, *cursor;
 	pb_sample *s = arena__array(a, nr, sizeof(*s));
 	pb_sample **ptrs = arena__array(a, nr, sizeof(*ptrs));
 	int64_t *values = arena__array(a, nr, sizeof(*values));
 	int32_t *attrs = arena__array(a, nr, MAX_SAMPLE_ATTRS * sizeof(*attrs));
 
-	src->res_off = calloc(b->nr_res + 1, sizeof(*src->res_off));
-	cursor = arena__array(a, b->nr_res, sizeof(*cursor));
+	src->res_off = calloc(b->res.nr + 1, sizeof(*src->res_off));
+	cursor = arena__array(a, b->res.nr, sizeof(*cursor));
 	if (!s || !ptrs || !values || !attrs || !src->res_off || !cursor)
 		return -ENOMEM;
 	for (size_t i = 0; i < nr; i++)
-		src->res_off[src->samples[i].res + 1]++;
-	for (size_t r = 0; r < b->nr_res; r++) {
+		src->res_off[src->samples.arr[i].res + 1]++;
+	for (size_t r = 0; r < b->res.nr; r++) {
 		src->res_off[r + 1] += src->res_off[r];
 		cursor[r] = src->res_off[r];
 	}
 	for (size_t i = 0; i < nr; i++) {
-		const struct out_sample *o = &src->samples[i];
+		const struct out_sample *o = &src->samples.arr[i];
 		size_t pos = cursor[o->res]++;
 		pb_sample *ps = &s[pos];
 
@@ -382,8 +383,8 @@ int otlp_request__build(struct otlp_build *b)
 	pb_scope_profiles *sp, **sp_ptrs;
 	const char *version;
 
-	for (size_t r = 0; r < b->nr_res; r++)
-		nr_out += b->res[r].nr_samples > 0;
+	for (size_t r = 0; r < b->res.nr; r++)
+		nr_out += b->res.arr[r].nr_samples > 0;
 	rp = arena__array(a, nr_out, sizeof(*rp));
 	rp_ptrs = arena__array(a, nr_out, sizeof(*rp_ptrs));
 	sp = arena__array(a, nr_out, sizeof(*sp));
@@ -391,7 +392,7 @@ int otlp_request__build(struct otlp_build *b)
 	if (!rp || !rp_ptrs || !sp || !sp_ptrs)
 		return -ENOMEM;
 	for (size_t k = 0; k < b->nr_srcs; k++) {
-		if (b->srcs[k].nr_samples) {
+		if (b->srcs[k].samples.nr) {
 			int err = build_samples(b, &b->srcs[k]);
 
 			if (err)
@@ -407,16 +408,16 @@ int otlp_request__build(struct otlp_build *b)
 		return -ENOMEM;
 	b->scope.version = (char *)version;
 
-	for (size_t r = 0; r < b->nr_res; r++) {
+	for (size_t r = 0; r < b->res.nr; r++) {
 		size_t nr_profiles = 0, m = 0;
 		pb_profile *pr, **pr_ptrs;
 
-		if (!b->res[r].nr_samples)
+		if (!b->res.arr[r].nr_samples)
 			continue;
 		for (size_t k = 0; k < b->nr_srcs; k++) {
 			const struct otlp_src *src = &b->srcs[k];
 
-			nr_profiles += src->nr_samples && src->res_off[r + 1] > src->res_off[r];
+			nr_profiles += src->samples.nr && src->res_off[r + 1] > src->res_off[r];
 		}
 		pr = arena__array(a, nr_profiles, sizeof(*pr));
 		pr_ptrs = arena__array(a, nr_profiles, sizeof(*pr_ptrs));
@@ -425,7 +426,7 @@ int otlp_request__build(struct otlp_build *b)
 		for (size_t k = 0; k < b->nr_srcs; k++) {
 			struct otlp_src *src = &b->srcs[k];
 
-			if (!src->nr_samples || src->res_off[r + 1] == src->res_off[r])
+			if (!src->samples.nr || src->res_off[r + 1] == src->res_off[r])
 				continue;
 			pr_ptrs[m] = build_profile(src, r, &pr[m]);
 			m++;
@@ -438,7 +439,7 @@ int otlp_request__build(struct otlp_build *b)
 		sp_ptrs[out] = &sp[out];
 
 		opentelemetry__proto__profiles__v1development__resource_profiles__init(&rp[out]);
-		rp[out].resource = build_resource(b, &b->res[r]);
+		rp[out].resource = build_resource(b, &b->res.arr[r]);
 		if (!rp[out].resource)
 			return -ENOMEM;
 		rp[out].n_scope_profiles = 1;

@@ -141,19 +141,21 @@ static bool ends_with(const char *s, const char *suffix)
 
 int config__add_output(struct config *c, const char *path, char *err, size_t len)
 {
-	enum output_format f;
+	static const struct {
+		const char *suffix;
+		enum output_format format;
+	} formats[] = {
+		{".pb.gz", OUTPUT_PPROF},     {".folded", OUTPUT_FOLDED},
+		{".otlp.pb", OUTPUT_OTLP_PB}, {".otlp.json", OUTPUT_OTLP_JSON},
+		{".html", OUTPUT_HTML},
+	};
+	const size_t nr = sizeof(formats) / sizeof(formats[0]);
+	size_t i = 0;
 
-	if (ends_with(path, ".pb.gz")) {
-		f = OUTPUT_PPROF;
-	} else if (ends_with(path, ".folded")) {
-		f = OUTPUT_FOLDED;
-	} else if (ends_with(path, ".otlp.pb")) {
-		f = OUTPUT_OTLP_PB;
-	} else if (ends_with(path, ".otlp.json")) {
-		f = OUTPUT_OTLP_JSON;
-	} else if (ends_with(path, ".html")) {
-		f = OUTPUT_HTML;
-	} else {
+	/* The file's name picks the format. */
+	while (i < nr && !ends_with(path, formats[i].suffix))
+		i++;
+	if (i == nr) {
 		snprintf(
 			err, len,
 			"'%s': unknown output format: name the file *.pb.gz (pprof), *.folded "
@@ -165,7 +167,7 @@ int config__add_output(struct config *c, const char *path, char *err, size_t len
 		snprintf(err, len, "too many outputs: at most %d", CONFIG_MAX_OUTPUTS);
 		return -E2BIG;
 	}
-	c->outputs[c->nr_outputs++] = (struct output){.path = path, .format = f};
+	c->outputs[c->nr_outputs++] = (struct output){.path = path, .format = formats[i].format};
 	return 0;
 }
 

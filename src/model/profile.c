@@ -16,9 +16,11 @@
 #include "base/hash_index.h"
 #include "base/vec.h"
 #include "model/profile.h"
+#include "model/table.h"
 
 /* Positions are uint32_t and 0 means "empty slot", so at most UINT32_MAX - 1 entries a table. */
-#define TABLE_MAX_ENTRIES (UINT32_MAX - 1u)
+#define PROFILE_MAX_ENTRIES (UINT32_MAX - 1u)
+
 struct string_entry {
 	const char *s; /* in the arena */
 	size_t len;
@@ -40,90 +42,37 @@ struct profile {
 
 	struct arena arena; /* the strings */
 
-	struct string_entry *strs;
-	size_t nr_strs, cap_strs;
-	struct hash_index str_idx;
+	TABLE(struct string_entry) strs;
+	TABLE(struct profile_mapping) maps;
+	TABLE(struct profile_function) funcs;
 
-	struct profile_mapping *maps;
-	size_t nr_maps, cap_maps;
-	struct hash_index map_idx;
-
-	struct profile_function *funcs;
-	size_t nr_funcs, cap_funcs;
-	struct hash_index func_idx;
-
-	struct profile_location *locs;
-	size_t nr_locs, cap_locs;
-	struct hash_index loc_idx;
+	TABLE(struct profile_location) locs;
 	/* Parallel to locs: where each location's lines start in `lines`, and how many. */
 	struct loc_lines *loc_lines;
 	size_t cap_loc_lines;
 	struct profile_line *lines; /* all locations' lines back to back */
 	size_t nr_lines, cap_lines;
 
-	struct stack_entry *stacks;
-	size_t nr_stacks, cap_stacks;
+	TABLE(struct stack_entry) stacks;
 	uint32_t *stack_locs; /* all stacks' location indices back to back */
 	size_t nr_stack_locs, cap_stack_locs;
-	struct hash_index stack_idx;
 
-	struct profile_sample *samples;
-	size_t nr_samples, cap_samples;
-	struct hash_index sample_idx;
+	TABLE(struct profile_sample) samples;
 
-	/* procs[0] is unused, so that index 0 can mean "empty" in proc_idx as in the others. */
-	struct profile_process *procs;
-	size_t nr_procs, cap_procs;
-	struct hash_index proc_idx;
+	/* procs.arr[0] is unused, so that index 0 can mean "empty" in its index as in the others.
+	 */
+	TABLE(struct profile_process) procs;
 };
 
 /* --- the tables --- */
 
 /* Room for entry nr of a table: 0, -ENOMEM, or -E2BIG past what a uint32_t position names. */
 #define TABLE_RESERVE(arr, cap, nr)                                                                \
-	((nr) >= TABLE_MAX_ENTRIES ? -E2BIG : VEC_RESERVE(arr, cap, (nr) + 1))
+	((nr) >= PROFILE_MAX_ENTRIES ? -E2BIG : VEC_RESERVE(arr, cap, (nr) + 1))
 
-/*
- * The position in a table of the entry of elem_size bytes at entry: that of the equal one eq()
- * finds (when eq is not NULL), else entry's own, appended and indexed under hash.
- */
-static int64_t table_add(const struct profile *p, void **arr, size_t *nr, size_t *cap,
-			 struct hash_index *idx, const void *entry, size_t elem_size, uint32_t hash,
-			 hash_index_eq_fn eq)
-{
-	uint32_t found = eq ? hash_index__find(idx, hash, eq, p, entry) : 0;
-	int err;
-
-	if (found)
-		return found;
-	if (*nr >= TABLE_MAX_ENTRIES)
-		return -E2BIG;
-	err = vec__reserve(arr, cap, *nr + 1, elem_size);
-	if (!err)
-		err = hash_index__reserve(idx);
-	if (err)
-		return err;
-	memcpy((char *)*arr + *nr * elem_size, entry, elem_size);
-	hash_index__insert(idx, (uint32_t)*nr, hash);
-	return (int64_t)(*nr)++;
-}
-
-/* table_add() for a typed table of p; entry points at an element of its type. */
-#define TABLE_ADD(p, arr, nr, cap, idx, entry, hash, eq)                                           \
-	({                                                                                         \
-		void *arr_ = (arr);                                                                \
-		int64_t ret_;                                                                      \
-                                                                                                   \
-		(void)sizeof(*(arr) = *(entry));                                                   \
-		ret_ = table_add((p), &arr_, &(nr), &(cap), (idx), (entry), sizeof(*(arr)),        \
-				 (hash), (eq));                                                    \
-		(arr) = arr_;                                                                      \
-		ret_;                                                                              \
-	})
-
-/* Append an entry found new. */
-#define TABLE_APPEND(p, arr, nr, cap, idx, entry, hash)                                            \
-	TABLE_ADD(p, arr, nr, cap, idx, entry, hash, NULL)
+/* Add to a table of p: TABLE_ADD() within the bound of the positions. */
+#define PROFILE_ADD(p, t, entry, hash, eq) TABLE_ADD(t, PROFILE_MAX_ENTRIES, entry, hash, eq, p)
+#define PROFILE_APPEND(p, t, entry, hash) PROFILE_ADD(p, t, entry, hash, NULL)
 
 /* The 32-bit hash of seed with each value (as uint64_t) folded in, in order. */
 static inline uint32_t hash_values(uint64_t seed, const uint64_t *v, size_t n)
@@ -144,7 +93,7 @@ static bool str_eq(const void *ctx, uint32_t idx, const void *key)
 	const struct profile *p = ctx;
 	const struct string_entry *k = key;
 
-	return p->strs[idx].len == k->len && memcmp(p->strs[idx].s, k->s, k->len) == 0;
+	return p->strs.arr[idx].len == k->len && memcmp(p->strs.arr[idx].s, k->s, k->len) == 0;
 }
 
 /*
@@ -163,7 +112,7 @@ static int64_t string_find(const struct profile *p, const char *s, struct string
 	k->s = s;
 	k->len = strlen(s);
 	*hash = hash_fold(hash_bytes(s, k->len));
-	idx = hash_index__find(&p->str_idx, *hash, str_eq, p, k);
+	idx = hash_index__find(&p->strs.idx, *hash, str_eq, p, k);
 	return idx ? (int64_t)idx : -ENOENT;
 }
 
@@ -186,12 +135,12 @@ int64_t profile__string(struct profile *p, const char *s)
 	k.s = arena__strndup(&p->arena, s, k.len);
 	if (!k.s)
 		return -ENOMEM;
-	return TABLE_APPEND(p, p->strs, p->nr_strs, p->cap_strs, &p->str_idx, &k, hash);
+	return PROFILE_APPEND(p, &p->strs, &k, hash);
 }
 
 static bool string_valid(const struct profile *p, uint32_t idx)
 {
-	return idx < p->nr_strs;
+	return idx < p->strs.nr;
 }
 
 /* --- mappings --- */
@@ -211,7 +160,7 @@ static bool mapping_same(const struct profile_mapping *a, const struct profile_m
 
 static bool mapping_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	return mapping_same(&((const struct profile *)ctx)->maps[idx], key);
+	return mapping_same(&((const struct profile *)ctx)->maps.arr[idx], key);
 }
 
 int64_t profile__mapping(struct profile *p, const struct profile_mapping *m)
@@ -221,13 +170,12 @@ int64_t profile__mapping(struct profile *p, const struct profile_mapping *m)
 	if (!m || !string_valid(p, m->filename) || !string_valid(p, m->build_id) ||
 	    !string_valid(p, m->htlhash))
 		return -EINVAL;
-	if (mapping_same(m, &p->maps[0]))
+	if (mapping_same(m, &p->maps.arr[0]))
 		return 0;
-	idx = TABLE_ADD(p, p->maps, p->nr_maps, p->cap_maps, &p->map_idx, m, mapping_hash(m),
-			mapping_eq);
+	idx = PROFILE_ADD(p, &p->maps, m, mapping_hash(m), mapping_eq);
 	/* The same mapping seen once symbolized stays marked as such. */
 	if (idx > 0)
-		p->maps[idx].has_functions |= m->has_functions;
+		p->maps.arr[idx].has_functions |= m->has_functions;
 	return idx;
 }
 
@@ -245,7 +193,7 @@ static bool function_same(const struct profile_function *a, const struct profile
 
 static bool function_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	return function_same(&((const struct profile *)ctx)->funcs[idx], key);
+	return function_same(&((const struct profile *)ctx)->funcs.arr[idx], key);
 }
 
 int64_t profile__function(struct profile *p, const struct profile_function *f)
@@ -253,10 +201,9 @@ int64_t profile__function(struct profile *p, const struct profile_function *f)
 	if (!f || !string_valid(p, f->name) || !string_valid(p, f->system_name) ||
 	    !string_valid(p, f->filename))
 		return -EINVAL;
-	if (function_same(f, &p->funcs[0]))
+	if (function_same(f, &p->funcs.arr[0]))
 		return 0;
-	return TABLE_ADD(p, p->funcs, p->nr_funcs, p->cap_funcs, &p->func_idx, f, function_hash(f),
-			 function_eq);
+	return PROFILE_ADD(p, &p->funcs, f, function_hash(f), function_eq);
 }
 
 /* --- locations --- */
@@ -297,7 +244,7 @@ static bool location_eq(const void *ctx, uint32_t idx, const void *key)
 	const struct location_key *k = key;
 	const struct loc_lines *ll = &p->loc_lines[idx];
 
-	if (!location_same(&p->locs[idx], k->l) || ll->n != k->n)
+	if (!location_same(&p->locs.arr[idx], k->l) || ll->n != k->n)
 		return false;
 	for (size_t i = 0; i < k->n; i++) {
 		const struct profile_line *a = &p->lines[ll->off + i];
@@ -322,11 +269,11 @@ int64_t profile__location_with_lines(struct profile *p, const struct profile_loc
 	int64_t ret;
 	int err;
 
-	if (!l || l->mapping >= p->nr_maps || l->function >= p->nr_funcs ||
+	if (!l || l->mapping >= p->maps.nr || l->function >= p->funcs.nr ||
 	    !string_valid(p, l->label) || (unsigned)l->kind > FRAME_JIT_OTHER || (n && !lines))
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
-		if (!lines[i].function || lines[i].function >= p->nr_funcs)
+		if (!lines[i].function || lines[i].function >= p->funcs.nr)
 			return -EINVAL;
 	}
 	copy = *l;
@@ -335,22 +282,22 @@ int64_t profile__location_with_lines(struct profile *p, const struct profile_loc
 			return -EINVAL;
 		copy.function = lines[0].function;
 	}
-	if (!n && location_same(&copy, &p->locs[0]))
+	if (!n && location_same(&copy, &p->locs.arr[0]))
 		return 0;
 	k = (struct location_key){.l = &copy, .lines = lines, .n = n};
 	hash = location_hash(&k);
-	idx = hash_index__find(&p->loc_idx, hash, location_eq, p, &k);
+	idx = hash_index__find(&p->locs.idx, hash, location_eq, p, &k);
 	if (idx)
 		return idx;
 
 	err = VEC_RESERVE_MORE(p->lines, p->cap_lines, p->nr_lines, n);
 	if (!err)
-		err = TABLE_RESERVE(p->loc_lines, p->cap_loc_lines, p->nr_locs);
+		err = TABLE_RESERVE(p->loc_lines, p->cap_loc_lines, p->locs.nr);
 	if (err)
 		return err;
 	/* loc_lines runs parallel to locs: its entry is written first, counted by the append. */
-	p->loc_lines[p->nr_locs] = (struct loc_lines){.off = p->nr_lines, .n = n};
-	ret = TABLE_APPEND(p, p->locs, p->nr_locs, p->cap_locs, &p->loc_idx, &copy, hash);
+	p->loc_lines[p->locs.nr] = (struct loc_lines){.off = p->nr_lines, .n = n};
+	ret = PROFILE_APPEND(p, &p->locs, &copy, hash);
 	if (ret >= 0 && n) {
 		memcpy(p->lines + p->nr_lines, lines, n * sizeof(*lines));
 		p->nr_lines += n;
@@ -378,7 +325,7 @@ static bool stack_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const struct profile *p = ctx;
 	const struct stack_key *k = key;
-	const struct stack_entry *s = &p->stacks[idx];
+	const struct stack_entry *s = &p->stacks.arr[idx];
 
 	return s->n == k->n &&
 	       memcmp(p->stack_locs + s->off, k->locs, k->n * sizeof(*k->locs)) == 0;
@@ -396,18 +343,18 @@ int64_t profile__stack(struct profile *p, const uint32_t *locations, size_t n)
 	if (!locations)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
-		if (!locations[i] || locations[i] >= p->nr_locs)
+		if (!locations[i] || locations[i] >= p->locs.nr)
 			return -EINVAL;
 	}
 	hash = stack_hash(locations, n);
-	idx = hash_index__find(&p->stack_idx, hash, stack_eq, p, &k);
+	idx = hash_index__find(&p->stacks.idx, hash, stack_eq, p, &k);
 	if (idx)
 		return idx;
 
 	if (VEC_RESERVE_MORE(p->stack_locs, p->cap_stack_locs, p->nr_stack_locs, n))
 		return -ENOMEM;
 	e = (struct stack_entry){.off = p->nr_stack_locs, .n = n};
-	ret = TABLE_APPEND(p, p->stacks, p->nr_stacks, p->cap_stacks, &p->stack_idx, &e, hash);
+	ret = PROFILE_APPEND(p, &p->stacks, &e, hash);
 	if (ret >= 0) {
 		memcpy(p->stack_locs + p->nr_stack_locs, locations, n * sizeof(*locations));
 		p->nr_stack_locs += n;
@@ -431,7 +378,7 @@ static uint32_t sample_hash(uint32_t stack, const struct profile_labels *l)
 static bool sample_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const struct sample_key *k = key;
-	const struct profile_sample *s = &((const struct profile *)ctx)->samples[idx];
+	const struct profile_sample *s = &((const struct profile *)ctx)->samples.arr[idx];
 
 	return s->stack == k->stack && s->labels.pid == k->labels->pid &&
 	       s->labels.tid == k->labels->tid && s->labels.comm == k->labels->comm &&
@@ -449,21 +396,20 @@ int profile__add_sample(struct profile *p, uint32_t stack, const struct profile_
 	uint32_t hash;
 	int64_t idx;
 
-	if (!labels || stack >= p->nr_stacks || !string_valid(p, labels->comm) ||
+	if (!labels || stack >= p->stacks.nr || !string_valid(p, labels->comm) ||
 	    !string_valid(p, labels->thread_name) || !string_valid(p, labels->thread_state) ||
 	    !string_valid(p, labels->wait_kind))
 		return -EINVAL;
 	hash = sample_hash(stack, labels);
-	idx = hash_index__find(&p->sample_idx, hash, sample_eq, p, &k);
+	idx = hash_index__find(&p->samples.idx, hash, sample_eq, p, &k);
 	if (!idx) {
 		struct profile_sample zero = {.stack = stack, .labels = *labels};
 
-		idx = TABLE_APPEND(p, p->samples, p->nr_samples, p->cap_samples, &p->sample_idx,
-				   &zero, hash);
+		idx = PROFILE_APPEND(p, &p->samples, &zero, hash);
 		if (idx < 0)
 			return (int)idx;
 	}
-	s = &p->samples[idx];
+	s = &p->samples.arr[idx];
 	s->value += value;
 	s->count += count;
 	return 0;
@@ -505,22 +451,12 @@ struct profile *profile__new(const struct profile_desc *desc)
 	p->desc.period_unit = p->desc_strs[3];
 
 	/* The zero entries: never in the hash indexes, matched explicitly by the interners. */
-	if (VEC_RESERVE(p->strs, p->cap_strs, 1) || VEC_RESERVE(p->maps, p->cap_maps, 1) ||
-	    VEC_RESERVE(p->funcs, p->cap_funcs, 1) || VEC_RESERVE(p->locs, p->cap_locs, 1) ||
-	    VEC_RESERVE(p->loc_lines, p->cap_loc_lines, 1) ||
-	    VEC_RESERVE(p->stacks, p->cap_stacks, 1) ||
-	    VEC_RESERVE(p->samples, p->cap_samples, 1) || VEC_RESERVE(p->procs, p->cap_procs, 1))
+	if (TABLE_INIT(&p->strs) || TABLE_INIT(&p->maps) || TABLE_INIT(&p->funcs) ||
+	    TABLE_INIT(&p->locs) || VEC_RESERVE(p->loc_lines, p->cap_loc_lines, 1) ||
+	    TABLE_INIT(&p->stacks) || TABLE_INIT(&p->samples) || TABLE_INIT(&p->procs))
 		goto err_out;
-	memset(&p->procs[0], 0, sizeof(p->procs[0]));
-	p->nr_procs = 1;
-	p->strs[0] = (struct string_entry){.s = "", .len = 0};
-	memset(&p->maps[0], 0, sizeof(p->maps[0]));
-	memset(&p->funcs[0], 0, sizeof(p->funcs[0]));
-	memset(&p->locs[0], 0, sizeof(p->locs[0]));
+	p->strs.arr[0] = (struct string_entry){.s = "", .len = 0};
 	memset(&p->loc_lines[0], 0, sizeof(p->loc_lines[0]));
-	memset(&p->stacks[0], 0, sizeof(p->stacks[0]));
-	memset(&p->samples[0], 0, sizeof(p->samples[0]));
-	p->nr_strs = p->nr_maps = p->nr_funcs = p->nr_locs = p->nr_stacks = p->nr_samples = 1;
 	return p;
 
 err_out:
@@ -533,23 +469,16 @@ void profile__delete(struct profile *p)
 {
 	if (!p)
 		return;
-	hash_index__free(&p->proc_idx);
-	free(p->procs);
-	hash_index__free(&p->sample_idx);
-	free(p->samples);
-	hash_index__free(&p->stack_idx);
+	TABLE_FREE(&p->procs);
+	TABLE_FREE(&p->samples);
+	TABLE_FREE(&p->stacks);
 	free(p->stack_locs);
-	free(p->stacks);
-	hash_index__free(&p->loc_idx);
+	TABLE_FREE(&p->locs);
 	free(p->lines);
 	free(p->loc_lines);
-	free(p->locs);
-	hash_index__free(&p->func_idx);
-	free(p->funcs);
-	hash_index__free(&p->map_idx);
-	free(p->maps);
-	hash_index__free(&p->str_idx);
-	free(p->strs);
+	TABLE_FREE(&p->funcs);
+	TABLE_FREE(&p->maps);
+	TABLE_FREE(&p->strs);
 	arena__free(&p->arena);
 	for (int i = 0; i < 4; i++)
 		free(p->desc_strs[i]);
@@ -565,7 +494,7 @@ static uint32_t process_hash(uint32_t pid)
 
 static bool process_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	return ((const struct profile *)ctx)->procs[idx].pid == *(const uint32_t *)key;
+	return ((const struct profile *)ctx)->procs.arr[idx].pid == *(const uint32_t *)key;
 }
 
 int profile__set_process(struct profile *p, const struct profile_process *proc)
@@ -582,30 +511,30 @@ int profile__set_process(struct profile *p, const struct profile_process *proc)
 		    !string_valid(p, proc->attrs[i].value))
 			return -EINVAL;
 	hash = process_hash(proc->pid);
-	idx = hash_index__find(&p->proc_idx, hash, process_eq, p, &proc->pid);
+	idx = hash_index__find(&p->procs.idx, hash, process_eq, p, &proc->pid);
 	if (idx) {
-		p->procs[idx] = *proc;
+		p->procs.arr[idx] = *proc;
 		return 0;
 	}
-	ret = TABLE_APPEND(p, p->procs, p->nr_procs, p->cap_procs, &p->proc_idx, proc, hash);
+	ret = PROFILE_APPEND(p, &p->procs, proc, hash);
 	return ret < 0 ? (int)ret : 0;
 }
 
 const struct profile_process *profile__find_process(const struct profile *p, uint32_t pid)
 {
-	uint32_t idx = hash_index__find(&p->proc_idx, process_hash(pid), process_eq, p, &pid);
+	uint32_t idx = hash_index__find(&p->procs.idx, process_hash(pid), process_eq, p, &pid);
 
-	return idx ? &p->procs[idx] : NULL;
+	return idx ? &p->procs.arr[idx] : NULL;
 }
 
 size_t profile__nr_processes(const struct profile *p)
 {
-	return p->nr_procs - 1;
+	return p->procs.nr - 1;
 }
 
 const struct profile_process *profile__process_at(const struct profile *p, size_t idx)
 {
-	return idx + 1 < p->nr_procs ? &p->procs[idx + 1] : NULL;
+	return idx + 1 < p->procs.nr ? &p->procs.arr[idx + 1] : NULL;
 }
 
 void profile__set_window(struct profile *p, uint64_t time_nanos, uint64_t duration_nanos)
@@ -623,47 +552,47 @@ const struct profile_desc *profile__desc(const struct profile *p)
 
 size_t profile__nr_strings(const struct profile *p)
 {
-	return p->nr_strs;
+	return p->strs.nr;
 }
 
 const char *profile__string_at(const struct profile *p, uint32_t idx)
 {
-	return idx < p->nr_strs ? p->strs[idx].s : NULL;
+	return idx < p->strs.nr ? p->strs.arr[idx].s : NULL;
 }
 
 size_t profile__nr_mappings(const struct profile *p)
 {
-	return p->nr_maps;
+	return p->maps.nr;
 }
 
 const struct profile_mapping *profile__mapping_at(const struct profile *p, uint32_t idx)
 {
-	return idx < p->nr_maps ? &p->maps[idx] : NULL;
+	return idx < p->maps.nr ? &p->maps.arr[idx] : NULL;
 }
 
 size_t profile__nr_functions(const struct profile *p)
 {
-	return p->nr_funcs;
+	return p->funcs.nr;
 }
 
 const struct profile_function *profile__function_at(const struct profile *p, uint32_t idx)
 {
-	return idx < p->nr_funcs ? &p->funcs[idx] : NULL;
+	return idx < p->funcs.nr ? &p->funcs.arr[idx] : NULL;
 }
 
 size_t profile__nr_locations(const struct profile *p)
 {
-	return p->nr_locs;
+	return p->locs.nr;
 }
 
 const struct profile_location *profile__location_at(const struct profile *p, uint32_t idx)
 {
-	return idx < p->nr_locs ? &p->locs[idx] : NULL;
+	return idx < p->locs.nr ? &p->locs.arr[idx] : NULL;
 }
 
 const struct profile_line *profile__location_lines(const struct profile *p, uint32_t idx, size_t *n)
 {
-	if (idx >= p->nr_locs || !p->loc_lines[idx].n) {
+	if (idx >= p->locs.nr || !p->loc_lines[idx].n) {
 		*n = 0;
 		return NULL;
 	}
@@ -673,30 +602,30 @@ const struct profile_line *profile__location_lines(const struct profile *p, uint
 
 size_t profile__nr_stacks(const struct profile *p)
 {
-	return p->nr_stacks;
+	return p->stacks.nr;
 }
 
 const uint32_t *profile__stack_at(const struct profile *p, uint32_t idx, size_t *n)
 {
 	const struct stack_entry *s;
 
-	if (idx >= p->nr_stacks || !p->stacks[idx].n) {
+	if (idx >= p->stacks.nr || !p->stacks.arr[idx].n) {
 		*n = 0;
 		return NULL;
 	}
-	s = &p->stacks[idx];
+	s = &p->stacks.arr[idx];
 	*n = s->n;
 	return p->stack_locs + s->off;
 }
 
 size_t profile__nr_samples(const struct profile *p)
 {
-	return p->nr_samples;
+	return p->samples.nr;
 }
 
 const struct profile_sample *profile__sample_at(const struct profile *p, size_t idx)
 {
-	return idx < p->nr_samples ? &p->samples[idx] : NULL;
+	return idx < p->samples.nr ? &p->samples.arr[idx] : NULL;
 }
 
 const char *profile__location_name(const struct profile *p, uint32_t loc_idx)
@@ -705,9 +634,9 @@ const char *profile__location_name(const struct profile *p, uint32_t loc_idx)
 
 	if (!l)
 		return NULL;
-	if (l->function && p->funcs[l->function].name)
-		return p->strs[p->funcs[l->function].name].s;
+	if (l->function && p->funcs.arr[l->function].name)
+		return p->strs.arr[p->funcs.arr[l->function].name].s;
 	if (l->label)
-		return p->strs[l->label].s;
+		return p->strs.arr[l->label].s;
 	return "[unknown]";
 }
