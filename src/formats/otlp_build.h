@@ -21,7 +21,7 @@
 #include "base/hash_index.h"
 #include "base/vec.h"
 #include "formats/encode.h"
-#include "model/table.h"
+#include "base/table.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 
 /*

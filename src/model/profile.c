@@ -16,7 +16,7 @@
 #include "base/hash_index.h"
 #include "base/vec.h"
 #include "model/profile.h"
-#include "model/table.h"
+#include "base/table.h"
 
 /* Positions are uint32_t and 0 means "empty slot", so at most UINT32_MAX - 1 entries a table. */
 #define PROFILE_MAX_ENTRIES (UINT32_MAX - 1u)

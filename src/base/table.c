@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Adding to the interning tables of model/table.h. */
-#include "model/table.h"
+#include "base/table.h"
 
 int64_t table__add(void **arr, size_t *nr, size_t *cap, struct hash_index *idx, size_t max,
 		   const void *entry, size_t elem_size, uint32_t hash, hash_index_eq_fn eq,

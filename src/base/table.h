@@ -7,8 +7,8 @@
  * the macros below add to, set up and free any of them, and the interners need not pass an array,
  * its count, its capacity and its index one by one.
  */
-#ifndef HOSTPROF_MODEL_TABLE_H
-#define HOSTPROF_MODEL_TABLE_H
+#ifndef HOSTPROF_BASE_TABLE_H
+#define HOSTPROF_BASE_TABLE_H
 
 #include <errno.h>
 #include <stdint.h>
@@ -65,4 +65,4 @@ int64_t table__add(void **arr, size_t *nr, size_t *cap, struct hash_index *idx, 
 		free((t)->arr);                                                                    \
 	} while (0)
 
-#endif /* HOSTPROF_MODEL_TABLE_H */
+#endif /* HOSTPROF_BASE_TABLE_H */
