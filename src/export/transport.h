@@ -23,6 +23,11 @@ enum export_protocol {
 	EXPORT_PYROSCOPE_INGEST,       /* url = base; /ingest?<payload query> is appended */
 };
 
+/* "OTLP/HTTP", "OTLP/gRPC", "Pyroscope push": what log lines and descriptions call p. */
+const char *export_protocol__name(enum export_protocol p);
+/* "OTLP http/protobuf", "OTLP grpc": p as a configuration spells it, for its description. */
+const char *export_protocol__setting(enum export_protocol p);
+
 struct export_header {
 	char *name;
 	char *value; /* a secret as far as logs are concerned: never printed */
