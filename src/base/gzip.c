@@ -77,42 +77,36 @@ out:
 
 int gzip__deflate(const void *in, size_t len, uint8_t **out, size_t *out_len)
 {
-	z_stream zs;
-	uLong bound;
-	uint8_t *buf = NULL;
-	int err = 0;
+	z_stream zs = {0};
+	uint8_t *buf;
+	int zerr = Z_STREAM_ERROR;
 
 	*out = NULL;
 	*out_len = 0;
-	memset(&zs, 0, sizeof(zs));
+	/* deflateBound() covers the worst case of one Z_FINISH call, whose counts are 32 bits. */
+	if (len > UINT32_MAX / 2)
+		return -EIO;
 	/* 15 + 16: the window size, and a gzip header and trailer around the deflate stream. */
 	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
 	    Z_OK)
 		return -ENOMEM;
-	bound = deflateBound(&zs, (uLong)len);
-	buf = malloc(bound ? bound : 1);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
+	zs.avail_out = (uInt)deflateBound(&zs, (uLong)len);
+	buf = malloc(zs.avail_out ? zs.avail_out : 1);
+	if (buf) {
+		zs.next_in = (Bytef *)in;
+		zs.avail_in = (uInt)len;
+		zs.next_out = buf;
+		zerr = deflate(&zs, Z_FINISH);
 	}
-	/* deflateBound() covers the worst case of one Z_FINISH call, whose counts are 32 bits. */
-	if (len > UINT32_MAX / 2) {
-		err = -EIO;
-		goto out;
-	}
-	zs.next_in = (Bytef *)in;
-	zs.avail_in = (uInt)len;
-	zs.next_out = buf;
-	zs.avail_out = (uInt)bound;
-	if (deflate(&zs, Z_FINISH) != Z_STREAM_END) {
-		err = -EIO;
-		goto out;
+	/* total_out is a plain field: it outlives the stream's state. */
+	deflateEnd(&zs);
+	if (!buf)
+		return -ENOMEM;
+	if (zerr != Z_STREAM_END) {
+		free(buf);
+		return -EIO;
 	}
 	*out = buf;
 	*out_len = zs.total_out;
-	buf = NULL;
-out:
-	free(buf);
-	deflateEnd(&zs);
-	return err;
+	return 0;
 }

@@ -248,6 +248,12 @@ static struct identity *make_identity(struct agent *a, const struct config *c)
 	return id;
 }
 
+static int start_identity(struct agent *a)
+{
+	a->identity = make_identity(a, a->cfg);
+	return a->identity ? 0 : -EINVAL;
+}
+
 /* ---- capture ---- */
 
 static int start_capture(struct agent *a)
@@ -606,6 +612,10 @@ static void teardown(struct agent *a)
 
 static int start(struct agent *a)
 {
+	/* In this order: the identity asks the kubelet, and the capture feeds all the others. */
+	static int (*const steps[])(struct agent * a) = {
+		start_delivery, start_kubelet, start_identity, start_httpd, start_capture,
+	};
 	char why[512];
 	int err;
 
@@ -614,17 +624,11 @@ static int start(struct agent *a)
 		log_error("%s", why);
 		return err;
 	}
-	err = start_delivery(a);
-	if (!err)
-		err = start_kubelet(a);
-	if (!err && !(a->identity = make_identity(a, a->cfg)))
-		err = -EINVAL;
-	if (!err)
-		err = start_httpd(a);
-	if (!err)
-		err = start_capture(a);
-	if (err)
-		return err;
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		err = steps[i](a);
+		if (err)
+			return err;
+	}
 	a->ctr.attached = true;
 	log_info("profiling the whole host at %u Hz; a window every %g s", a->cfg->frequency_hz,
 		 a->cfg->upload_interval_s);

@@ -23,6 +23,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/lru.h"
 #include "base/thread.h"
 #include "export/transport.h"
 
@@ -35,9 +36,10 @@
 /* Kinds of refusal (by code) that get their own rate limit; more share the last slot. */
 #define REFUSAL_KINDS 8
 
+/* A queued payload; the queue is an lru list used as a FIFO: the oldest is sent first. */
 struct qent {
 	struct export_payload p;
-	struct qent *prev, *next;
+	struct lru_link link;
 	bool busy; /* being sent: only the export thread may unlink it */
 };
 
@@ -56,7 +58,7 @@ struct exporter {
 	pthread_mutex_t lock;
 	pthread_cond_t wake; /* the export thread sleeps on it: work, shutdown */
 	/* under lock */
-	struct qent *head, *tail;
+	struct lru queue;
 	struct exporter_stats st;
 	bool stopping;
 	int64_t deadline; /* CLOCK_MONOTONIC ms, once stopping */
@@ -85,18 +87,16 @@ static void entry_free(struct qent *q)
 	free(q);
 }
 
+/* Under lock: the oldest payload, the next to send, or NULL. */
+static struct qent *queue_head(struct exporter *e)
+{
+	return LRU_ENTRY(lru__oldest(&e->queue), struct qent, link);
+}
+
 /* Under lock. */
 static void unlink_entry(struct exporter *e, struct qent *q)
 {
-	if (q->prev)
-		q->prev->next = q->next;
-	else
-		e->head = q->next;
-	if (q->next)
-		q->next->prev = q->prev;
-	else
-		e->tail = q->prev;
-	q->prev = q->next = NULL;
+	lru__unlink(&e->queue, &q->link);
 	e->st.queued--;
 	e->st.queued_bytes -= q->p.len;
 }
@@ -235,7 +235,7 @@ static void *export_thread(void *arg)
 		int64_t delay = 0;
 		int rc;
 
-		while (!e->head && !e->stopping) {
+		while (!queue_head(e) && !e->stopping) {
 			struct timespec ts;
 
 			/* Wake now and then to let rate-limited warnings speak again. */
@@ -246,9 +246,9 @@ static void *export_thread(void *arg)
 				e->next_log_flush = clock__mono_ms() + LOG_REPEAT_MS;
 			}
 		}
-		if (!e->head || (e->stopping && clock__mono_ms() >= e->deadline))
+		q = queue_head(e);
+		if (!q || (e->stopping && clock__mono_ms() >= e->deadline))
 			break;
-		q = e->head;
 		q->busy = true;
 		pthread_mutex_unlock(&e->lock);
 
@@ -367,7 +367,8 @@ fail:
 int exporter__submit(struct exporter *e, struct export_payload *p)
 {
 	struct export_payload taken = *p;
-	struct qent *q, *victims = NULL;
+	struct lru victims = {0}; /* dropped under the lock, freed after it */
+	struct qent *q;
 
 	/* Ownership moves now, whatever happens below. */
 	memset(p, 0, sizeof(*p));
@@ -394,21 +395,16 @@ int exporter__submit(struct exporter *e, struct export_payload *p)
 		entry_free(q);
 		return 0;
 	}
-	q->prev = e->tail;
-	if (e->tail)
-		e->tail->next = q;
-	else
-		e->head = q;
-	e->tail = q;
+	lru__push_front(&e->queue, &q->link);
 	e->st.queued++;
 	e->st.queued_bytes += q->p.len;
 
 	/* Over budget: drop the oldest, skipping only the one on the wire. */
 	while (e->st.queued_bytes > e->opts.queue_max_bytes) {
-		struct qent *v = e->head;
+		struct qent *v = queue_head(e);
 
 		while (v && v->busy)
-			v = v->next;
+			v = LRU_ENTRY(v->link.newer, struct qent, link);
 		if (!v || v == q)
 			break; /* only the payload in flight is over: it leaves soon */
 		unlink_entry(e, v);
@@ -417,17 +413,14 @@ int exporter__submit(struct exporter *e, struct export_payload *p)
 			      "export: queue over its budget of %zu bytes (receiver slow or down): "
 			      "dropped the oldest, %s",
 			      e->opts.queue_max_bytes, payload_what(&v->p));
-		v->next = victims;
-		victims = v;
+		lru__push_front(&victims, &v->link);
 	}
 	pthread_cond_signal(&e->wake);
 	pthread_mutex_unlock(&e->lock);
 
-	while (victims) {
-		struct qent *next = victims->next;
-
-		entry_free(victims);
-		victims = next;
+	while ((q = LRU_ENTRY(lru__oldest(&victims), struct qent, link))) {
+		lru__unlink(&victims, &q->link);
+		entry_free(q);
 	}
 	return 0;
 }
@@ -475,7 +468,7 @@ void exporter__shutdown(struct exporter *e, int64_t deadline_ms, struct exporter
 	/* queued and queued_bytes still say what was left, for the caller's report */
 	if (out)
 		*out = e->st;
-	while ((q = e->head)) {
+	while ((q = queue_head(e))) {
 		unlink_entry(e, q);
 		entry_free(q);
 	}

@@ -539,23 +539,6 @@ void otlp_config__release(struct endpoint_config *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static const char *protocol_label(enum export_protocol p)
-{
-	switch (p) {
-	case EXPORT_OTLP_HTTP_PROTOBUF:
-		return "OTLP http/protobuf";
-	case EXPORT_OTLP_HTTP_JSON:
-		return "OTLP http/json";
-	case EXPORT_OTLP_GRPC:
-		return "OTLP grpc";
-	case EXPORT_PYROSCOPE_PUSH:
-		return "Pyroscope push";
-	case EXPORT_PYROSCOPE_INGEST:
-		return "Pyroscope ingest";
-	}
-	return "?";
-}
-
 int otlp_config__describe(const struct endpoint_config *c, char *buf, size_t len)
 {
 	char masked[512];
@@ -573,7 +556,7 @@ int otlp_config__describe(const struct endpoint_config *c, char *buf, size_t len
 		off += (size_t)w;                                                                  \
 	} while (0)
 	buf[0] = '\0';
-	PUT("%s %s, compression %s, timeout ", protocol_label(c->protocol), masked,
+	PUT("%s %s, compression %s, timeout ", export_protocol__setting(c->protocol), masked,
 	    c->gzip ? "gzip" : "none");
 	if (c->timeout_ms)
 		PUT("%ld ms", c->timeout_ms);

@@ -9,8 +9,19 @@
 #include "base/log_text.h"
 
 /* Protobuf wire format, just enough to read a Status and a RetryInfo. */
+enum { PB_VARINT = 0, PB_I64 = 1, PB_LEN = 2, PB_I32 = 5 };
+
+/* Bytes still to read; bad once they turned out malformed, which ends the reading. */
 struct pb {
 	const uint8_t *p, *end;
+	bool bad;
+};
+
+/* One field as read: its number and wire type, and its value (varint) or its bytes (LEN). */
+struct pb_field {
+	uint32_t num, wt;
+	uint64_t v;
+	struct pb sub;
 };
 
 static int pb_varint(struct pb *b, uint64_t *v)
@@ -32,69 +43,71 @@ static int pb_varint(struct pb *b, uint64_t *v)
 	return -1;
 }
 
-/* The next field: its number, wire type and, for length-delimited ones, its bytes. */
-static int pb_field(struct pb *b, uint32_t *field, uint32_t *wt, uint64_t *varint, struct pb *sub)
+static int pb_skip(struct pb *b, uint64_t n)
+{
+	if (n > (uint64_t)(b->end - b->p))
+		return -1;
+	b->p += n;
+	return 0;
+}
+
+static int pb_read(struct pb *b, struct pb_field *f)
 {
 	uint64_t key, len;
 
 	if (pb_varint(b, &key))
 		return -1;
-	*field = (uint32_t)(key >> 3);
-	*wt = key & 7;
-	if (*field == 0)
+	f->num = (uint32_t)(key >> 3);
+	f->wt = key & 7;
+	if (f->num == 0)
 		return -1;
-	switch (*wt) {
-	case 0:
-		return pb_varint(b, varint);
-	case 1:
-		if (b->end - b->p < 8)
-			return -1;
-		b->p += 8;
-		return 0;
-	case 2:
+	switch (f->wt) {
+	case PB_VARINT:
+		return pb_varint(b, &f->v);
+	case PB_I64:
+		return pb_skip(b, 8);
+	case PB_LEN:
 		if (pb_varint(b, &len) || len > (uint64_t)(b->end - b->p))
 			return -1;
-		sub->p = b->p;
-		sub->end = b->p + len;
-		b->p += len;
-		return 0;
-	case 5:
-		if (b->end - b->p < 4)
-			return -1;
-		b->p += 4;
-		return 0;
+		f->sub = (struct pb){b->p, b->p + len, false};
+		return pb_skip(b, len);
+	case PB_I32:
+		return pb_skip(b, 4);
 	default:
 		/* groups (3, 4) are not in any message we read */
 		return -1;
 	}
 }
 
+/* The next field of b into *f: false at the end of b, or once b is bad. */
+static bool pb_next(struct pb *b, struct pb_field *f)
+{
+	*f = (struct pb_field){0};
+	if (b->bad || b->p >= b->end)
+		return false;
+	b->bad = pb_read(b, f) != 0;
+	return !b->bad;
+}
+
 /* google.rpc.RetryInfo {1: retry_delay google.protobuf.Duration {1: seconds, 2: nanos}} */
 static int pb_retry_info(struct pb b, int64_t *delay_ms)
 {
 	int64_t secs = 0, nanos = 0;
+	struct pb_field f, d;
 
-	while (b.p < b.end) {
-		uint32_t f, wt;
-		uint64_t v = 0;
-		struct pb sub = {0};
-
-		if (pb_field(&b, &f, &wt, &v, &sub))
-			return -1;
-		if (f != 1 || wt != 2)
+	while (pb_next(&b, &f)) {
+		if (f.num != 1 || f.wt != PB_LEN)
 			continue;
-		while (sub.p < sub.end) {
-			struct pb unused = {0};
-
-			if (pb_field(&sub, &f, &wt, &v, &unused))
-				return -1;
-			if (f == 1 && wt == 0)
-				secs = (int64_t)v;
-			else if (f == 2 && wt == 0)
-				nanos = (int32_t)v;
+		while (pb_next(&f.sub, &d)) {
+			if (d.num == 1 && d.wt == PB_VARINT)
+				secs = (int64_t)d.v;
+			else if (d.num == 2 && d.wt == PB_VARINT)
+				nanos = (int32_t)d.v;
 		}
+		if (f.sub.bad)
+			return -1;
 	}
-	if (secs < 0 || nanos < 0)
+	if (b.bad || secs < 0 || nanos < 0)
 		return -1;
 	if (secs > 86400)
 		secs = 86400;
@@ -108,19 +121,16 @@ static int pb_detail(struct pb any, int64_t *delay_ms)
 	static const char retry_info[] = "google.rpc.RetryInfo";
 	const size_t rlen = sizeof(retry_info) - 1;
 	struct pb type = {0}, value = {0};
+	struct pb_field f;
 
-	while (any.p < any.end) {
-		uint32_t f, wt;
-		uint64_t v = 0;
-		struct pb sub = {0};
-
-		if (pb_field(&any, &f, &wt, &v, &sub))
-			return -1;
-		if (f == 1 && wt == 2)
-			type = sub;
-		else if (f == 2 && wt == 2)
-			value = sub;
+	while (pb_next(&any, &f)) {
+		if (f.num == 1 && f.wt == PB_LEN)
+			type = f.sub;
+		else if (f.num == 2 && f.wt == PB_LEN)
+			value = f.sub;
 	}
+	if (any.bad)
+		return -1;
 	if (!type.p || (size_t)(type.end - type.p) < rlen ||
 	    memcmp(type.end - rlen, retry_info, rlen))
 		return 0;
@@ -134,43 +144,39 @@ static int pb_detail(struct pb any, int64_t *delay_ms)
 int rpc_status__parse(const void *body, size_t len, int32_t *code, char *msg, size_t msglen,
 		      int64_t *retry_delay_ms)
 {
-	struct pb b = {body, (const uint8_t *)body + len};
+	struct pb b = {body, (const uint8_t *)body + len, false};
+	struct pb_field f;
 
 	*code = 0;
 	if (msglen)
 		msg[0] = '\0';
 	if (retry_delay_ms)
 		*retry_delay_ms = -1;
-	while (b.p < b.end) {
-		uint32_t f, wt;
-		uint64_t v = 0;
-		struct pb sub = {0};
-
-		if (pb_field(&b, &f, &wt, &v, &sub))
-			return -EBADMSG;
-		if (f == 1 && wt == 0)
-			*code = (int32_t)v;
-		else if (f == 2 && wt == 2)
-			log_text__sanitize(msg, msglen, sub.p, (size_t)(sub.end - sub.p));
-		else if (f == 3 && wt == 2 && retry_delay_ms && pb_detail(sub, retry_delay_ms))
+	while (pb_next(&b, &f)) {
+		if (f.num == 1 && f.wt == PB_VARINT)
+			*code = (int32_t)f.v;
+		else if (f.num == 2 && f.wt == PB_LEN)
+			log_text__sanitize(msg, msglen, f.sub.p, (size_t)(f.sub.end - f.sub.p));
+		else if (f.num == 3 && f.wt == PB_LEN && retry_delay_ms &&
+			 pb_detail(f.sub, retry_delay_ms))
 			return -EBADMSG;
 	}
-	return 0;
+	return b.bad ? -EBADMSG : 0;
 }
 
+/* A base64 digit's value, standard or URL-safe ('-' and '_' for '+' and '/'), or -1. */
 static int base64_value(char c)
 {
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+' || c == '-')
-		return 62;
-	if (c == '/' || c == '_')
-		return 63;
-	return -1;
+	static const char digits[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const char *p;
+
+	if (c == '-')
+		c = '+';
+	else if (c == '_')
+		c = '/';
+	p = c ? strchr(digits, c) : NULL;
+	return p ? (int)(p - digits) : -1;
 }
 
 /* -bin metadata is base64, padded or not (gRPC lets senders drop the padding). */

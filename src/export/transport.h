@@ -13,15 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "export/export_protocol.h"
 #include "formats/payload.h"
-
-enum export_protocol {
-	EXPORT_OTLP_HTTP_PROTOBUF = 0, /* POST url, application/x-protobuf */
-	EXPORT_OTLP_HTTP_JSON,	       /* POST url, application/json */
-	EXPORT_OTLP_GRPC,	       /* url = scheme://host:port; the method path is appended */
-	EXPORT_PYROSCOPE_PUSH,	       /* url = base; /push.v1.PusherService/Push is appended */
-	EXPORT_PYROSCOPE_INGEST,       /* url = base; /ingest?<payload query> is appended */
-};
 
 struct export_header {
 	char *name;

@@ -172,9 +172,8 @@ int transport__append_headers(struct curl_slist **list, const struct export_head
 			      char *err, size_t errlen)
 {
 	for (size_t i = 0; i < n; i++) {
-		struct curl_slist *nl;
 		char *line;
-		int len;
+		int len, rc;
 
 		if (transport__check_header(h[i].name, h[i].value)) {
 			/* Name the header only when its name is a clean token: a malformed name
@@ -196,17 +195,42 @@ int transport__append_headers(struct curl_slist **list, const struct export_head
 			snprintf(err, errlen, "out of memory");
 			return -ENOMEM;
 		}
-		nl = curl_slist_append(*list, line);
+		rc = transport__append_line(list, line);
 		/* The line held a secret: do not leave it in freed heap memory. */
 		explicit_bzero(line, (size_t)len);
 		free(line);
-		if (!nl) {
+		if (rc) {
 			snprintf(err, errlen, "out of memory");
-			return -ENOMEM;
+			return rc;
 		}
-		*list = nl;
 	}
 	return 0;
+}
+
+int transport__append_line(struct curl_slist **list, const char *line)
+{
+	struct curl_slist *l = curl_slist_append(*list, line);
+
+	if (!l)
+		return -ENOMEM;
+	*list = l;
+	return 0;
+}
+
+int transport__append_lines(struct curl_slist **list, const char *const *lines, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (lines[i] && transport__append_line(list, lines[i]))
+			return -ENOMEM;
+	return 0;
+}
+
+bool transport__header_in(const char *name, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcasecmp(name, names[i]) == 0)
+			return true;
+	return false;
 }
 
 void transport__free_headers(struct curl_slist *list)
@@ -234,6 +258,40 @@ void transport__log_header_names(const char *who, const struct export_header *h,
 	log_debug("%s: request headers (values not shown): %s", who, names);
 }
 
+/* --- response headers --- */
+
+static bool blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+bool transport__split_header(const char *line, size_t len, struct header_line *h)
+{
+	const char *colon = memchr(line, ':', len), *v, *end = line + len;
+
+	if (!colon || colon == line)
+		return false;
+	for (v = colon + 1; v < end && (*v == ' ' || *v == '\t'); v++)
+		;
+	while (end > v && blank(end[-1]))
+		end--;
+	*h = (struct header_line){line, (size_t)(colon - line), v, (size_t)(end - v)};
+	return true;
+}
+
+bool transport__header_is(const struct header_line *h, const char *want)
+{
+	return strlen(want) == h->name_len && strncasecmp(h->name, want, h->name_len) == 0;
+}
+
+void transport__header_value(const struct header_line *h, char *dst, size_t dstlen)
+{
+	size_t len = h->value_len < dstlen - 1 ? h->value_len : dstlen - 1;
+
+	memcpy(dst, h->value, len);
+	dst[len] = '\0';
+}
+
 /* --- libcurl --- */
 
 static int deadline_progress(void *clientp, curl_off_t dltotal, curl_off_t dlnow,
@@ -248,23 +306,30 @@ static int deadline_progress(void *clientp, curl_off_t dltotal, curl_off_t dlnow
 	return transport__past_deadline(clientp) ? 1 : 0;
 }
 
-int transport__curl_setup(CURL *h, const struct endpoint_config *cfg, struct transport *t,
-			  char *errbuf)
+int transport__curl_open(struct curl_transport *c, const struct endpoint_config *cfg)
 {
+	/* The transport's message buffer and deadline, then the endpoint's settings. */
 	struct curl_client_opts o = {
+		.errbuf = c->errbuf,
+		.progress = deadline_progress,
+		.progress_arg = &c->base,
 		.insecure = cfg->insecure,
 		.ca_file = cfg->ca_file,
 		.user_agent = cfg->user_agent,
 		.timeout_ms = cfg->timeout_ms,
-		.errbuf = errbuf,
-		.progress = deadline_progress,
-		.progress_arg = t,
 	};
 	CURLcode rc;
+	int err;
 
-	rc = curl_client__setup(h, &o);
+	err = curl_client__global_init();
+	if (err)
+		return err;
+	c->curl = curl_easy_init();
+	if (!c->curl)
+		return -ENOMEM;
+	rc = curl_client__setup(c->curl, &o);
 	if (rc == CURLE_OK)
-		rc = curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+		rc = curl_easy_setopt(c->curl, CURLOPT_TCP_KEEPALIVE, 1L);
 	if (rc != CURLE_OK) {
 		log_error("libcurl: setting up the endpoint failed: %s", curl_easy_strerror(rc));
 		return -EINVAL;
@@ -279,11 +344,23 @@ int transport__curl_setup(CURL *h, const struct endpoint_config *cfg, struct tra
 	return 0;
 }
 
-void transport__curl_failure(struct send_result *res, const struct transport *t, CURLcode rc,
-			     const char *errbuf)
+void transport__curl_release(struct curl_transport *c)
+{
+	if (c->curl)
+		curl_easy_cleanup(c->curl);
+	transport__free_headers(c->headers);
+	free(c->desc);
+}
+
+const char *transport__curl_describe(const struct transport *t)
+{
+	return ((const struct curl_transport *)t)->desc; /* base is its first member */
+}
+
+void transport__curl_failure(struct send_result *res, const struct curl_transport *c, CURLcode rc)
 {
 	const char *what = curl_easy_strerror(rc);
-	const char *detail = errbuf && *errbuf ? errbuf : NULL;
+	const char *detail = c->errbuf[0] ? c->errbuf : NULL;
 
 	res->code = 0;
 	switch (rc) {
@@ -299,7 +376,7 @@ void transport__curl_failure(struct send_result *res, const struct transport *t,
 		res->outcome = SEND_RETRY;
 		break;
 	}
-	if (rc == CURLE_ABORTED_BY_CALLBACK && t && transport__past_deadline(t)) {
+	if (rc == CURLE_ABORTED_BY_CALLBACK && transport__past_deadline(&c->base)) {
 		snprintf(res->message, sizeof(res->message),
 			 "gave up: the shutdown deadline passed during the request");
 		return;

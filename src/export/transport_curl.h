@@ -12,7 +12,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "export/transport.h"
+#include "export/transport_impl.h"
+
+/*
+ * What both transports hold, embedded first in each so that &c.base is the transport: one easy
+ * handle for the transport's life (its connection cache keeps the connection between sends),
+ * the request headers, the description and libcurl's message of the last failure.
+ */
+struct curl_transport {
+	struct transport base;
+	CURL *curl;
+	struct curl_slist *headers; /* holds secrets: scrubbed before it is freed */
+	char *desc;		    /* transport__describe(): no credentials */
+	bool gzip;		    /* compress request bodies */
+	char errbuf[CURL_ERROR_SIZE];
+};
 
 /* --- classification --- */
 
@@ -66,27 +80,56 @@ int transport__append_headers(struct curl_slist **list, const struct export_head
 /* Free a header list, first scrubbing its lines: they hold tokens. NULL is fine. */
 void transport__free_headers(struct curl_slist *list);
 
+/* Append one "name: value" line the transport sets itself to *list. 0 or -ENOMEM (*list kept). */
+int transport__append_line(struct curl_slist **list, const char *line);
+/* Append the n lines, skipping the NULL ones (those that do not apply). 0 or -ENOMEM. */
+int transport__append_lines(struct curl_slist **list, const char *const *lines, size_t n);
+
+/* Whether name is one of the n names, in either case: headers a transport keeps to itself. */
+bool transport__header_in(const char *name, const char *const *names, size_t n);
+
 /* A debug line "<who>: request headers: a, b, c": names only, values are secrets. */
 void transport__log_header_names(const char *who, const struct export_header *h, size_t n);
+
+/* --- response headers --- */
+
+/* A response header line as libcurl hands it over, split: not NUL-terminated, not copied. */
+struct header_line {
+	const char *name;
+	size_t name_len;
+	const char *value; /* without the blanks around it and the line end */
+	size_t value_len;
+};
+
+/* Split line (len bytes); false for a line without a name: a status line, a block's end. */
+bool transport__split_header(const char *line, size_t len, struct header_line *h);
+/* Whether h is the header want (lowercase), in either case. */
+bool transport__header_is(const struct header_line *h, const char *want);
+/* h's value into dst (dstlen > 0), cut to fit and NUL-terminated. */
+void transport__header_value(const struct header_line *h, char *dst, size_t dstlen);
 
 /* --- libcurl --- */
 
 /*
- * The options every request of an endpoint shares: TLS verification on unless cfg->insecure,
- * cfg->ca_file, cfg->user_agent, cfg->timeout_ms, http/https only, no signals, TCP keep-alive,
- * errbuf (CURL_ERROR_SIZE bytes) for libcurl's messages, and a progress callback that aborts
- * the transfer once t's deadline passes. 0 or -EINVAL.
+ * Open c's easy handle with the options every request of an endpoint shares: TLS verification
+ * on unless cfg->insecure, cfg->ca_file, cfg->user_agent, cfg->timeout_ms, http/https only, no
+ * signals, TCP keep-alive, c->errbuf for libcurl's messages, and a progress callback that aborts
+ * the transfer once c's deadline passes. 0, -ENOMEM or -EINVAL.
  */
-int transport__curl_setup(CURL *h, const struct endpoint_config *cfg, struct transport *t,
-			  char *errbuf);
+int transport__curl_open(struct curl_transport *c, const struct endpoint_config *cfg);
+
+/* Free what c holds (the headers scrubbed), not c itself: each transport's delete frees it. */
+void transport__curl_release(struct curl_transport *c);
+
+/* The describe op of both transports: c->desc. */
+const char *transport__curl_describe(const struct transport *t);
 
 /*
  * Fill res for a transfer that got no HTTP answer: SEND_RETRY for connection failures, timeouts
  * and the like; SEND_DROP for what cannot get better by retrying (a malformed URL, an
  * unsupported protocol). code stays 0.
  */
-void transport__curl_failure(struct send_result *res, const struct transport *t, CURLcode rc,
-			     const char *errbuf);
+void transport__curl_failure(struct send_result *res, const struct curl_transport *c, CURLcode rc);
 
 /* --- bodies --- */
 

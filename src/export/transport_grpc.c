@@ -19,7 +19,6 @@
 
 #include <curl/curl.h>
 
-#include "base/curl_client.h"
 #include "base/gzip.h"
 #include "base/hex.h"
 #include "base/log.h"
@@ -41,12 +40,7 @@
 #define GRPC_MAX_DETAILS 16384
 
 struct grpc_transport {
-	struct transport base; /* first: the ops get &base */
-	CURL *curl;
-	struct curl_slist *headers;
-	char *desc;
-	bool gzip;
-	char errbuf[CURL_ERROR_SIZE];
+	struct curl_transport c; /* first: the ops get &c.base */
 };
 
 /* The request body: the frame header, then the message, handed to curl without a copy. */
@@ -91,16 +85,6 @@ static void set_message(struct send_result *res, const char *fmt, ...)
 
 /* --- the request --- */
 
-static bool curl_slist_append_checked(struct curl_slist **list, const char *line)
-{
-	struct curl_slist *l = curl_slist_append(*list, line);
-
-	if (!l)
-		return false;
-	*list = l;
-	return true;
-}
-
 static size_t upload_read(char *buf, size_t size, size_t nitems, void *arg)
 {
 	struct grpc_upload *u = arg;
@@ -139,55 +123,36 @@ static int upload_seek(void *arg, curl_off_t offset, int origin)
 
 /* --- the answer --- */
 
-static bool header_is(const char *name, size_t len, const char *want)
-{
-	return strlen(want) == len && strncasecmp(name, want, len) == 0;
-}
-
-static void copy_value(char *dst, size_t dstlen, const char *v, size_t len)
-{
-	if (len >= dstlen)
-		len = dstlen - 1;
-	memcpy(dst, v, len);
-	dst[len] = '\0';
-}
-
 static size_t on_header(char *buf, size_t size, size_t nitems, void *arg)
 {
 	struct grpc_answer *a = arg;
-	size_t len = size * nitems, nlen;
-	const char *colon = memchr(buf, ':', len), *v, *end = buf + len;
+	size_t len = size * nitems;
+	struct header_line h;
 
 	/* The status line and the blank line closing a header block have no name. */
-	if (!colon || colon == buf)
+	if (!transport__split_header(buf, len, &h))
 		return len;
-	nlen = colon - buf;
-	for (v = colon + 1; v < end && (*v == ' ' || *v == '\t'); v++)
-		;
-	while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
-		end--;
-
-	if (header_is(buf, nlen, "grpc-status")) {
+	if (transport__header_is(&h, "grpc-status")) {
+		const char *p = h.value, *end = h.value + h.value_len;
 		long code = 0;
-		const char *p;
 
 		/* A status that is not a small number is one we do not know: UNKNOWN. */
-		for (p = v; p < end && *p >= '0' && *p <= '9' && code < 1000; p++)
+		for (; p < end && *p >= '0' && *p <= '9' && code < 1000; p++)
 			code = code * 10 + (*p - '0');
 		a->has_status = true;
-		a->status = (p == end && end > v) ? code : GRPC_UNKNOWN;
-	} else if (header_is(buf, nlen, "grpc-message")) {
-		copy_value(a->message, sizeof(a->message), v, end - v);
-	} else if (header_is(buf, nlen, "grpc-status-details-bin")) {
+		a->status = (p == end && h.value_len) ? code : GRPC_UNKNOWN;
+	} else if (transport__header_is(&h, "grpc-message")) {
+		transport__header_value(&h, a->message, sizeof(a->message));
+	} else if (transport__header_is(&h, "grpc-status-details-bin")) {
 		free(a->details);
 		a->details = NULL;
-		a->details_cut = (size_t)(end - v) > GRPC_MAX_DETAILS;
+		a->details_cut = h.value_len > GRPC_MAX_DETAILS;
 		if (!a->details_cut)
-			a->details = strndup(v, end - v);
-	} else if (header_is(buf, nlen, "grpc-encoding")) {
-		copy_value(a->encoding, sizeof(a->encoding), v, end - v);
-	} else if (header_is(buf, nlen, "content-type")) {
-		copy_value(a->content_type, sizeof(a->content_type), v, end - v);
+			a->details = strndup(h.value, h.value_len);
+	} else if (transport__header_is(&h, "grpc-encoding")) {
+		transport__header_value(&h, a->encoding, sizeof(a->encoding));
+	} else if (transport__header_is(&h, "content-type")) {
+		transport__header_value(&h, a->content_type, sizeof(a->content_type));
 	}
 	return len;
 }
@@ -334,8 +299,8 @@ static void read_answer(struct grpc_transport *t, struct grpc_answer *a, struct 
 	int64_t delay;
 	int code;
 
-	curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &http);
-	curl_easy_getinfo(t->curl, CURLINFO_HTTP_VERSION, &version);
+	curl_easy_getinfo(t->c.curl, CURLINFO_RESPONSE_CODE, &http);
+	curl_easy_getinfo(t->c.curl, CURLINFO_HTTP_VERSION, &version);
 
 	/* grpc-status must be used when present; 0 from an HTTP error would claim a delivery. */
 	if (!a->has_status || (a->status == GRPC_OK && http != 200)) {
@@ -395,7 +360,7 @@ static int grpc_send(struct transport *base, const struct export_payload *p,
 	int err = 0;
 
 	up.msg = p->body;
-	if (t->gzip) {
+	if (t->c.gzip) {
 		err = transport__gzip(p->body, p->len, &packed, &len);
 		if (err)
 			return err;
@@ -407,25 +372,25 @@ static int grpc_send(struct transport *base, const struct export_payload *p,
 			    len);
 		goto out;
 	}
-	up.hdr[0] = t->gzip ? 1 : 0; /* the frame's compressed flag */
+	up.hdr[0] = t->c.gzip ? 1 : 0; /* the frame's compressed flag */
 	up.hdr[1] = (uint8_t)(len >> 24);
 	up.hdr[2] = (uint8_t)(len >> 16);
 	up.hdr[3] = (uint8_t)(len >> 8);
 	up.hdr[4] = (uint8_t)len;
 	up.total = GRPC_FRAME_HDR + len;
 
-	t->errbuf[0] = '\0';
-	curl_easy_setopt(t->curl, CURLOPT_READDATA, &up);
-	curl_easy_setopt(t->curl, CURLOPT_SEEKDATA, &up);
-	curl_easy_setopt(t->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)up.total);
-	curl_easy_setopt(t->curl, CURLOPT_HEADERDATA, &a);
-	curl_easy_setopt(t->curl, CURLOPT_WRITEDATA, &a);
-	rc = curl_easy_perform(t->curl);
+	t->c.errbuf[0] = '\0';
+	curl_easy_setopt(t->c.curl, CURLOPT_READDATA, &up);
+	curl_easy_setopt(t->c.curl, CURLOPT_SEEKDATA, &up);
+	curl_easy_setopt(t->c.curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)up.total);
+	curl_easy_setopt(t->c.curl, CURLOPT_HEADERDATA, &a);
+	curl_easy_setopt(t->c.curl, CURLOPT_WRITEDATA, &a);
+	rc = curl_easy_perform(t->c.curl);
 	/* The handle outlives this frame: leave it no pointers into it. */
-	curl_easy_setopt(t->curl, CURLOPT_READDATA, NULL);
-	curl_easy_setopt(t->curl, CURLOPT_SEEKDATA, NULL);
-	curl_easy_setopt(t->curl, CURLOPT_HEADERDATA, NULL);
-	curl_easy_setopt(t->curl, CURLOPT_WRITEDATA, NULL);
+	curl_easy_setopt(t->c.curl, CURLOPT_READDATA, NULL);
+	curl_easy_setopt(t->c.curl, CURLOPT_SEEKDATA, NULL);
+	curl_easy_setopt(t->c.curl, CURLOPT_HEADERDATA, NULL);
+	curl_easy_setopt(t->c.curl, CURLOPT_WRITEDATA, NULL);
 
 	if (rc == CURLE_OUT_OF_MEMORY || a.oom) {
 		err = -ENOMEM;
@@ -438,8 +403,8 @@ static int grpc_send(struct transport *base, const struct export_payload *p,
 	if (rc == CURLE_OK || a.has_status)
 		read_answer(t, &a, res);
 	else
-		transport__curl_failure(res, base, rc, t->errbuf);
-	log_debug("%s: %zu byte message, %zu sent: %s", t->desc, p->len, len,
+		transport__curl_failure(res, &t->c, rc);
+	log_debug("%s: %zu byte message, %zu sent: %s", t->c.desc, p->len, len,
 		  res->outcome == SEND_OK      ? "delivered"
 		  : res->outcome == SEND_RETRY ? "to retry"
 					       : "refused");
@@ -456,23 +421,15 @@ static void grpc_delete(struct transport *base)
 
 	if (!t)
 		return;
-	if (t->curl)
-		curl_easy_cleanup(t->curl);
 	/* It holds the configured headers' values: scrubbed, not just freed. */
-	transport__free_headers(t->headers);
-	free(t->desc);
+	transport__curl_release(&t->c);
 	free(t);
-}
-
-static const char *grpc_describe(const struct transport *base)
-{
-	return ((const struct grpc_transport *)base)->desc;
 }
 
 static const struct transport_ops grpc_ops = {
 	.send = grpc_send,
 	.delete = grpc_delete,
-	.describe = grpc_describe,
+	.describe = transport__curl_describe,
 };
 
 /*
@@ -518,9 +475,9 @@ static int grpc_url(struct grpc_transport *t, const struct endpoint_config *cfg,
 	n = strlen(masked);
 	while (n && masked[n - 1] == '/')
 		masked[--n] = '\0';
-	if (asprintf(&t->desc, "OTLP/gRPC %s", masked) < 0)
-		t->desc = NULL;
-	ret = *method && t->desc ? 0 : -ENOMEM;
+	if (asprintf(&t->c.desc, "OTLP/gRPC %s", masked) < 0)
+		t->c.desc = NULL;
+	ret = *method && t->c.desc ? 0 : -ENOMEM;
 out:
 	curl_free(url);
 	curl_free(fragment);
@@ -539,46 +496,41 @@ static bool header_reserved(const char *name)
 		"content-length",
 	};
 
-	if (name[0] == ':' || strncmp(name, "grpc-", 5) == 0)
-		return true;
-	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
-		if (strcmp(name, reserved[i]) == 0)
-			return true;
-	return false;
+	return name[0] == ':' || strncmp(name, "grpc-", 5) == 0 ||
+	       transport__header_in(name, reserved, sizeof(reserved) / sizeof(reserved[0]));
+}
+
+/* The receiver's side of our timeout, so it stops working on a call we gave up on. */
+static void grpc_timeout(long timeout_ms, char *line, size_t len)
+{
+	if (timeout_ms <= 99999999)
+		snprintf(line, len, "grpc-timeout: %ldm", timeout_ms);
+	else
+		snprintf(line, len, "grpc-timeout: %ldS",
+			 timeout_ms / 1000 > 99999999 ? 99999999L : (timeout_ms + 999) / 1000);
 }
 
 static int grpc_headers(struct grpc_transport *t, const struct endpoint_config *cfg)
 {
 	struct export_header *lower = NULL;
-	char line[64], err[256];
+	char timeout[64], err[256];
 	size_t i;
-	int ret = -ENOMEM;
+	int ret;
 
+	grpc_timeout(cfg->timeout_ms, timeout, sizeof(timeout));
 	/* "Accept:" and "Expect:" remove what curl would add on its own. */
-	static const char *const fixed[] = {
+	const char *fixed[] = {
 		"content-type: application/grpc",
 		"te: trailers",
 		"grpc-accept-encoding: gzip",
 		"Accept:",
 		"Expect:",
+		cfg->gzip ? "grpc-encoding: gzip" : NULL,
+		cfg->timeout_ms > 0 ? timeout : NULL,
 	};
-	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-		if (!curl_slist_append_checked(&t->headers, fixed[i]))
-			return -ENOMEM;
-	if (cfg->gzip && !curl_slist_append_checked(&t->headers, "grpc-encoding: gzip"))
-		return -ENOMEM;
-	/* The receiver's side of our timeout, so it stops working on a call we gave up on. */
-	if (cfg->timeout_ms > 0) {
-		if (cfg->timeout_ms <= 99999999)
-			snprintf(line, sizeof(line), "grpc-timeout: %ldm", cfg->timeout_ms);
-		else
-			snprintf(line, sizeof(line), "grpc-timeout: %ldS",
-				 cfg->timeout_ms / 1000 > 99999999
-					 ? 99999999L
-					 : (cfg->timeout_ms + 999) / 1000);
-		if (!curl_slist_append_checked(&t->headers, line))
-			return -ENOMEM;
-	}
+	ret = transport__append_lines(&t->c.headers, fixed, sizeof(fixed) / sizeof(fixed[0]));
+	if (ret)
+		return ret;
 	if (!cfg->nr_headers)
 		return 0;
 
@@ -589,8 +541,10 @@ static int grpc_headers(struct grpc_transport *t, const struct endpoint_config *
 	for (i = 0; i < cfg->nr_headers; i++) {
 		lower[i].name = strdup(cfg->headers[i].name ? cfg->headers[i].name : "");
 		lower[i].value = cfg->headers[i].value;
-		if (!lower[i].name)
+		if (!lower[i].name) {
+			ret = -ENOMEM;
 			goto out;
+		}
 		for (char *c = lower[i].name; *c; c++)
 			if (*c >= 'A' && *c <= 'Z')
 				*c += 'a' - 'A';
@@ -601,11 +555,11 @@ static int grpc_headers(struct grpc_transport *t, const struct endpoint_config *
 			goto out;
 		}
 	}
-	ret = transport__append_headers(&t->headers, lower, cfg->nr_headers, err, sizeof(err));
+	ret = transport__append_headers(&t->c.headers, lower, cfg->nr_headers, err, sizeof(err));
 	if (ret == -EINVAL)
 		log_error("OTLP/gRPC: %s", err);
 	if (!ret)
-		transport__log_header_names(t->desc, lower, cfg->nr_headers);
+		transport__log_header_names(t->c.desc, lower, cfg->nr_headers);
 out:
 	for (i = 0; i < cfg->nr_headers; i++)
 		free(lower[i].name);
@@ -625,17 +579,11 @@ static int grpc_curl(struct grpc_transport *t, const struct endpoint_config *cfg
 		log_error("OTLP/gRPC: libcurl %s was built without HTTP/2", info->version);
 		return -EINVAL;
 	}
-	err = curl_client__global_init();
-	if (err)
-		return err;
-	t->curl = curl_easy_init();
-	if (!t->curl)
-		return -ENOMEM;
-	err = transport__curl_setup(t->curl, cfg, &t->base, t->errbuf);
+	err = transport__curl_open(&t->c, cfg);
 	if (err)
 		return err;
 	/* h2c needs prior knowledge: gRPC servers do not do the HTTP/1.1 Upgrade dance. */
-	rc = curl_easy_setopt(t->curl, CURLOPT_HTTP_VERSION,
+	rc = curl_easy_setopt(t->c.curl, CURLOPT_HTTP_VERSION,
 			      tls ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
 	/*
 	 * libcurl 7.88 fails every request on a reused h2c (prior knowledge) connection with
@@ -643,21 +591,21 @@ static int grpc_curl(struct grpc_transport *t, const struct endpoint_config *cfg
 	 * there, pay for a new connection per export rather than fail every other one.
 	 */
 	if (rc == CURLE_OK && !tls && info->version_num < 0x075900)
-		rc = curl_easy_setopt(t->curl, CURLOPT_FORBID_REUSE, 1L);
+		rc = curl_easy_setopt(t->c.curl, CURLOPT_FORBID_REUSE, 1L);
 	if (rc == CURLE_OK)
-		rc = curl_easy_setopt(t->curl, CURLOPT_URL, method);
+		rc = curl_easy_setopt(t->c.curl, CURLOPT_URL, method);
 	if (rc == CURLE_OK)
-		rc = curl_easy_setopt(t->curl, CURLOPT_POST, 1L);
+		rc = curl_easy_setopt(t->c.curl, CURLOPT_POST, 1L);
 	if (rc == CURLE_OK)
-		rc = curl_easy_setopt(t->curl, CURLOPT_HTTPHEADER, t->headers);
+		rc = curl_easy_setopt(t->c.curl, CURLOPT_HTTPHEADER, t->c.headers);
 	if (rc == CURLE_OK)
-		rc = curl_easy_setopt(t->curl, CURLOPT_READFUNCTION, upload_read);
+		rc = curl_easy_setopt(t->c.curl, CURLOPT_READFUNCTION, upload_read);
 	if (rc == CURLE_OK)
-		rc = curl_easy_setopt(t->curl, CURLOPT_SEEKFUNCTION, upload_seek);
+		rc = curl_easy_setopt(t->c.curl, CURLOPT_SEEKFUNCTION, upload_seek);
 	if (rc == CURLE_OK)
-		rc = curl_easy_setopt(t->curl, CURLOPT_HEADERFUNCTION, on_header);
+		rc = curl_easy_setopt(t->c.curl, CURLOPT_HEADERFUNCTION, on_header);
 	if (rc == CURLE_OK)
-		rc = curl_easy_setopt(t->curl, CURLOPT_WRITEFUNCTION, on_body);
+		rc = curl_easy_setopt(t->c.curl, CURLOPT_WRITEFUNCTION, on_body);
 	if (rc != CURLE_OK) {
 		log_error("OTLP/gRPC: libcurl refused an option: %s", curl_easy_strerror(rc));
 		return rc == CURLE_OUT_OF_MEMORY ? -ENOMEM : -EINVAL;
@@ -671,17 +619,12 @@ struct transport *transport_grpc__new(const struct endpoint_config *cfg)
 	char *method = NULL;
 	int err;
 
-	if (!cfg || !cfg->url) {
-		errno = EINVAL;
-		return NULL;
-	}
+	/* transport__new() has checked cfg and its URL; calloc() sets errno. */
 	t = calloc(1, sizeof(*t));
-	if (!t) {
-		errno = ENOMEM;
+	if (!t)
 		return NULL;
-	}
-	transport__init(&t->base, &grpc_ops);
-	t->gzip = cfg->gzip;
+	transport__init(&t->c.base, &grpc_ops);
+	t->c.gzip = cfg->gzip;
 
 	err = grpc_url(t, cfg, &method);
 	if (!err)
@@ -691,9 +634,9 @@ struct transport *transport_grpc__new(const struct endpoint_config *cfg)
 	/* curl copied the URL. */
 	free(method);
 	if (err) {
-		grpc_delete(&t->base);
+		grpc_delete(&t->c.base);
 		errno = -err;
 		return NULL;
 	}
-	return &t->base;
+	return &t->c.base;
 }

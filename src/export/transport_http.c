@@ -12,7 +12,6 @@
 #include <strings.h>
 #include <sys/time.h>
 
-#include "base/curl_client.h"
 #include "base/log.h"
 #include "base/log_text.h"
 #include "base/url.h"
@@ -27,14 +26,9 @@
 #define MESSAGE_KEEP 300
 
 struct http_transport {
-	struct transport base; /* first: the ops and the deadline */
+	struct curl_transport c; /* first: the ops, the deadline and the handle */
 	enum export_protocol protocol;
-	CURL *curl;
-	struct curl_slist *headers; /* holds secrets: scrubbed before it is freed */
-	char *url;		    /* the POST target; for ingest without the "?query" */
-	char *describe;
-	bool gzip;
-	char errbuf[CURL_ERROR_SIZE];
+	char *url; /* the POST target; for ingest without the "?query" */
 
 	/* the current response, reset for each send */
 	uint8_t *body;
@@ -47,24 +41,7 @@ struct http_transport {
 
 static struct http_transport *to_http(struct transport *t)
 {
-	return (struct http_transport *)t; /* base is the first member */
-}
-
-static const char *protocol_name(enum export_protocol p)
-{
-	switch (p) {
-	case EXPORT_OTLP_HTTP_PROTOBUF:
-		return "OTLP/HTTP";
-	case EXPORT_OTLP_HTTP_JSON:
-		return "OTLP/HTTP+JSON";
-	case EXPORT_OTLP_GRPC:
-		return "OTLP/gRPC";
-	case EXPORT_PYROSCOPE_PUSH:
-		return "Pyroscope push";
-	case EXPORT_PYROSCOPE_INGEST:
-		return "Pyroscope ingest";
-	}
-	return "?";
+	return (struct http_transport *)t; /* c, and so c.base, is the first member */
 }
 
 static const char *request_content_type(enum export_protocol p)
@@ -101,48 +78,25 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
 	return n;
 }
 
-static void keep_header_value(char *dst, size_t dstlen, const char *v, size_t len)
-{
-	while (len && (*v == ' ' || *v == '\t')) {
-		v++;
-		len--;
-	}
-	while (len && (v[len - 1] == '\r' || v[len - 1] == '\n' || v[len - 1] == ' ' ||
-		       v[len - 1] == '\t'))
-		len--;
-	if (len >= dstlen)
-		len = dstlen - 1;
-	memcpy(dst, v, len);
-	dst[len] = '\0';
-}
-
 static size_t on_header(char *line, size_t size, size_t nitems, void *userdata)
 {
 	struct http_transport *t = userdata;
 	size_t n = size * nitems;
-	const char *colon;
+	struct header_line h;
 
 	/* A status line starts a new header block (after a 100 Continue, say): forget the old. */
 	if (n >= 5 && strncmp(line, "HTTP/", 5) == 0) {
 		t->retry_after[0] = t->content_type[0] = t->location[0] = '\0';
 		return n;
 	}
-	colon = memchr(line, ':', n);
-	if (!colon)
+	if (!transport__split_header(line, n, &h))
 		return n;
-#define HEADER_IS(name)                                                                            \
-	((size_t)(colon - line) == sizeof(name) - 1 &&                                             \
-	 strncasecmp(line, name, sizeof(name) - 1) == 0)
-	if (HEADER_IS("retry-after"))
-		keep_header_value(t->retry_after, sizeof(t->retry_after), colon + 1,
-				  n - (size_t)(colon + 1 - line));
-	else if (HEADER_IS("content-type"))
-		keep_header_value(t->content_type, sizeof(t->content_type), colon + 1,
-				  n - (size_t)(colon + 1 - line));
-	else if (HEADER_IS("location"))
-		keep_header_value(t->location, sizeof(t->location), colon + 1,
-				  n - (size_t)(colon + 1 - line));
-#undef HEADER_IS
+	if (transport__header_is(&h, "retry-after"))
+		transport__header_value(&h, t->retry_after, sizeof(t->retry_after));
+	else if (transport__header_is(&h, "content-type"))
+		transport__header_value(&h, t->content_type, sizeof(t->content_type));
+	else if (transport__header_is(&h, "location"))
+		transport__header_value(&h, t->location, sizeof(t->location));
 	return n;
 }
 
@@ -182,8 +136,7 @@ static void read_success(struct http_transport *t, struct send_result *res)
 		/* Delivered all the same: the receiver said 2xx. */
 		log_debug("%s: could not decode the %zu-byte success response (%s); taken as "
 			  "full success",
-			  t->describe, t->body_len,
-			  t->content_type[0] ? t->content_type : "no type");
+			  t->c.desc, t->body_len, t->content_type[0] ? t->content_type : "no type");
 		res->message[0] = '\0';
 		return;
 	}
@@ -240,7 +193,7 @@ static int http_send(struct transport *base, const struct export_payload *p,
 	long status = 0;
 	int err = 0;
 
-	if (t->gzip) {
+	if (t->c.gzip) {
 		err = transport__gzip(p->body, p->len, &gz, &len);
 		if (err)
 			return err;
@@ -256,17 +209,17 @@ static int http_send(struct transport *base, const struct export_payload *p,
 	t->body_len = 0;
 	t->body_cut = false;
 	t->retry_after[0] = t->content_type[0] = t->location[0] = '\0';
-	t->errbuf[0] = '\0';
-	curl_easy_setopt(t->curl, CURLOPT_URL, url ? url : t->url);
-	curl_easy_setopt(t->curl, CURLOPT_POSTFIELDS, body ? body : "");
-	curl_easy_setopt(t->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	t->c.errbuf[0] = '\0';
+	curl_easy_setopt(t->c.curl, CURLOPT_URL, url ? url : t->url);
+	curl_easy_setopt(t->c.curl, CURLOPT_POSTFIELDS, body ? body : "");
+	curl_easy_setopt(t->c.curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 
-	rc = curl_easy_perform(t->curl);
+	rc = curl_easy_perform(t->c.curl);
 	if (rc != CURLE_OK) {
-		transport__curl_failure(res, base, rc, t->errbuf);
+		transport__curl_failure(res, &t->c, rc);
 		goto out;
 	}
-	curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_getinfo(t->c.curl, CURLINFO_RESPONSE_CODE, &status);
 	res->code = status;
 	res->outcome = transport__classify_http(status);
 	if (res->outcome == SEND_OK)
@@ -283,24 +236,16 @@ static void http_delete(struct transport *base)
 {
 	struct http_transport *t = to_http(base);
 
-	if (t->curl)
-		curl_easy_cleanup(t->curl);
-	transport__free_headers(t->headers);
+	transport__curl_release(&t->c);
 	free(t->body);
 	free(t->url);
-	free(t->describe);
 	free(t);
-}
-
-static const char *http_describe(const struct transport *base)
-{
-	return ((const struct http_transport *)base)->describe;
 }
 
 static const struct transport_ops http_ops = {
 	.send = http_send,
 	.delete = http_delete,
-	.describe = http_describe,
+	.describe = transport__curl_describe,
 };
 
 /* Headers this transport owns: a user's copy would contradict the body it sends. */
@@ -309,10 +254,7 @@ static bool reserved_header(const char *name)
 	static const char *const reserved[] = {"content-type", "content-encoding", "content-length",
 					       "transfer-encoding", "connect-protocol-version"};
 
-	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
-		if (strcasecmp(name, reserved[i]) == 0)
-			return true;
-	return false;
+	return transport__header_in(name, reserved, sizeof(reserved) / sizeof(reserved[0]));
 }
 
 static int build_headers(struct http_transport *t, const struct endpoint_config *cfg)
@@ -323,43 +265,32 @@ static int build_headers(struct http_transport *t, const struct endpoint_config 
 	int rc = 0;
 
 	snprintf(line, sizeof(line), "Content-Type: %s", request_content_type(t->protocol));
-	t->headers = curl_slist_append(NULL, line);
-	if (!t->headers)
-		return -ENOMEM;
 	/* No "Expect: 100-continue" round trip before large bodies. */
 	const char *fixed[] = {
-		t->gzip ? "Content-Encoding: gzip" : NULL,
+		line,
+		t->c.gzip ? "Content-Encoding: gzip" : NULL,
 		t->protocol == EXPORT_PYROSCOPE_PUSH ? "Connect-Protocol-Version: 1" : NULL,
 		"Expect:",
 	};
-	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
-		struct curl_slist *l;
-
-		if (!fixed[i])
-			continue;
-		l = curl_slist_append(t->headers, fixed[i]);
-		if (!l)
-			return -ENOMEM;
-		t->headers = l;
-	}
-	if (!cfg->nr_headers)
-		return 0;
+	rc = transport__append_lines(&t->c.headers, fixed, sizeof(fixed) / sizeof(fixed[0]));
+	if (rc || !cfg->nr_headers)
+		return rc;
 	user = calloc(cfg->nr_headers, sizeof(*user));
 	if (!user)
 		return -ENOMEM;
 	for (size_t i = 0; i < cfg->nr_headers; i++) {
 		if (cfg->headers[i].name && reserved_header(cfg->headers[i].name)) {
 			log_warn("%s: ignoring the configured '%s' header: the transport sets it",
-				 t->describe, cfg->headers[i].name);
+				 t->c.desc, cfg->headers[i].name);
 			continue;
 		}
 		user[n++] = cfg->headers[i];
 	}
-	rc = transport__append_headers(&t->headers, user, n, err, sizeof(err));
+	rc = transport__append_headers(&t->c.headers, user, n, err, sizeof(err));
 	if (rc == -EINVAL)
-		log_error("%s: %s", t->describe, err);
+		log_error("%s: %s", t->c.desc, err);
 	else
-		transport__log_header_names(t->describe, user, n);
+		transport__log_header_names(t->c.desc, user, n);
 	free(user);
 	return rc;
 }
@@ -372,26 +303,24 @@ struct transport *transport_http__new(const struct endpoint_config *cfg)
 
 	url__mask(cfg->url, masked, sizeof(masked));
 	if (url__check_http(cfg->url, err, sizeof(err))) {
-		log_error("%s endpoint '%s': %s", protocol_name(cfg->protocol), masked, err);
+		log_error("%s endpoint '%s': %s", export_protocol__name(cfg->protocol), masked,
+			  err);
 		goto fail;
 	}
 	if ((cfg->protocol == EXPORT_PYROSCOPE_PUSH || cfg->protocol == EXPORT_PYROSCOPE_INGEST) &&
 	    strpbrk(cfg->url, "?#")) {
 		log_error("%s endpoint '%s': give the base URL, without a query: the API path is "
 			  "appended to it",
-			  protocol_name(cfg->protocol), masked);
+			  export_protocol__name(cfg->protocol), masked);
 		goto fail;
 	}
-	rc = curl_client__global_init();
-	if (rc)
-		goto fail;
 	rc = -ENOMEM;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		goto fail;
-	transport__init(&t->base, &http_ops);
+	transport__init(&t->c.base, &http_ops);
 	t->protocol = cfg->protocol;
-	t->gzip = cfg->gzip;
+	t->c.gzip = cfg->gzip;
 	switch (cfg->protocol) {
 	case EXPORT_PYROSCOPE_PUSH:
 		t->url = url__join(cfg->url, "/push.v1.PusherService/Push");
@@ -406,34 +335,31 @@ struct transport *transport_http__new(const struct endpoint_config *cfg)
 	if (!t->url)
 		goto fail;
 	url__mask(t->url, masked, sizeof(masked));
-	if (asprintf(&t->describe, "%s %s", protocol_name(cfg->protocol), masked) < 0) {
-		t->describe = NULL;
+	if (asprintf(&t->c.desc, "%s %s", export_protocol__name(cfg->protocol), masked) < 0) {
+		t->c.desc = NULL;
 		goto fail;
 	}
-	t->curl = curl_easy_init();
-	if (!t->curl)
-		goto fail;
-	rc = transport__curl_setup(t->curl, cfg, &t->base, t->errbuf);
+	rc = transport__curl_open(&t->c, cfg);
 	if (rc)
 		goto fail;
 	rc = build_headers(t, cfg);
 	if (rc)
 		goto fail;
-	if (curl_easy_setopt(t->curl, CURLOPT_HTTPHEADER, t->headers) != CURLE_OK ||
-	    curl_easy_setopt(t->curl, CURLOPT_POST, 1L) != CURLE_OK ||
-	    curl_easy_setopt(t->curl, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK ||
-	    curl_easy_setopt(t->curl, CURLOPT_WRITEDATA, t) != CURLE_OK ||
-	    curl_easy_setopt(t->curl, CURLOPT_HEADERFUNCTION, on_header) != CURLE_OK ||
-	    curl_easy_setopt(t->curl, CURLOPT_HEADERDATA, t) != CURLE_OK ||
+	if (curl_easy_setopt(t->c.curl, CURLOPT_HTTPHEADER, t->c.headers) != CURLE_OK ||
+	    curl_easy_setopt(t->c.curl, CURLOPT_POST, 1L) != CURLE_OK ||
+	    curl_easy_setopt(t->c.curl, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK ||
+	    curl_easy_setopt(t->c.curl, CURLOPT_WRITEDATA, t) != CURLE_OK ||
+	    curl_easy_setopt(t->c.curl, CURLOPT_HEADERFUNCTION, on_header) != CURLE_OK ||
+	    curl_easy_setopt(t->c.curl, CURLOPT_HEADERDATA, t) != CURLE_OK ||
 	    /* Responses may come gzipped; libcurl inflates them. */
-	    curl_easy_setopt(t->curl, CURLOPT_ACCEPT_ENCODING, "gzip") != CURLE_OK) {
+	    curl_easy_setopt(t->c.curl, CURLOPT_ACCEPT_ENCODING, "gzip") != CURLE_OK) {
 		rc = -EINVAL;
 		goto fail;
 	}
-	return &t->base;
+	return &t->c.base;
 fail:
 	if (t)
-		http_delete(&t->base);
+		http_delete(&t->c.base);
 	errno = -rc;
 	return NULL;
 }
