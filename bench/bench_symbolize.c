@@ -11,7 +11,7 @@
  *     so a list depends only on SEED and the symbol table.
  *
  *   bench_symbolize run BINARY ADDRS OUT
- *     Symbolizes the list with dso__find_symbol() + dso__find_lines() (src/dso.h), as the
+ *     Symbolizes the list with dso__find_symbol() + dso__find_lines() (src/symbols/dso.h), as the
  *     symbolizer does for each distinct address: a cold pass (the dso is loaded and its DWARF
  *     opened inside it), then three warm passes over the same list. Nothing caches results per
  *     address at this level: a warm pass pays every lookup, with the DWARF open and its per-CU

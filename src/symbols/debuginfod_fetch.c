@@ -378,7 +378,7 @@ static void fetch_one(struct debuginfod_fetch *f, struct entry *e)
 	f->timed_out = false;
 	fd = debuginfod_find_debuginfo(f->client, e->id, (int)e->len, &path);
 	if (fd >= 0)
-		close(fd); /* dso.c opens it again by path, and checks it is the same file */
+		close(fd); /* debug_file.c opens it again by path, and checks it is the same file */
 
 	pthread_mutex_lock(&f->lock);
 	f->running = NULL;

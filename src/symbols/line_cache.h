@@ -10,7 +10,7 @@
  * Direct-mapped and bounded: a collision replaces the older answer. An answer's strings are
  * copied, so that it outlives the DWARF handle it came from. Keys are (owner, address, max): the
  * owner says whose lines they are and changes whenever what the lines are read from may change
- * (see dso.c), so that a stale answer is never found again.
+ * (see dso_cache.c), so that a stale answer is never found again.
  */
 #ifndef HOSTPROF_LINE_CACHE_H
 #define HOSTPROF_LINE_CACHE_H

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Unit tests for src/docker.c: container names from config.v2.json fixtures under
+ * Unit tests for src/process/docker.c: container names from config.v2.json fixtures under
  * tests/fixtures/docker/containers/<id>/ (a normal one as Docker writes it, one cut in the
  * middle, one without a Name), and hostile cases made under /tmp: path traversal, symlinks,
  * FIFOs, oversized files, odd names.

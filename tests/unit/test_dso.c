@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Unit tests for src/dso.c on the ELF fixtures that tests/unit/fixtures.mk builds into
- * $OUTPUT/fixtures (OUTPUT defaults to "build"). Expected build-ids, symbol addresses and program
- * headers come from binutils (readelf, nm) at build time, never from the code under test.
- * Corrupt copies are written to a mkdtemp() directory under /tmp. Needs no privileges.
+ * Unit tests for src/symbols/dso.h (dso.c, elf_symtab.c, dso_load.c, dso_cache.c) on the ELF
+ * fixtures that tests/unit/fixtures.mk builds into $OUTPUT/fixtures (OUTPUT defaults to "build").
+ * Expected build-ids, symbol addresses and program headers come from binutils (readelf, nm) at
+ * build time, never from the code under test. Corrupt copies are written to a mkdtemp() directory
+ * under /tmp. Needs no privileges.
  */
 #include <elf.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Unit tests for src/kubelet.c: the /pods parser on a recorded-shape PodList
- * (tests/fixtures/kubelet/pods.json: a Deployment pod with init, sidecar and ephemeral
+ * Unit tests for src/process/kubelet.c and kubelet_pods.c: the /pods parser on a recorded-shape
+ * PodList (tests/fixtures/kubelet/pods.json: a Deployment pod with init, sidecar and ephemeral
  * containers, a DaemonSet pod, a StatefulSet pod, a bare pod, a CronJob's Job pod, a hand-made
  * ReplicaSet's pod and a pending pod; containerd, cri-o and docker IDs side by side, which one
  * node would not mix but one parser must read), on broken and hostile input, and under a

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* The line cache (src/line_cache.c): answers keyed by (owner, address, max), with copied strings.
+/* The line cache (src/symbols/line_cache.c): answers keyed by (owner, address, max), with copied
+ * strings.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -492,7 +492,7 @@ static void *churn(void *arg)
 }
 
 /*
- * What an open DWARF holds is counted (dso.c, DWARF_CU_BYTES): the count must stay near what
+ * What an open DWARF holds is counted (dso_lines.c, DWARF_CU_BYTES): the count must stay near what
  * the heap really grows by (within a quarter, over this binary's CUs), and must not take in what
  * other threads allocate meanwhile (it used to, and the budget filled with their noise).
  */
@@ -860,9 +860,9 @@ static bool overwrite(const char *path, const char *from, const char *append)
 }
 
 /*
- * A binary rewritten on disk after it was read (same dev and inode; the fid check in dso.c): a
- * dso read before must not take its lines from the new contents, the cache reads the file again,
- * and a different binary behind the same inode becomes a dso of its own.
+ * A binary rewritten on disk after it was read (same dev and inode; the fid checks in dso_cache.c
+ * and dso_dwarf.c): a dso read before must not take its lines from the new contents, the cache
+ * reads the file again, and a different binary behind the same inode becomes a dso of its own.
  */
 static void test_replaced(const char *tmp)
 {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Unit tests for src/proc.c: the maps parser on fixtures (tests/fixtures/maps, read relative to the
- * repository root), the process table on a fake /proc made under /tmp, and the real /proc/self.
- * Needs no privileges.
+ * Unit tests for src/process/proc.c: the maps parser on fixtures (tests/fixtures/maps, read
+ * relative to the repository root), the process table on a fake /proc made under /tmp, and the real
+ * /proc/self. Needs no privileges.
  */
 #include <errno.h>
 #include <fcntl.h>

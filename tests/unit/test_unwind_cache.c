@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The disk cache of unwind tables (src/unwind_cache.c): a stored table loads back identical, and
- * every file the cache cannot vouch for is a clean miss. Tables are made with
+ * The disk cache of unwind tables (src/unwind/unwind_cache.c): a stored table loads back identical,
+ * and every file the cache cannot vouch for is a clean miss. Tables are made with
  * unwind_table__from_rows(), so these tests do not depend on the CFI builder. Broken files are
  * forged with the format that unwind_cache.h describes, with a correct checksum where the test is
  * about another field, so that each check is the one that rejects them.

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Unit tests for src/unwind_table.c on the fixtures that tests/unit/fixtures.mk builds into
- * $OUTPUT/fixtures (OUTPUT defaults to "build"): tests/fixtures/elf/fx_unwind.c as an -O2 PIE, an
- * -O2 library, an -O0 PIE, a library with .debug_frame only and an arm64 library, plus a copy of
- * the C library (hand-written CFI: a signal trampoline, CFAs in other registers).
+ * Unit tests for src/unwind/unwind_table.c and its cfi_*.c on the fixtures that
+ * tests/unit/fixtures.mk builds into $OUTPUT/fixtures (OUTPUT defaults to "build"):
+ * tests/fixtures/elf/fx_unwind.c as an -O2 PIE, an -O2 library, an -O0 PIE, a library with
+ * .debug_frame only and an arm64 library, plus a copy of the C library (hand-written CFI: a signal
+ * trampoline, CFAs in other registers).
  *
  * The oracle is binutils: `readelf --debug-dump=frames-interp` executes every FDE's CFA program
  * and prints its rows (X.cfi; X.cfiops adds what that dump cannot show). For every row readelf
