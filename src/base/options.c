@@ -10,6 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/url.h"
+
 #define HELP_COL 26   /* where descriptions start in --help */
 #define HELP_WIDTH 80 /* where they wrap */
 #define MAX_DEFS 128
@@ -465,21 +467,18 @@ void options__print_string(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-/* A URL's password is masked: "https://user:***@host/". */
+/* A URL's credentials are masked as in the logs (all before the host's '@' becomes "***"): a bare
+ * token there is as secret as a password, and a password may itself hold an '@'. */
 static void print_url(FILE *out, const char *url)
 {
-	const char *scheme = url ? strstr(url, "://") : NULL;
-	const char *at = scheme ? strchr(scheme + 3, '@') : NULL;
-	const char *slash = scheme ? strchr(scheme + 3, '/') : NULL;
-	const char *colon = scheme ? strchr(scheme + 3, ':') : NULL;
 	char buf[1024];
 
-	if (at && (!slash || at < slash) && colon && colon < at) {
-		snprintf(buf, sizeof(buf), "%.*s:***%s", (int)(colon - url), url, at);
-		options__print_string(out, buf);
-	} else {
-		options__print_string(out, url);
+	if (!url) {
+		options__print_string(out, NULL);
+		return;
 	}
+	url__mask(url, buf, sizeof(buf));
+	options__print_string(out, buf);
 }
 
 static void print_choice(FILE *out, const struct opt_def *d, unsigned long long v)

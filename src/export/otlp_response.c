@@ -10,6 +10,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <json-c/json.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,7 +55,13 @@ static int json_int64(struct json_object *v, int64_t *out)
 		return 0;
 	}
 	if (json_object_is_type(v, json_type_double)) {
-		*out = (int64_t)json_object_get_double(v);
+		double d = json_object_get_double(v);
+
+		/* Out of int64's range the cast is undefined: a receiver's 1e300 is a bad answer.
+		 */
+		if (!isfinite(d) || d < -9.2e18 || d > 9.2e18)
+			return -1;
+		*out = (int64_t)d;
 		return 0;
 	}
 	if (!json_object_is_type(v, json_type_string))

@@ -271,10 +271,25 @@ static void test_print(void)
 /* ---- the commands' tables ---- */
 
 /* Leaked: a test's few strings. */
+/* Copies of the strings a value owns, freed together once the test is done with them. */
+struct owned {
+	char *v[8];
+	size_t n;
+};
+
 static const char *own_copy(void *arg, const char *text)
 {
-	(void)arg;
-	return strdup(text);
+	struct owned *o = arg;
+
+	if (o->n == sizeof(o->v) / sizeof(o->v[0]))
+		return NULL;
+	return o->v[o->n++] = strdup(text);
+}
+
+static void owned__free(struct owned *o)
+{
+	while (o->n)
+		free(o->v[--o->n]);
 }
 
 /* The value the table's default names (up to a blank: "1048576 = 16 MiB") is the value the
@@ -287,7 +302,8 @@ static void check_defaults(const struct opt_command *cmd, void *defaults, size_t
 	for (size_t i = 0; copy && i < cmd->nr_defs; i++) {
 		const struct opt_def *d = &cmd->defs[i];
 		struct opt_ctx ctx = {.targets = {defaults}};
-		struct opt_ctx set = {.targets = {copy}, .own = own_copy};
+		struct owned owned = {.n = 0};
+		struct opt_ctx set = {.targets = {copy}, .own = own_copy, .own_arg = &owned};
 		char value[64];
 		FILE *f;
 
@@ -306,6 +322,7 @@ static void check_defaults(const struct opt_command *cmd, void *defaults, size_t
 		CHECK(!strcmp(before, after),
 		      "%s %s: the table says %s, the command starts with %s", cmd->prog,
 		      d->name ? d->name : d->key, after, before);
+		owned__free(&owned);
 	}
 	free(copy);
 }

@@ -440,9 +440,10 @@ static void test_parse_responses(void)
 	CHECK(otlp_response__parse(j2, strlen(j2), true, &rej, msg, sizeof(msg)) == 0 && rej == 7 &&
 		      !strcmp(msg, "warn"),
 	      "snake_case json");
-	const char *json_bad[] = {"{",	   "{\"partialSuccess\":{\"rejectedProfiles\":\"x\"}}",
-				  "[]",	   "{\"a\":1,}",
-				  "{} {}", "{\"a\":\"\\u12\"}"};
+	const char *json_bad[] = {"{", "{\"partialSuccess\":{\"rejectedProfiles\":\"x\"}}", "[]",
+				  "{\"a\":1,}", "{} {}", "{\"a\":\"\\u12\"}",
+				  /* past int64: the cast would be undefined */
+				  "{\"partialSuccess\":{\"rejectedProfiles\":1e300}}"};
 	for (size_t i = 0; i < sizeof(json_bad) / sizeof(json_bad[0]); i++)
 		CHECK(otlp_response__parse(json_bad[i], strlen(json_bad[i]), true, &rej, msg,
 					   sizeof(msg)) == -EBADMSG,
