@@ -353,7 +353,8 @@ static void print_idle_hint(const struct run *r, uint64_t samples, double elapse
 	const struct config *c = r->cfg;
 	double possible = elapsed_s * c->frequency_hz * (nr_cpus > 0 ? nr_cpus : 1);
 
-	if (!(c->types & PROFILE_TYPE_CPU) || c->include_idle || possible < 100 ||
+	/* No samples at all gets its own line from the summary ("No samples: ..."). */
+	if (!(c->types & PROFILE_TYPE_CPU) || c->include_idle || possible < 100 || !samples ||
 	    samples >= possible / 100)
 		return;
 	if (c->all)

@@ -35,6 +35,7 @@
 #   bad_flags         unknown flag, bad --duration, bad --frequency: nonzero, flag named
 #   help_version      --help, profile --help, --version
 #   not_root          as nobody: nonzero, names CAP_BPF, CAP_PERFMON or root
+#   idle_hint         a target at ~1% of a CPU: the summary says it was nearly idle
 #
 # The captures run one after another, never in parallel: the machines have 2 cores, and a second
 # busy process would take CPU time from the workload whose shares are being measured.
@@ -682,6 +683,31 @@ t_command_mode() {
 		fail command_mode "${n:-0} of ${total:-0} short_lived samples in burn_until_exit (need >= 20 and >= 90%; ~$((2 * FREQ)) on an idle machine); comms: $comms"
 	else
 		pass command_mode "returned after ${HP_SECS} s (--duration 10, command runs 2 s); $n of $total short_lived samples in burn_until_exit"
+	fi
+}
+
+# A target that runs 2 ms every 250 ms: the summary says it was nearly idle (a handful of samples
+# is not a broken profiler), and the unwinding line ends cleanly; a busy target is not called idle.
+t_idle_hint() {
+	local spin='import time
+while True:
+    t = time.perf_counter()
+    while time.perf_counter() - t < 0.002: pass
+    time.sleep(0.25)'
+	start_bg python3 -c "$spin"
+	sleep 0.5
+	hp idle profile --pid "$WPID" --duration 2 --frequency 1000 -o "$WORK/idle.folded"
+	stop_workload "$WPID"
+	if [ "$HP_RC" -ne 0 ]; then
+		fail idle_hint "capture failed: $(hp_failure idle)"
+	elif ! grep -qE '^The targets were nearly idle: [1-9][0-9]* samples of a possible [0-9]+' "$WORK/idle.out"; then
+		fail idle_hint "no 'nearly idle' line for a target at ~1% of a CPU: $(head -c 400 "$WORK/idle.out" | tr '\n' '|')"
+	elif grep -qE '^User stacks: .*:$' "$WORK/idle.out"; then
+		fail idle_hint "the unwinding line ends with a colon: $(grep '^User stacks' "$WORK/idle.out")"
+	elif [ -s "$WORK/ratio.out" ] && grep -q 'nearly idle' "$WORK/ratio.out"; then
+		fail idle_hint "the busy cpu_ratio capture was called idle"
+	else
+		pass idle_hint "$(grep -oE '^The targets were nearly idle: [0-9]+ samples of a possible [0-9]+' "$WORK/idle.out")"
 	fi
 }
 
@@ -1494,7 +1520,7 @@ main() {
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		agent_service agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \
 		agent_sigterm agent_http agent_config_errors agent_print_config agent_soak \
-		bad_pid bad_flags help_version not_root; do
+		idle_hint bad_pid bad_flags help_version not_root; do
 		wanted "$t" && "t_$t"
 	done
 	finish
