@@ -146,10 +146,12 @@ unit: $(UNIT_BINS) unit-fixtures grpc-deps grpc-fixtures layers
 	$(Q)OUTPUT=$(OUTPUT) tests/run-unit.sh $(UNIT_BINS)
 
 # The layers of src/ (docs/ARCHITECTURE.md): includes name their folder and go only down the
-# order in scripts/check_layers.py, and no two modules call each other (read from the objects).
+# order in scripts/check_layers.py, and no two modules call each other (read from the objects);
+# no file or function past the sizes in scripts/check_sizes.py.
 layers: $(OBJS)
 	$(call msg,LAYERS,src)
 	$(Q)python3 scripts/check_layers.py src --objects $(OUTPUT)/src
+	$(Q)python3 scripts/check_sizes.py src
 
 e2e: $(OUTPUT)/hostprof e2e-workloads browser-deps grpc-deps
 	$(Q)OUTPUT=$(OUTPUT) tests/e2e/run.sh

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Tests of scripts/check_layers.py, the check that `make check` runs over src/: the real tree
-# passes, and each kind of fault planted in a copy of it fails with a line that names the file and
-# the rule (an include that goes up the layers, one without its folder, a folder that is no
-# layer, a source file outside the folders, two modules that call each other).
+# Tests of scripts/check_layers.py and scripts/check_sizes.py, the checks that `make unit` and
+# `make check` run over src/: the real tree passes, and each kind of fault planted in a copy of it
+# fails with a line that names the file and the rule (an include that goes up the layers, one
+# without its folder, a folder that is no layer, a source file outside the folders, two modules
+# that call each other, a file or a function too long).
 # Prints `test_check_layers: N passed, N failed`; exits non-zero when anything failed.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -69,6 +70,18 @@ expect_fail "call cycle" 'modules that call each other in a cycle: base/a -> bas
 cp "$tmp/b2.o" "$tmp/obj/base/b.o"
 out=$(python3 "$check" "$tmp/src" --objects "$tmp/obj" 2>&1) && ok || fail "no cycle: $out"
 expect_fail "no objects" 'no objects to read' "$tmp/src" --objects "$tmp/empty"
+
+# scripts/check_sizes.py: the real tree passes; a file or a function past its size fails.
+sizes=$top/scripts/check_sizes.py
+out=$(python3 "$sizes" "$top/src" 2>&1) && ok || fail "sizes of the real tree: $out"
+fresh
+seq 1 1300 | sed 's|.*|/* & */|' >"$tmp/src/base/long.c"
+out=$(python3 "$sizes" "$tmp/src" 2>&1)
+[ $? -eq 1 ] && grep -q 'base/long\.c: 1301 lines' <<<"$out" && ok || fail "long file: $out"
+fresh
+{ printf 'int big(void)\n{\n'; seq 1 160 | sed 's|.*|\t;|'; printf '}\n'; } >"$tmp/src/base/big.c"
+out=$(python3 "$sizes" "$tmp/src" 2>&1)
+[ $? -eq 1 ] && grep -q 'base/big\.c:2: big() is 162 lines' <<<"$out" && ok || fail "long function: $out"
 
 echo "test_check_layers: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
