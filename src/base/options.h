@@ -33,7 +33,7 @@ enum opt_type {
 };
 
 /* Bits of opt_def.flags. */
-#define OPT_F_URL (1U << 0)    /* printed with its password masked */
+#define OPT_F_URL (1U << 0)    /* printed with its credentials masked */
 #define OPT_F_REPEAT (1U << 1) /* each use adds to a list: no default to check */
 #define OPT_F_SECRET (1U << 2) /* the value is never printed or quoted in messages */
 
