@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The pieces both libcurl transports share: status classification, Retry-After, request
- * headers, the setup of an easy handle and what a failed transfer means, and gzip.
+ * headers, the setup of an easy handle and what a failed transfer means.
  */
 #include "export/transport_curl.h"
 
@@ -14,7 +14,6 @@
 #include <time.h>
 
 #include "base/curl_client.h"
-#include "base/gzip.h"
 #include "base/log.h"
 #include "base/log_text.h"
 #include "base/url.h"
@@ -389,11 +388,4 @@ void transport__curl_failure(struct send_result *res, const struct curl_transpor
 	} else {
 		snprintf(res->message, sizeof(res->message), "%s", what);
 	}
-}
-
-/* --- bodies --- */
-
-int transport__gzip(const void *in, size_t len, uint8_t **out, size_t *out_len)
-{
-	return gzip__deflate(in, len, out, out_len);
 }

@@ -133,7 +133,4 @@ void transport__curl_failure(struct send_result *res, const struct curl_transpor
 
 /* --- bodies --- */
 
-/* A request body gzipped (RFC 1952) into a malloc'ed *out: gzip__deflate(). 0, -ENOMEM or -EIO. */
-int transport__gzip(const void *in, size_t len, uint8_t **out, size_t *out_len);
-
 #endif /* HOSTPROF_TRANSPORT_CURL_H */

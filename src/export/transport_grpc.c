@@ -361,7 +361,7 @@ static int grpc_send(struct transport *base, const struct export_payload *p,
 
 	up.msg = p->body;
 	if (t->c.gzip) {
-		err = transport__gzip(p->body, p->len, &packed, &len);
+		err = gzip__deflate(p->body, p->len, &packed, &len);
 		if (err)
 			return err;
 		up.msg = packed;

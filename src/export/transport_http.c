@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <sys/time.h>
 
+#include "base/gzip.h"
 #include "base/log.h"
 #include "base/log_text.h"
 #include "base/url.h"
@@ -194,7 +195,7 @@ static int http_send(struct transport *base, const struct export_payload *p,
 	int err = 0;
 
 	if (t->c.gzip) {
-		err = transport__gzip(p->body, p->len, &gz, &len);
+		err = gzip__deflate(p->body, p->len, &gz, &len);
 		if (err)
 			return err;
 		body = gz;

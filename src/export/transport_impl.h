@@ -50,17 +50,11 @@ static inline void transport__init(struct transport *t, const struct transport_o
 	atomic_store(&t->deadline_ms, 0);
 }
 
-/* The clock of the deadline (CLOCK_MONOTONIC in ms), by the name the tests use. */
-static inline int64_t transport__now_ms(void)
-{
-	return clock__mono_ms();
-}
-
 static inline bool transport__past_deadline(const struct transport *t)
 {
 	int64_t d = atomic_load(&((struct transport *)t)->deadline_ms);
 
-	return d && transport__now_ms() >= d;
+	return d && clock__mono_ms() >= d;
 }
 
 /* The OTLP/gRPC transport (transport_grpc.c). NULL + errno, as transport__new(). */

@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "export/export.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "export/transport_impl.h"
 
@@ -45,7 +46,7 @@ struct fake {
 
 static int64_t now_ms(void)
 {
-	return transport__now_ms();
+	return clock__mono_ms();
 }
 
 static int fake_send(struct transport *t, const struct export_payload *p, struct send_result *res)
