@@ -72,12 +72,35 @@ static __always_inline void hp_wait_add(__u64 *ns_count, __u64 delta)
 	__sync_fetch_and_add(&ns_count[1], 1);
 }
 
+/*
+ * bpf_map_update_elem() for callers that look at the error. Before Linux 6.4 the verifier turns the
+ * helper into a direct call of the map's update op, which returned an int: an error reaches the
+ * program zero-extended (-EEXIST as 4294967279), so a 64-bit compare with -EEXIST never matches.
+ * Compared as an int, the error is the same on every kernel.
+ */
+static __always_inline int hp_map_update(void *map, const void *key, const void *value, __u64 flags)
+{
+	return (int)bpf_map_update_elem(map, key, value, flags);
+}
+
+/* Count a failed map update: loss_full when the map was full (-E2BIG), else what really
+ * happened, so that a summary never blames the map size for another error. */
+static __always_inline void hp_count_update_error(int err, __u32 loss_full)
+{
+	if (err == -E2BIG)
+		bump(&losses, loss_full);
+	else if (err == -ENOMEM)
+		bump(&losses, HP_LOSS_MAP_NO_MEMORY);
+	else
+		bump(&losses, HP_LOSS_MAP_UPDATE_FAILED);
+}
+
 /* Insert a new wait aggregate (init holds {delta, 1} and the names). Another CPU may have
  * inserted the same key since our lookup: then add to its entry. A full map counts `loss`. */
 static __always_inline void hp_wait_insert(void *counts, const void *key, const void *init,
 					   __u64 delta, __u32 loss)
 {
-	long err = bpf_map_update_elem(counts, key, init, BPF_NOEXIST);
+	int err = hp_map_update(counts, key, init, BPF_NOEXIST);
 	__u64 *val;
 
 	if (err == -EEXIST) {
@@ -88,7 +111,7 @@ static __always_inline void hp_wait_insert(void *counts, const void *key, const 
 		}
 	}
 	if (err)
-		bump(&losses, loss);
+		hp_count_update_error(err, loss);
 }
 
 /* Is this process one of the targets? Filtering comes first in every program. */

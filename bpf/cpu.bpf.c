@@ -142,7 +142,7 @@ static __always_inline int record(struct bpf_perf_event_data *ctx, const struct 
 
 	bpf_get_current_comm(init.thread_name, sizeof(init.thread_name));
 	BPF_CORE_READ_STR_INTO(&init.process_name, task, group_leader, comm);
-	err = bpf_map_update_elem(counts, &key, &init, BPF_NOEXIST);
+	err = hp_map_update(counts, &key, &init, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		/* Another CPU created the entry between our lookup and update. */
 		val = bpf_map_lookup_elem(counts, &key);
@@ -152,7 +152,7 @@ static __always_inline int record(struct bpf_perf_event_data *ctx, const struct 
 		}
 	}
 	if (err) {
-		bump(&losses, HP_LOSS_COUNTS_MAP_FULL);
+		hp_count_update_error((int)err, HP_LOSS_COUNTS_MAP_FULL);
 		return 0;
 	}
 	bump(&stats, HP_STAT_SAMPLES_RECORDED);
@@ -183,8 +183,8 @@ static __always_inline void start_tail_walk(struct bpf_perf_event_data *ctx,
 	bpf_tail_call(ctx, &cpu_walk_progs, 0);
 }
 
-SEC("perf_event")
-int hp_cpu_sample(struct bpf_perf_event_data *ctx)
+/* One CPU sample. loop_walker is a constant: see hp_cpu_sample_loop. */
+static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop_walker)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u64 id = bpf_get_current_pid_tgid();
@@ -210,13 +210,31 @@ int hp_cpu_sample(struct bpf_perf_event_data *ctx)
 			start_tail_walk(ctx, &smp, &r);
 			/* Here only when the walk could not start. */
 			smp.walk_failed = true;
-		} else {
+		} else if (loop_walker) {
 			smp.walked = hp_walk_user(smp.tgid, &r, &smp.user_hash);
 		}
 	}
 	if (buffer == 0)
 		return record(ctx, &smp, &stacks_0, &ustacks_0, &counts_0);
 	return record(ctx, &smp, &stacks_1, &ustacks_1, &counts_1);
+}
+
+/* Frame-pointer stacks, or the first program of the tail-call walk (kernels before 5.17). */
+SEC("perf_event")
+int hp_cpu_sample(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, false);
+}
+
+/*
+ * The walk under bpf_loop (Linux 5.17+). It has its own program because a kernel before 5.13 cannot
+ * load a program that names a bpf_loop callback at all, even on a path it never takes ("number of
+ * funcs in func_info doesn't match number of subprogs"): hp_cpu_sample has none.
+ */
+SEC("perf_event")
+int hp_cpu_sample_loop(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, true);
 }
 
 /* A few frames of the walk of the sample being taken, then itself again, or the record. */

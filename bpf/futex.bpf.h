@@ -50,10 +50,15 @@ static __always_inline __u32 hp_futex_kind(int op)
  */
 static __always_inline bool hp_in_lock_wait(void)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	struct pt_regs *regs;
 	__u32 kind;
 	long nr;
 
+	/* bpf_task_pt_regs is Linux 5.15 (and bpf_get_current_task_btf 5.11): before, a mutex wait
+	 * stays "sleeping". The CO-RE check takes the calls out before the verifier sees them. */
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		return false;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 #if defined(__TARGET_ARCH_x86)
 	nr = BPF_CORE_READ(regs, orig_ax);
 #else

@@ -73,10 +73,13 @@ static __always_inline bool interesting(__u32 *tgid, __u32 *tid)
 static __always_inline void begin(__u32 tid, __u32 kind, __u64 addr)
 {
 	struct wait_begin b = {.ts = bpf_ktime_get_ns(), .addr = addr, .kind = kind};
+	int err;
 
-	/* A nested begin (a spinlock taken while waiting for a mutex) keeps the outer wait. */
-	if (bpf_map_update_elem(&lock_begin, &tid, &b, BPF_NOEXIST) == -E2BIG)
-		bump(&losses, HP_LOSS_LOCK_START_FULL);
+	/* A nested begin (a spinlock taken while waiting for a mutex) keeps the outer wait:
+	 * -EEXIST. */
+	err = hp_map_update(&lock_begin, &tid, &b, BPF_NOEXIST);
+	if (err && err != -EEXIST)
+		hp_count_update_error(err, HP_LOSS_LOCK_START_FULL);
 }
 
 static __always_inline void record(void *ctx, void *stacks, void *ustacks, void *counts, __u32 tgid,
@@ -118,9 +121,11 @@ static __always_inline void record(void *ctx, void *stacks, void *ustacks, void 
  * wait on the same lock. A kernel lock met inside a futex syscall (the hash bucket's spinlock,
  * say) neither ends nor replaces the futex wait around it.
  */
-static __always_inline void end(void *ctx, bool waited, bool kernel, __u64 lock)
+static __always_inline void end(void *ctx, bool waited, bool kernel, __u64 lock, bool loop_walker)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	/* Not bpf_get_current_task_btf(): that is Linux 5.11, and the programs without the walker
+	 * load on 5.10. */
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct hp_user_stack *walked = NULL;
 	struct wait_begin *b, copy;
 	__u32 tgid, tid, buffer;
@@ -140,12 +145,13 @@ static __always_inline void end(void *ctx, bool waited, bool kernel, __u64 lock)
 		return;
 	bump(&stats, HP_STAT_LOCK_EVENTS);
 	buffer = active_buffer;
-	if (unwind_tables && BPF_CORE_READ(task, mm)) {
+	if (loop_walker && unwind_tables && BPF_CORE_READ(task, mm)) {
 		struct hp_uregs r;
 
 		/* The registers the task entered the kernel with: the futex syscall's caller. The
 		 * walk comes before the choice of buffer, so that it is verified once. */
-		hp_uregs_from_kernel((struct pt_regs *)bpf_task_pt_regs(task), &r);
+		hp_uregs_from_kernel((struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()),
+				     &r);
 		walked = hp_walk_user(tgid, &r, &hash);
 	}
 	if (buffer == 0)
@@ -175,11 +181,23 @@ int BPF_PROG(hp_lock_sys_enter, struct pt_regs *regs, long id)
 	return 0;
 }
 
+/*
+ * The ends of a wait come in pairs, one of each loaded: frame-pointer user stacks, or the bpf_loop
+ * walker (Linux 5.17+). The walker has its own programs because a kernel before 5.13 cannot load a
+ * program that names a bpf_loop callback, even on a path it never takes.
+ */
 SEC("tp_btf/sys_exit")
 int BPF_PROG(hp_lock_sys_exit, struct pt_regs *regs, long ret)
 {
 	/* -EAGAIN: the futex word had changed, nothing was waited for. */
-	end(ctx, ret != -EAGAIN, false, 0);
+	end(ctx, ret != -EAGAIN, false, 0, false);
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(hp_lock_sys_exit_loop, struct pt_regs *regs, long ret)
+{
+	end(ctx, ret != -EAGAIN, false, 0, true);
 	return 0;
 }
 
@@ -213,7 +231,14 @@ int BPF_PROG(hp_lock_contention_begin, void *lock, unsigned int flags)
 SEC("tp_btf/contention_end")
 int BPF_PROG(hp_lock_contention_end, void *lock, int ret)
 {
-	end(ctx, true, true, (__u64)lock);
+	end(ctx, true, true, (__u64)lock, false);
+	return 0;
+}
+
+SEC("tp_btf/contention_end")
+int BPF_PROG(hp_lock_contention_end_loop, void *lock, int ret)
+{
+	end(ctx, true, true, (__u64)lock, true);
 	return 0;
 }
 

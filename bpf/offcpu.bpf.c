@@ -95,7 +95,8 @@ static __always_inline __u32 classify(struct task_struct *prev, bool preempt)
 }
 
 /* The thread leaving the CPU is current: its stacks can be read now. */
-static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt)
+static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
+				       bool loop_walker)
 {
 	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid), zero = 0;
 	struct hp_offcpu_start *start, *tmpl;
@@ -110,9 +111,9 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 			return;
 		/* -EEXIST is a race with ourselves on another CPU and harmless; anything else
 		 * means the map is full. */
-		n = bpf_map_update_elem(&offcpu_start, &tid, tmpl, BPF_NOEXIST);
+		n = hp_map_update(&offcpu_start, &tid, tmpl, BPF_NOEXIST);
 		if (n && n != -EEXIST) {
-			bump(&losses, HP_LOSS_OFFCPU_START_FULL);
+			hp_count_update_error((int)n, HP_LOSS_OFFCPU_START_FULL);
 			return;
 		}
 		start = bpf_map_lookup_elem(&offcpu_start, &tid);
@@ -124,7 +125,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	n = bpf_get_stack(ctx, start->stack.kern, sizeof(start->stack.kern), 0);
 	start->stack.nr_kern = n > 0 ? n / sizeof(__u64) : 0;
 	n = 0;
-	if (BPF_CORE_READ(prev, mm) && unwind_tables) {
+	if (loop_walker && unwind_tables && BPF_CORE_READ(prev, mm)) {
 		struct hp_uregs r;
 
 		/* prev is still current here; and unlike prev in the raw_tp variant, current is
@@ -170,9 +171,9 @@ static __always_inline void account(struct task_struct *next, struct hp_offcpu_s
 	long err;
 
 	key.stack_hash = hash_stack(&start->stack);
-	err = bpf_map_update_elem(stacks, &key.stack_hash, &start->stack, BPF_NOEXIST);
+	err = hp_map_update(stacks, &key.stack_hash, &start->stack, BPF_NOEXIST);
 	if (err && err != -EEXIST)
-		bump(&losses, HP_LOSS_OFFCPU_STACKS_FULL);
+		hp_count_update_error((int)err, HP_LOSS_OFFCPU_STACKS_FULL);
 	val = bpf_map_lookup_elem(counts, &key);
 	if (val) {
 		hp_wait_add(&val->ns, delta);
@@ -206,10 +207,25 @@ static __always_inline void switch_in(struct task_struct *next)
 		account(next, start, delta, &offcpu_stacks_1, &offcpu_counts_1);
 }
 
+/*
+ * Three entry points for sched_switch, one loaded: tp_btf (Linux 5.5+) with frame-pointer user
+ * stacks, the same with the bpf_loop walker (5.17+), or the raw tracepoint where the kernel has no
+ * BTF for the tracepoint. The walker has its own program because a kernel before 5.13 cannot load
+ * a program that names a bpf_loop callback, even on a path it never takes.
+ */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(hp_offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	switch_out(ctx, prev, preempt);
+	switch_out(ctx, prev, preempt, false);
+	switch_in(next);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(hp_offcpu_switch_loop, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	switch_out(ctx, prev, preempt, true);
 	switch_in(next);
 	return 0;
 }
@@ -217,7 +233,7 @@ int BPF_PROG(hp_offcpu_switch, bool preempt, struct task_struct *prev, struct ta
 SEC("raw_tp/sched_switch")
 int BPF_PROG(hp_offcpu_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	switch_out(ctx, prev, preempt);
+	switch_out(ctx, prev, preempt, false);
 	switch_in(next);
 	return 0;
 }

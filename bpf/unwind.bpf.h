@@ -597,10 +597,10 @@ static __always_inline struct hp_user_stack *hp_walk_user(__u32 tgid, const stru
 static __always_inline bool hp_store_user_stack(void *ustacks, __u64 hash,
 						const struct hp_user_stack *s, __u32 loss_full)
 {
-	long err = bpf_map_update_elem(ustacks, &hash, s, BPF_NOEXIST);
+	int err = hp_map_update(ustacks, &hash, s, BPF_NOEXIST);
 
 	if (err && err != -EEXIST) {
-		bump(&losses, loss_full);
+		hp_count_update_error(err, loss_full);
 		return false;
 	}
 	return true;

@@ -51,6 +51,11 @@ enum hp_loss {
 	HP_LOSS_OFFCPU_STACKS_FULL, /* the stack of an off-CPU wait had no room: kept without it */
 	HP_LOSS_LOCK_START_FULL,  /* no room to remember a thread's wait begin: the wait is lost */
 	HP_LOSS_LOCK_COUNTS_FULL, /* a lock wait had no room in the aggregation: lost */
+	/* A map update that failed for another reason than a full map, counted instead of the
+	 * *_FULL above: what it would have stored is lost the same way. */
+	HP_LOSS_MAP_NO_MEMORY, /* -ENOMEM: the kernel had no element at hand (maps not preallocated
+				  allocate in interrupt context, and may find none) */
+	HP_LOSS_MAP_UPDATE_FAILED, /* any other error (-EBUSY: the bucket was locked on this CPU) */
 	HP_LOSS__COUNT,
 };
 

@@ -393,7 +393,8 @@ static void print_summary(struct run *r, double elapsed_s)
 		if (!st->losses[i])
 			continue;
 		printf("  %-44s %" PRIu64 "\n", collector__loss_name(i), st->losses[i]);
-		map_losses |= i != HP_LOSS_USER_STACK_MISSING && i != HP_LOSS_KERN_STACK_MISSING;
+		map_losses |= i != HP_LOSS_USER_STACK_MISSING && i != HP_LOSS_KERN_STACK_MISSING &&
+			      i != HP_LOSS_MAP_NO_MEMORY && i != HP_LOSS_MAP_UPDATE_FAILED;
 	}
 	if (map_losses)
 		printf("  (the BPF maps were too small for this load: raise --stack-map-entries "

@@ -210,6 +210,9 @@ static int configure(struct cpu_bpf *skel, const struct bpf_session_opts *opts, 
 	skel->rodata->include_idle = opts->include_idle;
 	skel->rodata->unwind_tables = unwind;
 	skel->rodata->unwind_tail_calls = tail_calls;
+	/* One sampler: with the bpf_loop walker, or without (frame pointers or tail calls). */
+	bpf_program__set_autoload(skel->progs.hp_cpu_sample_loop, unwind && !tail_calls);
+	bpf_program__set_autoload(skel->progs.hp_cpu_sample, !unwind || tail_calls);
 	bpf_program__set_autoload(skel->progs.hp_cpu_walk, tail_calls);
 	skel->rodata->unwind_depth = opts->unwind_depth;
 	bpf_program__set_autoload(skel->progs.hp_unwind_exec, unwind);
@@ -248,8 +251,10 @@ static int offcpu_configure(struct offcpu_bpf *o, const struct bpf_session_opts 
 				       o->maps.unwind_announced, opts, s->unwinding, s->skel);
 	for (size_t i = 0; i < sizeof(sized) / sizeof(sized[0]) && !err; i++)
 		err = bpf_map__set_max_entries(sized[i], opts->offcpu_map_entries);
-	/* One pair of entry points: typed tp_btf where the kernel has it, raw_tp otherwise. */
-	bpf_program__set_autoload(o->progs.hp_offcpu_switch, btf);
+	/* One pair of entry points: typed tp_btf where the kernel has it (with the bpf_loop walker
+	 * or without), raw_tp otherwise. */
+	bpf_program__set_autoload(o->progs.hp_offcpu_switch, btf && !o->rodata->unwind_tables);
+	bpf_program__set_autoload(o->progs.hp_offcpu_switch_loop, btf && o->rodata->unwind_tables);
 	bpf_program__set_autoload(o->progs.hp_offcpu_exit, btf);
 	bpf_program__set_autoload(o->progs.hp_offcpu_switch_raw, !btf);
 	bpf_program__set_autoload(o->progs.hp_offcpu_exit_raw, !btf);
@@ -285,15 +290,38 @@ static int offcpu_open(struct bpf_session *s, const struct bpf_session_opts *opt
 			return 0;
 		}
 		offcpu_bpf__destroy(s->offcpu);
-		for (int i = 0; i < 4; i++)
-			bpf_link__destroy(s->lock_links[i]);
-		lock_bpf__destroy(s->lock);
-		free(s->lock_keys);
 		s->offcpu = NULL;
 	}
 	log_error("BPF object 'offcpu': load failed: %s; wall and off-CPU profiles are off",
 		  strerror(-err));
 	return err;
+}
+
+/* What the off-CPU profile cannot say on this kernel, said once. */
+static void offcpu_explain(void)
+{
+	if (!kernel_has_helper(BPF_FUNC_task_pt_regs))
+		log_info("this kernel has no bpf_task_pt_regs (Linux 5.15+): off-CPU waits on a "
+			 "user-space mutex are thread_state sleeping, not lock");
+}
+
+/*
+ * Which ends of a wait are loaded: with the bpf_loop walker or without; and the kernel lock
+ * tracepoints only where the kernel has them (lock:contention_begin, Linux 5.19+).
+ */
+static void lock_pick_programs(struct lock_bpf *o)
+{
+	bool walk = o->rodata->unwind_tables;
+	bool kernel_locks = libbpf_find_vmlinux_btf_id("contention_begin", BPF_TRACE_RAW_TP) > 0;
+
+	bpf_program__set_autoload(o->progs.hp_lock_sys_exit, !walk);
+	bpf_program__set_autoload(o->progs.hp_lock_sys_exit_loop, walk);
+	bpf_program__set_autoload(o->progs.hp_lock_contention_begin, kernel_locks);
+	bpf_program__set_autoload(o->progs.hp_lock_contention_end, kernel_locks && !walk);
+	bpf_program__set_autoload(o->progs.hp_lock_contention_end_loop, kernel_locks && walk);
+	if (!kernel_locks)
+		log_info("this kernel has no lock:contention_begin tracepoint (Linux 5.19+): the "
+			 "contention profile has futex waits only, no kernel locks");
 }
 
 /* The contention programs share the cpu sampler's map sizes: stacks and keys per drain. */
@@ -323,6 +351,7 @@ static int lock_open(struct bpf_session *s, const struct bpf_session_opts *opts)
 	s->lock->rodata->min_wait_ns = opts->lock_min_ns;
 	s->lock->rodata->unwind_tables = s->unwinding && !s->tail_calls;
 	s->lock->rodata->unwind_depth = opts->unwind_depth;
+	lock_pick_programs(s->lock);
 	if (!err)
 		err = configure_unwind(s->lock->maps.unwind_rows, s->lock->maps.unwind_procs,
 				       s->lock->maps.unwind_refresh, s->lock->maps.unwind_events,
@@ -394,6 +423,7 @@ struct bpf_session *bpf_session__new(const struct bpf_session_opts *opts)
 		err = offcpu_open(s, opts);
 		if (err)
 			goto fail;
+		offcpu_explain();
 	}
 	if (opts->lock) {
 		err = lock_open(s, opts);
@@ -526,23 +556,21 @@ static int attach_programs(struct bpf_program *const *progs, struct bpf_link **l
 	return 0;
 }
 
-static int offcpu_attach(struct bpf_session *s)
+/*
+ * Attach every program of obj that was loaded: the configure step picked, for each hook, the one
+ * variant this kernel runs. At most max links.
+ */
+static int attach_loaded(struct bpf_object *obj, struct bpf_link **links, int max)
 {
-	struct bpf_program *progs[2];
-	bool btf = bpf_program__autoload(s->offcpu->progs.hp_offcpu_switch);
+	struct bpf_program *progs[HP_MAX_OBJECT_LINKS], *p;
+	int n = 0;
 
-	progs[0] = btf ? s->offcpu->progs.hp_offcpu_switch : s->offcpu->progs.hp_offcpu_switch_raw;
-	progs[1] = btf ? s->offcpu->progs.hp_offcpu_exit : s->offcpu->progs.hp_offcpu_exit_raw;
-	return attach_programs(progs, s->offcpu_links, 2);
-}
-
-static int lock_attach(struct bpf_session *s)
-{
-	struct bpf_program *progs[] = {
-		s->lock->progs.hp_lock_sys_enter, s->lock->progs.hp_lock_sys_exit,
-		s->lock->progs.hp_lock_contention_begin, s->lock->progs.hp_lock_contention_end};
-
-	return attach_programs(progs, s->lock_links, 4);
+	bpf_object__for_each_program(p, obj)
+	{
+		if (bpf_program__autoload(p) && n < max)
+			progs[n++] = p;
+	}
+	return attach_programs(progs, links, n);
 }
 
 /* The walker's exec and exit programs (see hp_unwind_forget() in bpf/unwind.bpf.h). */
@@ -556,6 +584,9 @@ static int unwind_attach(struct bpf_session *s)
 
 int bpf_session__attach(struct bpf_session *s, uint32_t frequency_hz)
 {
+	struct bpf_program *sampler = bpf_program__autoload(s->skel->progs.hp_cpu_sample_loop)
+					      ? s->skel->progs.hp_cpu_sample_loop
+					      : s->skel->progs.hp_cpu_sample;
 	bool *online;
 	int err, nr_online;
 
@@ -591,12 +622,12 @@ int bpf_session__attach(struct bpf_session *s, uint32_t frequency_hz)
 					  : "");
 			goto out;
 		}
-		link = bpf_program__attach_perf_event(s->skel->progs.hp_cpu_sample, fd);
+		link = bpf_program__attach_perf_event(sampler, fd);
 		if (!link) {
 			err = -errno;
 			close(fd);
-			log_error("BPF program 'hp_cpu_sample': attach to cpu %d failed: %s", cpu,
-				  strerror(-err));
+			log_error("BPF program '%s': attach to cpu %d failed: %s",
+				  bpf_program__name(sampler), cpu, strerror(-err));
 			goto out;
 		}
 		/* The link owns fd from here: bpf_link__destroy() closes it. */
@@ -608,9 +639,9 @@ int bpf_session__attach(struct bpf_session *s, uint32_t frequency_hz)
 	if (!err && s->unwinding)
 		err = unwind_attach(s);
 	if (!err && s->offcpu)
-		err = offcpu_attach(s);
+		err = attach_loaded(s->offcpu->obj, s->offcpu_links, HP_MAX_OBJECT_LINKS);
 	if (!err && s->lock)
-		err = lock_attach(s);
+		err = attach_loaded(s->lock->obj, s->lock_links, HP_MAX_OBJECT_LINKS);
 out:
 	free(online);
 	return err;
@@ -630,9 +661,9 @@ void bpf_session__detach(struct bpf_session *s)
 	links_destroy(s->links, s->nr_links);
 	s->nr_cpus_sampled = s->nr_links;
 	s->nr_links = 0;
-	links_destroy(s->offcpu_links, 2);
+	links_destroy(s->offcpu_links, HP_MAX_OBJECT_LINKS);
 	links_destroy(s->unwind_links, 2);
-	links_destroy(s->lock_links, 4);
+	links_destroy(s->lock_links, HP_MAX_OBJECT_LINKS);
 }
 
 int bpf_session__nr_cpus(const struct bpf_session *s)

@@ -14,13 +14,16 @@
 #include "bpf/offcpu.skel.h"
 #include "collect/bpf_session.h"
 
+/* Links of the off-CPU or lock object: one per hook, whichever variant of its program loaded. */
+#define HP_MAX_OBJECT_LINKS 4
+
 struct bpf_session {
 	struct cpu_bpf *skel;
 	struct offcpu_bpf *offcpu; /* NULL unless opts.offcpu */
 	struct lock_bpf *lock;	   /* NULL unless opts.lock */
-	struct bpf_link *lock_links[4];
+	struct bpf_link *lock_links[HP_MAX_OBJECT_LINKS];
 	struct hp_lock_key *lock_keys; /* drain scratch: counts_map_entries keys */
-	struct bpf_link *offcpu_links[2];
+	struct bpf_link *offcpu_links[HP_MAX_OBJECT_LINKS];
 	struct bpf_link *unwind_links[2];  /* exec and exit, with the walker */
 	struct hp_offcpu_key *offcpu_keys; /* drain scratch: offcpu_map_entries keys */
 	uint64_t *offcpu_hashes;	   /* drain scratch: offcpu_map_entries stack hashes */

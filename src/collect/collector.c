@@ -20,6 +20,8 @@ static const char *const loss_names[HP_LOSS__COUNT] = {
 	[HP_LOSS_OFFCPU_STACKS_FULL] = "off-CPU stack lost: stack map full",
 	[HP_LOSS_LOCK_START_FULL] = "lock wait lost: too many threads waiting",
 	[HP_LOSS_LOCK_COUNTS_FULL] = "lock wait lost: counts map full",
+	[HP_LOSS_MAP_NO_MEMORY] = "lost: no kernel memory for a map entry",
+	[HP_LOSS_MAP_UPDATE_FAILED] = "lost: a map update failed (busy or other)",
 };
 
 static const char *const state_names[HP_STATE__COUNT] = {
