@@ -61,7 +61,7 @@ LIB_OBJS := $(filter-out $(OUTPUT)/src/cmd/main.o,$(OBJS)) $(PB_OBJS)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all deps deps-test deps-build run test unit layers e2e check bpf-cross format format-check clean help bench
+.PHONY: all deps deps-test deps-build run test unit layers e2e kernel-matrix check bpf-cross format format-check clean help bench
 .DEFAULT_GOAL := all
 # Keep the BPF objects: make would delete them as intermediates of the skeletons.
 .SECONDARY:
@@ -72,7 +72,10 @@ help:
 	@echo "make            build $(OUTPUT)/hostprof"
 	@echo "make deps       install the missing Debian packages of the build and tests (root)"
 	@echo "make run        profile the whole host for 5 s into ./profile.html, .pb.gz and .folded"
-	@echo "make test       unit tests (no root), then end-to-end tests on the real kernel"
+	@echo "make test       unit tests (no root), then end-to-end tests on the real kernel, then the"
+	@echo "                kernel matrix"
+	@echo "make kernel-matrix  the essential captures on Debian's 5.10, 6.1 and 6.12 kernels under"
+	@echo "                qemu, and on the host (KERNELS=\"6.1 host\" picks some)"
 	@echo "make check      -Werror build, unit tests under ASan+UBSan, a short fuzz run, the layer"
 	@echo "                check (scripts/check_layers.py), static analysis"
 	@echo "make fuzz       every fuzz target for FUZZ_SECONDS (30) each; crashing inputs in $(OUTPUT)/fuzz"
@@ -156,11 +159,17 @@ layers: $(OBJS)
 e2e: $(OUTPUT)/hostprof e2e-workloads browser-deps grpc-deps
 	$(Q)OUTPUT=$(OUTPUT) tests/e2e/run.sh
 
+# The captures of tests/kernels/guest.sh on Debian's cloud kernels, each booted under qemu (TCG),
+# and on the host; the kernels are fetched once into KERNEL_CACHE (tests/kernels/fetch.sh).
+kernel-matrix: $(OUTPUT)/hostprof e2e-workloads
+	$(Q)OUTPUT=$(OUTPUT) tests/kernels/run.sh
+
 test: deps-test
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory deploy-check
 	$(Q)$(MAKE) --no-print-directory e2e
+	$(Q)$(MAKE) --no-print-directory kernel-matrix
 	$(Q)$(MAKE) --no-print-directory bench-smoke
 
 run: deps-build

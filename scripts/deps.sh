@@ -39,6 +39,9 @@ test_pkgs+=(yamllint systemd)
 test_pkgs+=(debuginfod)
 # The overhead report compares hostprof with bpftrace (and perf, above); make test runs its smoke.
 test_pkgs+=(bpftrace)
+# The kernel matrix (tests/kernels): Debian's cloud kernels booted under qemu (software emulation),
+# an initramfs of busybox (static) made with cpio; apt fetches the kernels with the archive's keys.
+test_pkgs+=(qemu-system-x86 busybox-static cpio debian-archive-keyring)
 # Node.js and npm run the gRPC test receiver (@grpc/grpc-js from npm). A machine may already have
 # a Node.js that bundles npm (nodesource's), which Debian's npm package would conflict with.
 if ! command -v npm >/dev/null 2>&1; then

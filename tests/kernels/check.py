@@ -1,0 +1,324 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""Judge the kernel matrix's captures of one kernel (the files tests/kernels/guest.sh wrote).
+
+Usage: check.py DIR KERNEL_RELEASE [LABEL]
+
+Prints `PASS label check: ...` or `FAIL label check: ...` per check and exits 1 if any failed.
+What a kernel must show depends on what it has: the .eh_frame walker needs bpf_loop (Linux 5.17);
+without it the profiler says so in one line and takes frame-pointer stacks, and the checks expect
+exactly that fallback (the split right, code without frame pointers stopping short of main). The
+kernel lock tracepoints need 5.19; without them the contention profile has futex waits only and
+says so.
+
+The checks, each on the guest's own files:
+  cpu_split     cpu_ratio's burn_a/b/c self shares within 5 points of the shares of CPU time the
+                workload measured in each (1/6, 2/6, 3/6 by design; under TCG one loop may run
+                slower than the same loop elsewhere)
+  cpu_main      >= 95% of cpu_ratio's samples have main in their stack
+  cpu_formats   go tool pprof reads the pprof file (same sample total as the folded file), and
+                protoc decodes the OTLP file against the repository's schema, naming burn_c
+  nofp          nofp's leaves split 1:2:3 within 5 points; with the walker >= 95% reach main,
+                without it the fallback line was printed and fewer than half reach main
+  python        python3: with the walker >= 95% of the samples reach Py_BytesMain through
+                _PyEval_EvalFrameDefault; without it, the fallback line
+  wall          sleeper's wall profile: compute 30% and the nanosleep path 70% (+-5), the wall
+                total one window (+-5%); its off-CPU time in nanosleep 70% of the window
+                (+-10)
+  contention    the futex_wait total within 20% of what the mutex workload measured itself; the
+                kernel-lock line where the kernel has no lock tracepoints
+  agent         the agent wrote at least two windows and exited 0 on SIGTERM; a window decodes
+                with go tool pprof and holds cpu_ratio's burn_c
+"""
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+import folded  # noqa: E402
+import pprof_raw  # noqa: E402
+
+SHARE_TOL = 5.0
+FALLBACK_FP = "user stacks come from frame pointers only"
+FALLBACK_LOCKS = "no lock:contention_begin tracepoint"
+OTLP_REQ = "opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest"
+OTLP_PROTO = "opentelemetry/proto/collector/profiles/v1development/profiles_service.proto"
+
+
+class Failed(Exception):
+    pass
+
+
+def kernel_version(release):
+    m = re.match(r"(\d+)\.(\d+)", release)
+    if not m:
+        raise ValueError("not a kernel release: %r" % release)
+    return int(m.group(1)), int(m.group(2))
+
+
+class Capture:
+    """The files of one capture: NAME.rc, NAME.stdout, NAME.stderr and its outputs."""
+
+    def __init__(self, d, name):
+        self.d = d
+        self.name = name
+
+    def path(self, suffix):
+        return os.path.join(self.d, self.name + suffix)
+
+    def text(self, suffix):
+        try:
+            with open(self.path(suffix), encoding="utf-8", errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def require_ok(self):
+        """Raises Failed unless the capture ran and exited 0; the reason quotes its stderr."""
+        rc = self.text(".rc").split()
+        if not rc:
+            raise Failed("the guest wrote no %s.rc: the capture did not run (the boot log "
+                         "says how far the guest got)" % self.name)
+        if rc[0] != "0":
+            errors = [line for line in self.text(".stderr").splitlines()
+                      if "error" in line or "warning" in line]
+            raise Failed("hostprof exited %s; %s" % (rc[0], " | ".join(errors[-3:]) or
+                                                     "stderr: " + self.text(".stderr")[-300:]))
+
+    def folded(self, suffix, comm=None):
+        if not os.path.exists(self.path(suffix)):
+            raise Failed("no %s%s was written" % (self.name, suffix))
+        try:
+            return folded.load(self.path(suffix), comm)
+        except folded.FoldedError as e:
+            raise Failed("%s%s is not folded: %s" % (self.name, suffix, e))
+
+
+def pct(x):
+    return "%.1f%%" % (100 * x)
+
+
+def pprof(path):
+    """The profile as pprof_raw reads `go tool pprof -raw`: proof that pprof itself accepts it."""
+    env = dict(os.environ, HOME=os.environ.get("HOME", "/tmp"))
+    r = subprocess.run(["go", "tool", "pprof", "-raw", path], capture_output=True, text=True,
+                       env=env)
+    if r.returncode != 0:
+        raise Failed("go tool pprof cannot read %s: %s" % (os.path.basename(path),
+                                                         r.stderr.strip()[-300:]))
+    return pprof_raw.parse(r.stdout)
+
+
+def check_shares(rows, want, what):
+    counts, share, total = folded.shares(rows, list(want))
+    if total < 300:
+        raise Failed("only %d samples in %s (need >= 300 to measure shares); leaves: %s"
+                     % (total, " ".join(want), folded.ranked(rows, folded.leaf_of, 5)))
+    measured = " ".join("%s=%s (%d)" % (f, pct(share[f]), counts[f]) for f in want)
+    off = [f for f, w in want.items() if abs(100 * share[f] - w) > SHARE_TOL]
+    if off:
+        raise Failed("%s self shares %s; expected %s%% +-%g points" % (
+            what, measured, "/".join("%g" % w for w in want.values()), SHARE_TOL))
+    return "%s of %d samples" % (measured, total)
+
+
+def reach(rows, *frames):
+    """Fraction of samples whose stack holds all of frames."""
+    return folded.fraction(rows, lambda fs: all(f in fs for f in frames))
+
+
+class Kernel:
+    def __init__(self, d, release):
+        self.d = d
+        self.release = release
+        self.version = kernel_version(release)
+        self.walker = self.version >= (5, 17)
+        self.kernel_locks = self.version >= (5, 19)
+
+    def check_cpu_split(self):
+        c = Capture(self.d, "cpu_fp")
+        c.require_ok()
+        rows = c.folded(".folded", "cpu_ratio")
+        truth = {}
+        for line in c.text(".truth").splitlines():
+            name, ns = line.split()
+            truth[name] = int(ns)
+        if sorted(truth) != ["burn_a", "burn_b", "burn_c"] or not all(truth.values()):
+            raise Failed("cpu_ratio wrote no measurement of its own (cpu_fp.truth: %r)"
+                         % c.text(".truth")[:100])
+        spent = sum(truth.values())
+        want = {f: 100 * ns / spent for f, ns in truth.items()}
+        return check_shares(rows, want, "cpu_ratio") + " (the workload measured %s; designed " \
+            "16.7/33.3/50.0)" % "/".join("%.1f" % want[f] for f in sorted(want))
+
+    def check_cpu_main(self):
+        c = Capture(self.d, "cpu_fp")
+        c.require_ok()
+        hit, total, fr = reach(c.folded(".folded", "cpu_ratio"), "main")
+        if total == 0 or fr < 0.95:
+            raise Failed("%d of %d cpu_ratio samples (%s) have main in the stack, need >= 95%%"
+                         % (hit, total, pct(fr)))
+        return "%d of %d cpu_ratio samples (%s) have main in the stack" % (hit, total, pct(fr))
+
+    def check_cpu_formats(self):
+        c = Capture(self.d, "cpu_fp")
+        c.require_ok()
+        n_folded = folded.total(c.folded(".folded"))
+        n_pprof = pprof(c.path(".pb.gz")).total("samples")
+        if n_pprof != n_folded:
+            raise Failed("pprof holds %d samples, the folded file %d" % (n_pprof, n_folded))
+        with open(c.path(".otlp.pb"), "rb") as f:
+            r = subprocess.run(["protoc", "--decode=" + OTLP_REQ, "--proto_path",
+                                os.path.join(ROOT, "proto"), OTLP_PROTO], stdin=f,
+                               capture_output=True)
+        if r.returncode != 0:
+            raise Failed("protoc cannot decode cpu_fp.otlp.pb: %s"
+                         % r.stderr.decode(errors="replace").strip()[-300:])
+        if b'"burn_c"' not in r.stdout:
+            raise Failed("the OTLP request does not name burn_c")
+        return "pprof and folded agree on %d samples; the OTLP request decodes and names burn_c" \
+            % n_pprof
+
+    def check_nofp(self):
+        c = Capture(self.d, "cpu_nofp")
+        c.require_ok()
+        rows = c.folded(".folded", "nofp")
+        split = check_shares(rows, {"nofp_leaf_a": 16.7, "nofp_leaf_b": 33.3,
+                                    "nofp_leaf_c": 50.0}, "nofp")
+        hit, total, fr = reach(rows, "main")
+        if self.walker:
+            if fr < 0.95:
+                raise Failed("%s of nofp's samples reach main with the walker, need >= 95%%; "
+                             "%s" % (pct(fr), split))
+            return "%s; %s reach main (walked with .eh_frame tables)" % (split, pct(fr))
+        if FALLBACK_FP not in c.text(".stderr"):
+            raise Failed("no bpf_loop here, yet hostprof did not say '%s'" % FALLBACK_FP)
+        if fr >= 0.5:
+            raise Failed("%s reach main with frame pointers alone: the fallback is not what "
+                         "ran" % pct(fr))
+        return "%s; frame pointers only (said so), %s reach main" % (split, pct(fr))
+
+    def check_python(self):
+        c = Capture(self.d, "python")
+        c.require_ok()
+        rows = c.folded(".folded", "python3")
+        hit, total, fr = reach(rows, "Py_BytesMain", "_PyEval_EvalFrameDefault")
+        if total < 300:
+            raise Failed("only %d python3 samples" % total)
+        if not self.walker:
+            if FALLBACK_FP not in c.text(".stderr"):
+                raise Failed("no bpf_loop here, yet hostprof did not say '%s'" % FALLBACK_FP)
+            return "frame pointers only (said so): %s of %d samples reach Py_BytesMain" \
+                % (pct(fr), total)
+        if fr < 0.95:
+            raise Failed("%s of %d python3 samples reach Py_BytesMain through "
+                         "_PyEval_EvalFrameDefault, need >= 95%%; top: %s"
+                         % (pct(fr), total, folded.ranked(rows, folded.leaf_of, 3)))
+        return "%s of %d python3 samples reach Py_BytesMain through _PyEval_EvalFrameDefault" \
+            % (pct(fr), total)
+
+    def in_compute(self, frames):
+        """Is this a stack of sleeper's compute()? Frame pointers alone lose compute's frame
+        under libc's clock_gettime (libc keeps no frame pointer), and where the clock is not read
+        in the vDSO (qemu's HPET on 5.10) that is a tenth of the time: without the walker, those
+        stacks count as compute, which is their only caller but for one call per cycle."""
+        if "compute" in frames:
+            return True
+        return not self.walker and any(f.startswith("clock_gettime") for f in frames)
+
+    def check_wall(self):
+        c = Capture(self.d, "wall")
+        c.require_ok()
+        m = re.search(r"^Captured ([0-9.]+) s ", c.text(".stdout"), re.M)
+        if not m:
+            raise Failed("the summary has no 'Captured N s' line")
+        window_ns = float(m.group(1)) * 1e9
+        wall = c.folded(".wall.folded", "sleeper")
+        off = c.folded(".offcpu.folded", "sleeper")
+        t = folded.total(wall)
+        compute = sum(n for _, fs, n in wall if self.in_compute(fs)) / t if t else 0
+        sleep = sum(n for _, fs, n in wall if any("nanosleep" in f for f in fs)) / t if t else 0
+        # Only the sleeps: time the thread spent preempted is off-CPU too, and depends on the
+        # rest of the machine.
+        off_share = sum(n for _, fs, n in off if any("nanosleep" in f for f in fs)) / window_ns
+        if abs(100 * compute - 30) > 5 or abs(100 * sleep - 70) > 5:
+            raise Failed("wall shares compute %s, nanosleep path %s; expected 30/70 +-5"
+                         % (pct(compute), pct(sleep)))
+        if abs(t / window_ns - 1) > 0.05:
+            raise Failed("the wall total is %.3f of the window, expected 1 +-5%%"
+                         % (t / window_ns))
+        if abs(100 * off_share - 70) > 10:
+            raise Failed("off-CPU in nanosleep is %s of the window, expected 70%% +-10"
+                         % pct(off_share))
+        return "wall: compute %s, nanosleep %s, total %.3f x the window; off-CPU in nanosleep " \
+            "%s of it" % (
+            pct(compute), pct(sleep), t / window_ns, pct(off_share))
+
+    def check_contention(self):
+        c = Capture(self.d, "contention")
+        c.require_ok()
+        measured = c.text(".measured").strip()
+        if not measured:
+            raise Failed("the mutex workload wrote no measurement")
+        theirs = int(measured)
+        p = pprof(c.path(".pb.gz"))
+        i = p.type_index("contention")
+        kinds = {}
+        for s in p.samples:
+            k = s.labels.get("lock_kind", "(none)")
+            kinds[k] = kinds.get(k, 0) + s.values[i]
+        mine = kinds.get("futex_wait", 0)
+        if not theirs or abs(mine / theirs - 1) > 0.2:
+            raise Failed("futex_wait total %d ns, the workload measured %d ns (need within "
+                         "20%%); kinds: %s" % (mine, theirs, kinds))
+        said = FALLBACK_LOCKS in c.text(".stderr")
+        if not self.kernel_locks and not said:
+            raise Failed("no lock tracepoints here, yet hostprof did not say '%s'"
+                         % FALLBACK_LOCKS)
+        if self.kernel_locks and said:
+            raise Failed("hostprof says '%s' on a kernel that has them" % FALLBACK_LOCKS)
+        return "futex_wait %d ns vs %d ns measured (%+.1f%%)%s" % (
+            mine, theirs, 100 * (mine / theirs - 1),
+            "" if self.kernel_locks else "; kernel locks off, said so")
+
+    def check_agent(self):
+        c = Capture(self.d, "agent")
+        c.require_ok()
+        windows = [line for line in c.text(".files").splitlines() if ".pb.gz" in line]
+        if len(windows) < 2:
+            raise Failed("%d windows written in 12 s at a 3 s interval, need >= 2"
+                         % len(windows))
+        p = pprof(c.path(".window.pb.gz"))
+        i = p.type_index("samples")
+        burn = sum(s.values[i] for s in p.samples if "burn_c" in p.stack(s))
+        if burn == 0:
+            raise Failed("the agent's window has no sample in burn_c (%d samples)"
+                         % p.total("samples"))
+        return "%d windows; the first holds %d samples, %d in burn_c" % (
+            len(windows), p.total("samples"), burn)
+
+    CHECKS = ["cpu_split", "cpu_main", "cpu_formats", "nofp", "python", "wall", "contention",
+              "agent"]
+
+
+def main(argv):
+    if len(argv) not in (2, 3):
+        print(__doc__, file=sys.stderr)
+        return 2
+    d, release = argv[0], argv[1]
+    label = argv[2] if len(argv) == 3 else release
+    k = Kernel(d, release)
+    failed = 0
+    for name in Kernel.CHECKS:
+        try:
+            print("PASS %s %s: %s" % (label, name, getattr(k, "check_" + name)()))
+        except (Failed, OSError, pprof_raw.RawError) as e:
+            print("FAIL %s %s: %s" % (label, name, e))
+            failed += 1
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

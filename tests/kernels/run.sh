@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# The kernel matrix: the essential captures (tests/kernels/guest.sh) on Debian's cloud kernels,
+# each booted under qemu with software emulation (TCG: nested KVM is not assumed), and on the host
+# itself; tests/kernels/check.py judges every kernel's files. Run as root from anywhere:
+# OUTPUT=build tests/kernels/run.sh (what `make kernel-matrix` does, and `make test` after e2e).
+#
+# Per kernel: one `PASS|FAIL kernel check: ...` line per check, then `kernels: N passed, N failed`;
+# the exit status is non-zero when anything failed. Each kernel's console log and files stay in
+# $OUTPUT/kernels/SERIES/ (console.log, out/).
+#
+# Environment: OUTPUT (default build), KERNELS (default "5.10 6.1 6.12 host"), KERNEL_ARCH (amd64),
+# KERNEL_CACHE (tests/kernels/fetch.sh), KERNEL_TIMEOUT (seconds a guest may run, default 900).
+set -u
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT" || exit 1
+KDIR=$ROOT/tests/kernels
+OUTPUT=${OUTPUT:-build}
+case $OUTPUT in /*) ;; *) OUTPUT=$ROOT/$OUTPUT ;; esac
+KERNELS=${KERNELS:-5.10 6.1 6.12 host}
+ARCH=${KERNEL_ARCH:-amd64}
+TIMEOUT=${KERNEL_TIMEOUT:-900}
+WORK=$OUTPUT/kernels
+passed=0
+failed=0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "kernels: must run as root (the host's captures load BPF programs)" >&2
+	exit 1
+fi
+
+case $ARCH in
+amd64)
+	QEMU=(qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1G)
+	CONSOLE=ttyS0
+	;;
+arm64)
+	QEMU=(qemu-system-aarch64 -M virt -accel tcg -cpu max -smp 2 -m 1G)
+	CONSOLE=ttyAMA0
+	;;
+*)
+	echo "kernels: KERNEL_ARCH is amd64 or arm64, not $ARCH" >&2
+	exit 2
+	;;
+esac
+
+# count_results FILE: add the PASS and FAIL lines of check.py's output to the totals.
+count_results() {
+	local p f
+	p=$(grep -c '^PASS ' "$1")
+	f=$(grep -c '^FAIL ' "$1")
+	passed=$((passed + p))
+	failed=$((failed + f))
+}
+
+# A whole kernel failed before its checks ran: one FAIL line that says why.
+kernel_failed() {
+	echo "FAIL $1 boot: $2"
+	failed=$((failed + 1))
+}
+
+run_host() {
+	local out=$WORK/host/out
+	rm -rf "$out"
+	mkdir -p "$out"
+	echo "kernels: host $(uname -r)"
+	HPK_HOST=1 WL=$OUTPUT/e2e OUT=$out HOSTPROF=$OUTPUT/hostprof sh "$KDIR/guest.sh"
+	python3 "$KDIR/check.py" "$out" "$(uname -r)" "host" | tee "$WORK/host/results"
+	count_results "$WORK/host/results"
+}
+
+run_guest() {
+	local series=$1 dir=$WORK/$1 vmlinuz start secs release
+	mkdir -p "$dir"
+	rm -rf "$dir/out"
+	if ! vmlinuz=$("$KDIR/fetch.sh" "$series" "$ARCH" 2>"$dir/fetch.log"); then
+		kernel_failed "$series" "cannot fetch the kernel: $(tail -3 "$dir/fetch.log" | tr '\n' ' ')"
+		return
+	fi
+	echo "kernels: $series: booting $(cat "$(dirname "$vmlinuz")/package" 2>/dev/null) under qemu (TCG)"
+	start=$(date +%s)
+	timeout "$TIMEOUT" "${QEMU[@]}" -nographic -no-reboot -kernel "$vmlinuz" \
+		-initrd "$WORK/initramfs.cpio.gz" \
+		-append "console=$CONSOLE quiet loglevel=1 panic=-1" >"$dir/console.log" 2>&1
+	secs=$(($(date +%s) - start))
+	if ! python3 "$KDIR/console.py" "$dir/console.log" "$dir/out" >"$dir/release" 2>"$dir/console.err"; then
+		kernel_failed "$series" "$(cat "$dir/console.err") (after $secs s; see $dir/console.log)"
+		return
+	fi
+	release=$(cat "$dir/release")
+	echo "kernels: $series: $release ran its captures in $secs s"
+	python3 "$KDIR/check.py" "$dir/out" "$release" "$series" | tee "$dir/results"
+	count_results "$dir/results"
+}
+
+mkdir -p "$WORK"
+if [ "$KERNELS" != host ]; then
+	if ! HOSTPROF=$OUTPUT/hostprof WORKLOADS=$OUTPUT/e2e OUTPUT=$OUTPUT \
+		"$KDIR/initramfs.sh" "$WORK/initramfs.cpio.gz"; then
+		echo "kernels: cannot build the initramfs" >&2
+		exit 1
+	fi
+fi
+for k in $KERNELS; do
+	if [ "$k" = host ]; then
+		run_host
+	else
+		run_guest "$k"
+	fi
+done
+echo "kernels: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
