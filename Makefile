@@ -61,7 +61,8 @@ LIB_OBJS := $(filter-out $(OUTPUT)/src/cmd/main.o,$(OBJS)) $(PB_OBJS)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all deps deps-test deps-build run test unit layers e2e check bpf-cross format format-check clean help bench
+.PHONY: all deps deps-test deps-build run test unit layers e2e check bpf-cross format format-check clean help bench \
+	arm64
 .DEFAULT_GOAL := all
 # Keep the BPF objects: make would delete them as intermediates of the skeletons.
 .SECONDARY:
@@ -78,6 +79,8 @@ help:
 	@echo "make fuzz       every fuzz target for FUZZ_SECONDS (30) each; crashing inputs in $(OUTPUT)/fuzz"
 	@echo "make format     clang-format every source file in place"
 	@echo "make bench      run the benchmarks (not part of make test); report in $(OUTPUT)/bench"
+	@echo "make arm64      cross-build hostprof and the e2e workloads for aarch64 into $(ARM64_OUTPUT)"
+	@echo "                (installs the arm64 multiarch packages: scripts/deps.sh arm64)"
 
 # deps: what the build and the tests need; deps-build: the build alone (for make run, which
 # needs no Go, Chromium or test receivers).
@@ -122,7 +125,7 @@ $(OUTPUT)/src/%.o: src/%.c $(SKELS) $(PB_HDRS) | $(OUTPUT)/src
 
 $(OUTPUT)/libhostprof.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(OUTPUT)/hostprof: $(OUTPUT)/src/cmd/main.o $(OUTPUT)/libhostprof.a
 	$(call msg,LINK,$@)
@@ -193,6 +196,18 @@ bpf-cross: | $(OUTPUT)/bpf
 		$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_arm64 -Wall -Werror -I$(OUTPUT)/bpf-arm64 \
 			-Iinclude -Ibpf -c $$f -o $(OUTPUT)/bpf-arm64/$$(basename $$f .c).o || exit 1; \
 	done
+
+# arm64 for real: the same build with the aarch64 cross compilers against the arm64 copies of the
+# libraries (Debian multiarch, /usr/lib/aarch64-linux-gnu), the BPF objects and skeletons from
+# vmlinux/arm64 with __TARGET_ARCH_arm64 (ARCH=arm64). Its own output directory, so the native
+# build is untouched. The cross ar writes the archive's symbol index, which the host's cannot for
+# aarch64 objects.
+ARM64_OUTPUT ?= $(OUTPUT)/arm64
+ARM64_CROSS ?= aarch64-linux-gnu-
+arm64:
+	$(Q)scripts/deps.sh arm64
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(ARM64_OUTPUT) ARCH=arm64 CC=$(ARM64_CROSS)gcc \
+		CXX=$(ARM64_CROSS)g++ AR=$(ARM64_CROSS)ar all e2e-workloads
 
 FORMAT_FILES = $(wildcard src/*/*.c src/*/*.h bpf/*.c bpf/*.h include/*.h tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/fixtures/*.c bench/*.c \
 	tests/fuzz/*.c tests/fuzz/*.h)
