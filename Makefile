@@ -62,7 +62,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
 .PHONY: all deps deps-test deps-build run test unit layers e2e check bpf-cross format format-check clean help bench \
-	arm64
+	arm64 arm64-initramfs
 .DEFAULT_GOAL := all
 # Keep the BPF objects: make would delete them as intermediates of the skeletons.
 .SECONDARY:
@@ -81,6 +81,7 @@ help:
 	@echo "make bench      run the benchmarks (not part of make test); report in $(OUTPUT)/bench"
 	@echo "make arm64      cross-build hostprof and the e2e workloads for aarch64 into $(ARM64_OUTPUT)"
 	@echo "                (installs the arm64 multiarch packages: scripts/deps.sh arm64)"
+	@echo "make arm64-initramfs  the aarch64 guest's initramfs: $(ARM64_OUTPUT)/initramfs.cpio.gz"
 
 # deps: what the build and the tests need; deps-build: the build alone (for make run, which
 # needs no Go, Chromium or test receivers).
@@ -208,6 +209,25 @@ arm64:
 	$(Q)scripts/deps.sh arm64
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(ARM64_OUTPUT) ARCH=arm64 CC=$(ARM64_CROSS)gcc \
 		CXX=$(ARM64_CROSS)g++ AR=$(ARM64_CROSS)ar all e2e-workloads
+
+# The guest's initramfs for qemu-system-aarch64 (tests/kernels/initramfs.sh). What multiarch cannot
+# install beside the host's own copies (the static busybox, python3) is unpacked from the arm64
+# packages into $(ARM64_OUTPUT)/sysroot; the libraries come from /usr/lib/aarch64-linux-gnu,
+# found by tests/kernels/elfdeps.sh since the host's ldd cannot run an aarch64 binary.
+ARM64_GUEST_PKGS := busybox-static python3-minimal python3.11-minimal libpython3.11-minimal libexpat1
+$(ARM64_OUTPUT)/sysroot/.done:
+	$(Q)rm -rf $(ARM64_OUTPUT)/sysroot $(ARM64_OUTPUT)/debs
+	$(Q)mkdir -p $(ARM64_OUTPUT)/sysroot $(ARM64_OUTPUT)/debs
+	$(Q)cd $(ARM64_OUTPUT)/debs && apt-get download -q $(addsuffix :arm64,$(ARM64_GUEST_PKGS)) \
+		2>&1 | grep -v 'unsandboxed' || true
+	$(Q)for d in $(ARM64_OUTPUT)/debs/*.deb; do dpkg-deb -x $$d $(ARM64_OUTPUT)/sysroot || exit 1; done
+	$(Q)test -x $(ARM64_OUTPUT)/sysroot/bin/busybox && touch $@
+
+arm64-initramfs: arm64 $(ARM64_OUTPUT)/sysroot/.done
+	$(Q)HOSTPROF=$(ARM64_OUTPUT)/hostprof WORKLOADS=$(ARM64_OUTPUT)/e2e \
+		BUSYBOX=$(ARM64_OUTPUT)/sysroot/bin/busybox \
+		LDD="tests/kernels/elfdeps.sh --root $(abspath $(ARM64_OUTPUT)/sysroot)" \
+		tests/kernels/initramfs.sh $(ARM64_OUTPUT)/initramfs.cpio.gz $(ARM64_OUTPUT)/sysroot
 
 FORMAT_FILES = $(wildcard src/*/*.c src/*/*.h bpf/*.c bpf/*.h include/*.h tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/fixtures/*.c bench/*.c \
 	tests/fuzz/*.c tests/fuzz/*.h)
