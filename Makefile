@@ -61,7 +61,8 @@ LIB_OBJS := $(filter-out $(OUTPUT)/src/cmd/main.o,$(OBJS)) $(PB_OBJS)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all deps deps-test deps-build run test unit layers e2e kernel-matrix check bpf-cross format format-check clean help bench
+.PHONY: all deps deps-test deps-build run test unit layers e2e kernel-matrix check bpf-cross format format-check clean help bench \
+	arm64 arm64-initramfs
 .DEFAULT_GOAL := all
 # Keep the BPF objects: make would delete them as intermediates of the skeletons.
 .SECONDARY:
@@ -75,12 +76,16 @@ help:
 	@echo "make test       unit tests (no root), then end-to-end tests on the real kernel, then the"
 	@echo "                kernel matrix"
 	@echo "make kernel-matrix  the essential captures on Debian's 5.10, 6.1 and 6.12 kernels under"
-	@echo "                qemu, and on the host (KERNELS=\"6.1 host\" picks some)"
+	@echo "                qemu (amd64 and arm64), and on the host (KERNELS=\"6.1 host\" and"
+	@echo "                ARM64_KERNELS=\"6.1\" pick some)"
 	@echo "make check      -Werror build, unit tests under ASan+UBSan, a short fuzz run, the layer"
 	@echo "                check (scripts/check_layers.py), static analysis"
 	@echo "make fuzz       every fuzz target for FUZZ_SECONDS (30) each; crashing inputs in $(OUTPUT)/fuzz"
 	@echo "make format     clang-format every source file in place"
 	@echo "make bench      run the benchmarks (not part of make test); report in $(OUTPUT)/bench"
+	@echo "make arm64      cross-build hostprof and the e2e workloads for aarch64 into $(ARM64_OUTPUT)"
+	@echo "                (installs the arm64 multiarch packages: scripts/deps.sh arm64)"
+	@echo "make arm64-initramfs  the aarch64 guest's initramfs: $(ARM64_OUTPUT)/initramfs.cpio.gz"
 
 # deps: what the build and the tests need; deps-build: the build alone (for make run, which
 # needs no Go, Chromium or test receivers).
@@ -125,7 +130,7 @@ $(OUTPUT)/src/%.o: src/%.c $(SKELS) $(PB_HDRS) | $(OUTPUT)/src
 
 $(OUTPUT)/libhostprof.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(OUTPUT)/hostprof: $(OUTPUT)/src/cmd/main.o $(OUTPUT)/libhostprof.a
 	$(call msg,LINK,$@)
@@ -160,9 +165,15 @@ e2e: $(OUTPUT)/hostprof e2e-workloads browser-deps grpc-deps
 	$(Q)OUTPUT=$(OUTPUT) tests/e2e/run.sh
 
 # The captures of tests/kernels/guest.sh on Debian's cloud kernels, each booted under qemu (TCG),
-# and on the host; the kernels are fetched once into KERNEL_CACHE (tests/kernels/fetch.sh).
-kernel-matrix: $(OUTPUT)/hostprof e2e-workloads
+# and on the host; then the arm64 build on Debian's arm64 kernels (qemu-system-aarch64). The
+# kernels are fetched once into KERNEL_CACHE (tests/kernels/fetch.sh). KERNELS picks some of the
+# amd64 ones ("6.1 host"), ARM64_KERNELS of the arm64 ones ("" for none).
+ARM64_KERNELS ?= 5.10 6.1 6.12
+kernel-matrix: $(OUTPUT)/hostprof e2e-workloads $(if $(strip $(ARM64_KERNELS)),arm64-initramfs)
 	$(Q)OUTPUT=$(OUTPUT) tests/kernels/run.sh
+	$(if $(strip $(ARM64_KERNELS)),$(Q)OUTPUT=$(ARM64_OUTPUT) KERNEL_ARCH=arm64 \
+		KERNELS="$(ARM64_KERNELS)" KERNEL_INITRAMFS=$(ARM64_OUTPUT)/initramfs.cpio.gz \
+		tests/kernels/run.sh)
 
 test: deps-test
 	$(Q)$(MAKE) --no-print-directory all
@@ -202,6 +213,37 @@ bpf-cross: | $(OUTPUT)/bpf
 		$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_arm64 -Wall -Werror -I$(OUTPUT)/bpf-arm64 \
 			-Iinclude -Ibpf -c $$f -o $(OUTPUT)/bpf-arm64/$$(basename $$f .c).o || exit 1; \
 	done
+
+# arm64 for real: the same build with the aarch64 cross compilers against the arm64 copies of the
+# libraries (Debian multiarch, /usr/lib/aarch64-linux-gnu), the BPF objects and skeletons from
+# vmlinux/arm64 with __TARGET_ARCH_arm64 (ARCH=arm64). Its own output directory, so the native
+# build is untouched. The cross ar writes the archive's symbol index, which the host's cannot for
+# aarch64 objects.
+ARM64_OUTPUT ?= $(OUTPUT)/arm64
+ARM64_CROSS ?= aarch64-linux-gnu-
+arm64:
+	$(Q)scripts/deps.sh arm64
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(ARM64_OUTPUT) ARCH=arm64 CC=$(ARM64_CROSS)gcc \
+		CXX=$(ARM64_CROSS)g++ AR=$(ARM64_CROSS)ar all e2e-workloads
+
+# The guest's initramfs for qemu-system-aarch64 (tests/kernels/initramfs.sh). What multiarch cannot
+# install beside the host's own copies (the static busybox, python3) is unpacked from the arm64
+# packages into $(ARM64_OUTPUT)/sysroot; the libraries come from /usr/lib/aarch64-linux-gnu,
+# found by tests/kernels/elfdeps.sh since the host's ldd cannot run an aarch64 binary.
+# apt-get download needs the arm64 package lists that scripts/deps.sh arm64 (make arm64) fetches.
+ARM64_GUEST_PKGS := busybox-static python3-minimal python3.11-minimal libpython3.11-minimal libexpat1
+$(ARM64_OUTPUT)/sysroot/.done: | arm64
+	$(Q)rm -rf $(ARM64_OUTPUT)/sysroot $(ARM64_OUTPUT)/debs
+	$(Q)mkdir -p $(ARM64_OUTPUT)/sysroot $(ARM64_OUTPUT)/debs
+	$(Q)cd $(ARM64_OUTPUT)/debs && apt-get download -q $(addsuffix :arm64,$(ARM64_GUEST_PKGS))
+	$(Q)for d in $(ARM64_OUTPUT)/debs/*.deb; do dpkg-deb -x $$d $(ARM64_OUTPUT)/sysroot || exit 1; done
+	$(Q)touch $@
+
+arm64-initramfs: arm64 $(ARM64_OUTPUT)/sysroot/.done
+	$(Q)HOSTPROF=$(ARM64_OUTPUT)/hostprof WORKLOADS=$(ARM64_OUTPUT)/e2e \
+		BUSYBOX=$(ARM64_OUTPUT)/sysroot/bin/busybox \
+		LDD="tests/kernels/elfdeps.sh --root $(abspath $(ARM64_OUTPUT)/sysroot)" \
+		tests/kernels/initramfs.sh $(ARM64_OUTPUT)/initramfs.cpio.gz $(ARM64_OUTPUT)/sysroot
 
 FORMAT_FILES = $(wildcard src/*/*.c src/*/*.h bpf/*.c bpf/*.h include/*.h tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/fixtures/*.c bench/*.c \
 	tests/fuzz/*.c tests/fuzz/*.h)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the Debian packages that hostprof needs, and only those that are missing, so that a
-# second run costs one dpkg-query. Usage: scripts/deps.sh [build|test]
+# second run costs one dpkg-query. Usage: scripts/deps.sh [build|test|arm64]
 set -euo pipefail
 
 build_pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
@@ -48,10 +48,23 @@ if ! command -v npm >/dev/null 2>&1; then
 	test_pkgs+=(nodejs npm)
 fi
 
+# arm64 (make arm64): the cross compilers and the arm64 copies of the build's libraries, installed
+# beside the amd64 ones through Debian multiarch (/usr/lib/aarch64-linux-gnu). Multi-Arch: same
+# packages must be the same version on both architectures, so apt may upgrade an amd64 library to
+# the archive's version along with its arm64 twin. libstdc++6:arm64 runs the C++ workload in the
+# guest; qemu-system-arm boots it, cpio makes its initramfs.
+arm64_pkgs=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-system-arm cpio)
+for p in libbpf-dev libelf-dev libdw-dev zlib1g-dev libprotobuf-c-dev libcurl4-openssl-dev \
+	libssl-dev libiberty-dev libyaml-dev libjson-c-dev libmicrohttpd-dev libsystemd-dev \
+	liblzma-dev libdebuginfod-dev libstdc++6; do
+	arm64_pkgs+=("$p:arm64")
+done
+
 want=("${build_pkgs[@]}")
-if [ "${1:-build}" = test ]; then
-	want+=("${test_pkgs[@]}")
-fi
+case "${1:-build}" in
+test) want+=("${test_pkgs[@]}") ;;
+arm64) want+=("${arm64_pkgs[@]}") ;;
+esac
 
 missing=()
 for p in "${want[@]}"; do
@@ -68,5 +81,10 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# The :arm64 packages are only found once dpkg knows the architecture (the update below reads
+# its package lists).
+if [ "${1:-build}" = arm64 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+	dpkg --add-architecture arm64
+fi
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

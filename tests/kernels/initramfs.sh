@@ -9,7 +9,8 @@
 # Usage: initramfs.sh OUT.cpio.gz [SYSROOT]
 #   SYSROOT (default /) is where the libraries and python3 of the target architecture are found,
 #   for a cross-built hostprof; HOSTPROF and WORKLOADS (default $OUTPUT/hostprof, $OUTPUT/e2e)
-#   name what goes in, BUSYBOX the static busybox (default /bin/busybox).
+#   name what goes in, BUSYBOX the static busybox (default /bin/busybox), LDD the command that
+#   lists a binary's libraries as ldd does (tests/kernels/elfdeps.sh for a foreign architecture).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -42,11 +43,15 @@ echo 'root:x:0:0:root:/root:/bin/sh' >"$STAGE/etc/passwd"
 echo 'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' >>"$STAGE/etc/passwd"
 echo 'root:x:0:' >"$STAGE/etc/group"
 
-# Copy a file from SYSROOT into the stage under the same path, with the directories it needs.
+# Copy a file from SYSROOT into the stage under the same path, with the directories it needs. A
+# file not in SYSROOT comes from the host's own path: a cross build's libraries are installed by
+# Debian multiarch (/usr/lib/aarch64-linux-gnu), and SYSROOT holds only what cannot be (python3,
+# busybox).
 stage_copy() {
-	local src=$1 dst=$STAGE${2:-$1}
+	local src=$1 dst=$STAGE${2:-$1} from=$SYSROOT$1
+	[ -e "$from" ] || from=$src
 	mkdir -p "$(dirname "$dst")"
-	cp -L "$SYSROOT$src" "$dst"
+	cp -L "$from" "$dst"
 }
 
 # A binary's shared libraries, and the dynamic loader, under the paths it asks for.

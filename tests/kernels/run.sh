@@ -10,8 +10,10 @@
 # the exit status is non-zero when anything failed. Each kernel's console log and files stay in
 # $OUTPUT/kernels/SERIES/ (console.log, out/).
 #
-# Environment: OUTPUT (default build), KERNELS (default "5.10 6.1 6.12 host"), KERNEL_ARCH (amd64),
-# KERNEL_CACHE (tests/kernels/fetch.sh), KERNEL_TIMEOUT (seconds a guest may run, default 900).
+# Environment: OUTPUT (default build), KERNELS (default "5.10 6.1 6.12 host"; host only where the
+# host is of KERNEL_ARCH), KERNEL_ARCH (amd64, or arm64 with qemu-system-aarch64), KERNEL_INITRAMFS
+# (a ready initramfs: `make arm64-initramfs` builds the arm64 one; by default one is built from
+# $OUTPUT), KERNEL_CACHE (tests/kernels/fetch.sh), KERNEL_TIMEOUT (seconds a guest may run, 900).
 set -u
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -76,39 +78,43 @@ run_guest() {
 	mkdir -p "$dir"
 	rm -rf "$dir/out"
 	if ! vmlinuz=$("$KDIR/fetch.sh" "$series" "$ARCH" 2>"$dir/fetch.log"); then
-		kernel_failed "$series" "cannot fetch the kernel: $(tail -3 "$dir/fetch.log" | tr '\n' ' ')"
+		kernel_failed "$ARCH/$series" "cannot fetch the kernel: $(tail -3 "$dir/fetch.log" | tr '\n' ' ')"
 		return
 	fi
-	echo "kernels: $series: booting $(cat "$(dirname "$vmlinuz")/package" 2>/dev/null) under qemu (TCG)"
+	echo "kernels: $ARCH/$series: booting $(cat "$(dirname "$vmlinuz")/package" 2>/dev/null) under qemu (TCG)"
 	start=$(date +%s)
 	timeout "$TIMEOUT" "${QEMU[@]}" -nographic -no-reboot -kernel "$vmlinuz" \
-		-initrd "$WORK/initramfs.cpio.gz" \
+		-initrd "$INITRAMFS" \
 		-append "console=$CONSOLE quiet loglevel=1 panic=-1" >"$dir/console.log" 2>&1
 	secs=$(($(date +%s) - start))
 	if ! python3 "$KDIR/console.py" "$dir/console.log" "$dir/out" >"$dir/release" 2>"$dir/console.err"; then
-		kernel_failed "$series" "$(cat "$dir/console.err") (after $secs s; see $dir/console.log)"
+		kernel_failed "$ARCH/$series" "$(cat "$dir/console.err") (after $secs s; see $dir/console.log)"
 		return
 	fi
 	release=$(cat "$dir/release")
-	echo "kernels: $series: $release ran its captures in $secs s"
-	python3 "$KDIR/check.py" "$dir/out" "$release" "$series" | tee "$dir/results"
+	echo "kernels: $ARCH/$series: $release ran its captures in $secs s"
+	python3 "$KDIR/check.py" "$dir/out" "$release" "$ARCH/$series" | tee "$dir/results"
 	count_results "$dir/results"
 }
 
 mkdir -p "$WORK"
-if [ "$KERNELS" != host ]; then
+INITRAMFS=${KERNEL_INITRAMFS:-$WORK/initramfs.cpio.gz}
+if [ -z "${KERNEL_INITRAMFS:-}" ] && [ "$KERNELS" != host ]; then
 	if ! HOSTPROF=$OUTPUT/hostprof WORKLOADS=$OUTPUT/e2e OUTPUT=$OUTPUT \
-		"$KDIR/initramfs.sh" "$WORK/initramfs.cpio.gz"; then
+		"$KDIR/initramfs.sh" "$INITRAMFS"; then
 		echo "kernels: cannot build the initramfs" >&2
 		exit 1
 	fi
 fi
+host_arch=$(dpkg --print-architecture 2>/dev/null || uname -m)
 for k in $KERNELS; do
-	if [ "$k" = host ]; then
+	if [ "$k" = host ] && [ "$host_arch" != "$ARCH" ]; then
+		echo "kernels: host: skipped, the host is $host_arch and the build $ARCH"
+	elif [ "$k" = host ]; then
 		run_host
 	else
 		run_guest "$k"
 	fi
 done
-echo "kernels: $passed passed, $failed failed"
+echo "kernels ($ARCH): $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
