@@ -53,9 +53,11 @@ static __always_inline void count_stack_error(long err, bool user, bool expected
 
 /*
  * The user registers a walk starts from: the interrupted ones when the sample hit user code, else
- * those the task saved when it entered the kernel.
+ * those the task saved when it entered the kernel. False when they cannot be had: a sample taken
+ * in the kernel before Linux 5.15 (no bpf_task_pt_regs), whose user stack then comes from frame
+ * pointers.
  */
-static __always_inline void sampled_uregs(struct bpf_perf_event_data *ctx, bool in_kernel,
+static __always_inline bool sampled_uregs(struct bpf_perf_event_data *ctx, bool in_kernel,
 					  struct hp_uregs *r)
 {
 	if (!in_kernel) {
@@ -67,9 +69,12 @@ static __always_inline void sampled_uregs(struct bpf_perf_event_data *ctx, bool 
 #else
 		r->lr = 0;
 #endif
-		return;
+		return true;
 	}
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		return false;
 	hp_uregs_from_kernel((struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()), r);
+	return true;
 }
 
 /* What a sample knows before it picks a buffer set: who, where, and the walked user stack. */
@@ -205,8 +210,9 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop_wal
 	if (smp.has_mm && unwind_tables) {
 		struct hp_uregs r;
 
-		sampled_uregs(ctx, smp.in_kernel, &r);
-		if (unwind_tail_calls) {
+		if (!sampled_uregs(ctx, smp.in_kernel, &r)) {
+			smp.walk_failed = true;
+		} else if (unwind_tail_calls) {
 			start_tail_walk(ctx, &smp, &r);
 			/* Here only when the walk could not start. */
 			smp.walk_failed = true;

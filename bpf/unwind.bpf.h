@@ -10,8 +10,10 @@
  * kernel's own unwinder would have done.
  *
  * The walk runs under bpf_loop() (Linux 5.17+), one callback per frame, so its cost and its
- * verification do not grow with the depth. Without bpf_loop the programs keep the kernel's
- * frame-pointer stacks (bpf_get_stackid): the CO-RE check below removes the walker at load time.
+ * verification do not grow with the depth. Without bpf_loop the cpu sampler walks across tail
+ * calls (hp_walk_steps()), and the off-CPU and lock programs keep the kernel's frame-pointer
+ * stacks (bpf_get_stackid). The bpf_loop walk lives in programs of its own, which userspace loads
+ * only where bpf_loop exists: a kernel before 5.13 refuses any program that names a callback.
  *
  * Every object that includes this header has its own copy of these maps; userspace creates the
  * rows and procs maps once and hands the same file descriptors to every object before load.
@@ -240,15 +242,22 @@ static long hp_map_search_step(__u64 index, void *ctx)
 	return 0;
 }
 
+/* plain_loops: see hp_unwind_frame(). */
 static __always_inline struct hp_unwind_mapping *hp_find_mapping(struct hp_unwind_proc *proc,
-								 __u64 pc)
+								 __u64 pc, bool plain_loops)
 {
 	struct hp_map_search q = {.proc = proc, .pc = pc, .hi = proc->nr, .found = -1};
 
 	if (q.hi > HP_UNWIND_MAX_MAPPINGS)
 		q.hi = HP_UNWIND_MAX_MAPPINGS;
 	/* log2(HP_UNWIND_MAX_MAPPINGS) + 1 halvings find any mapping. */
-	bpf_loop(9, hp_map_search_step, &q, 0);
+	if (plain_loops) {
+		for (int i = 0; i < 9; i++)
+			if (hp_map_search_step(i, &q))
+				break;
+	} else {
+		bpf_loop(9, hp_map_search_step, &q, 0);
+	}
 	if (q.found < 0)
 		return NULL;
 	return &proc->maps[q.found & (HP_UNWIND_MAX_MAPPINGS - 1)];
@@ -284,13 +293,20 @@ static long hp_row_search_step(__u64 index, void *ctx)
 }
 
 /* The last row at or below addr among count rows from base; NULL below the first row. */
-static __always_inline struct hp_unwind_row *hp_find_row(__u32 base, __u32 count, __u32 addr)
+static __always_inline struct hp_unwind_row *hp_find_row(__u32 base, __u32 count, __u32 addr,
+							 bool plain_loops)
 {
 	struct hp_row_search q = {.base = base, .addr = addr, .hi = count};
 	__u32 idx;
 
 	/* 24 halvings cover 16M rows, more than the rows map may hold. */
-	bpf_loop(24, hp_row_search_step, &q, 0);
+	if (plain_loops) {
+		for (int i = 0; i < 24; i++)
+			if (hp_row_search_step(i, &q))
+				break;
+	} else {
+		bpf_loop(24, hp_row_search_step, &q, 0);
+	}
 	if (q.lo == 0 || q.lo > count)
 		return NULL;
 	idx = base + q.lo - 1;
@@ -368,10 +384,14 @@ static __always_inline void hp_stop(struct hp_walk *w, __u32 reason)
 	w->done = true;
 }
 
-/* One frame: record the PC, then step to the caller. Returns 1 to end the loop. */
-static long hp_unwind_step(__u64 index, void *ctx)
+/*
+ * One frame: record the PC, then step to the caller. Returns 1 to end the walk. plain_loops (a
+ * constant) runs the binary searches as bounded loops instead of bpf_loop(): the tail-call walker
+ * runs where the kernel has no bpf_loop, and its programs take few enough frames each for the
+ * verifier to follow the loops.
+ */
+static __always_inline long hp_unwind_frame(struct hp_walk *w, bool plain_loops)
 {
-	struct hp_walk *w = ctx;
 	struct hp_unwind_mapping *m = NULL;
 	struct hp_unwind_row *row = NULL;
 	__u64 cfa, ra = 0, addr, prev_sp = w->r.sp;
@@ -387,7 +407,7 @@ static long hp_unwind_step(__u64 index, void *ctx)
 	w->nr++;
 
 	if (w->proc)
-		m = hp_find_mapping(w->proc, w->r.pc);
+		m = hp_find_mapping(w->proc, w->r.pc, plain_loops);
 	if (!m && !w->asked) {
 		__u8 load = HP_UNWIND_REQ_LOAD;
 
@@ -401,7 +421,7 @@ static long hp_unwind_step(__u64 index, void *ctx)
 		 * the call instruction's row instead. */
 		addr = w->r.pc - m->bias - (w->exact_pc ? 0 : 1);
 		if (addr >> 32 == 0)
-			row = hp_find_row(m->row_base, m->row_count, (__u32)addr);
+			row = hp_find_row(m->row_base, m->row_count, (__u32)addr, plain_loops);
 	}
 	if (row)
 		rule = row->cfa_rule;
@@ -466,6 +486,18 @@ static long hp_unwind_step(__u64 index, void *ctx)
 		return 1;
 	}
 	return 0;
+}
+
+/* The bpf_loop callback of the walk: one frame. */
+static long hp_unwind_step(__u64 index, void *ctx)
+{
+	return hp_unwind_frame(ctx, false);
+}
+
+/* One frame of the tail-call walker, which must not need bpf_loop. */
+static long hp_unwind_step_plain(struct hp_walk *w)
+{
+	return hp_unwind_frame(w, true);
 }
 
 /* Count why the walk ended, and finish its hash (never 0: 0 means "no walked stack"). */
@@ -564,7 +596,7 @@ static __always_inline bool hp_walk_resume(struct hp_walk *w, const struct hp_wa
 static __always_inline bool hp_walk_steps(struct hp_walk *w)
 {
 	for (int i = 0; i < HP_TAIL_STEPS; i++) {
-		if (w->done || hp_unwind_step(i, w))
+		if (w->done || hp_unwind_step_plain(w))
 			return true;
 	}
 	return w->done;

@@ -73,9 +73,10 @@ static bool kernel_has_helper(enum bpf_func_id id)
 
 /*
  * How user stacks are walked with the tables. bpf_loop (Linux 5.17) runs the walk in one program.
- * Without it, the cpu sampler walks across tail calls (hp_cpu_walk), which needs only what 5.15
- * has (bpf_task_pt_regs, for samples that hit the kernel); the off-CPU and lock programs then take
- * frame-pointer stacks. Older kernels walk with frame pointers only.
+ * Without it, the cpu sampler walks across tail calls (hp_cpu_walk), its binary searches as plain
+ * loops; samples taken in the kernel need bpf_task_pt_regs (5.15) to find the user registers and
+ * take frame pointers before it, as the off-CPU and lock programs always do without bpf_loop. A
+ * kernel that refuses the tail-call walker gets frame pointers: see cpu_load().
  * HOSTPROF_UNWIND_WALKER=tailcall forces the tail calls on any kernel, to test them where bpf_loop
  * exists.
  */
@@ -88,21 +89,17 @@ static void pick_walker(struct bpf_session *s, const struct bpf_session_opts *op
 	s->tail_calls = false;
 	if (!opts->unwind)
 		return;
-	if (has_loop && !(force && !strcmp(force, "tailcall"))) {
-		s->unwinding = true;
+	s->unwinding = true;
+	if (has_loop && !(force && !strcmp(force, "tailcall")))
 		return;
-	}
-	if (kernel_has_helper(BPF_FUNC_task_pt_regs) && kernel_has_helper(BPF_FUNC_tail_call)) {
-		s->unwinding = s->tail_calls = true;
-		if (!has_loop)
-			log_info("this kernel has no bpf_loop (Linux 5.17+): CPU samples walk user "
-				 "stacks with tail calls; off-CPU and lock stacks use frame "
-				 "pointers");
-		return;
-	}
-	log_warn(
-		"this kernel has neither bpf_loop (Linux 5.17+) nor bpf_task_pt_regs (5.15+): user "
-		"stacks come from frame pointers only, and stop early in code built without them");
+	s->tail_calls = true;
+	if (!has_loop)
+		log_info("this kernel has no bpf_loop (Linux 5.17+): CPU samples walk user stacks "
+			 "with tail calls%s; off-CPU and lock stacks use frame pointers",
+			 kernel_has_helper(BPF_FUNC_task_pt_regs)
+				 ? ""
+				 : " (those taken in the kernel use frame pointers: "
+				   "bpf_task_pt_regs is Linux 5.15)");
 }
 
 /*
@@ -365,6 +362,31 @@ static int lock_open(struct bpf_session *s, const struct bpf_session_opts *opts)
 	return err;
 }
 
+/*
+ * Configure and load the cpu object. A kernel that refuses the tail-call walker gets the sampler
+ * with frame-pointer stacks instead, said in one line: a profile without the walker is still a
+ * profile.
+ */
+static int cpu_load(struct bpf_session *s, const struct bpf_session_opts *opts)
+{
+	int err = configure(s->skel, opts, s->unwinding, s->tail_calls);
+
+	if (!err)
+		err = cpu_bpf__load(s->skel);
+	if (!err || !s->tail_calls)
+		return err;
+	log_warn("this kernel did not load the tail-call stack walker (%s): user stacks come from "
+		 "frame pointers only, and stop early in code built without them",
+		 strerror(-err));
+	cpu_bpf__destroy(s->skel);
+	s->unwinding = s->tail_calls = false;
+	s->skel = cpu_bpf__open();
+	if (!s->skel)
+		return -errno;
+	err = configure(s->skel, opts, false, false);
+	return err ? err : cpu_bpf__load(s->skel);
+}
+
 struct bpf_session *bpf_session__new(const struct bpf_session_opts *opts)
 {
 	struct bpf_session *s;
@@ -397,12 +419,7 @@ struct bpf_session *bpf_session__new(const struct bpf_session_opts *opts)
 		goto fail;
 	}
 	pick_walker(s, opts);
-	err = configure(s->skel, opts, s->unwinding, s->tail_calls);
-	if (err) {
-		log_error("BPF object 'cpu': configure failed: %s", strerror(-err));
-		goto fail;
-	}
-	err = cpu_bpf__load(s->skel);
+	err = cpu_load(s, opts);
 	if (err) {
 		log_error("BPF object 'cpu': load failed: %s%s", strerror(-err),
 			  err == -EPERM ? " (need root, or CAP_BPF and CAP_PERFMON)" : "");

@@ -4,7 +4,7 @@
 console log: `@@HPK FILE name@@`, base64 lines, `@@HPK END@@`.
 
 Usage: console.py CONSOLE_LOG DIR
-Writes each file into DIR and prints the guest's kernel release. Exits 1, saying how far the
+Writes each file into DIR and prints the guest's kernel release and machine. Exits 1, saying how far the
 guest got, when it never reached its first capture or did not finish (`@@HPK DONE@@`).
 """
 import base64
@@ -18,13 +18,13 @@ FILE_RE = re.compile(r"@@HPK FILE ([A-Za-z0-9_.-]+)@@")
 
 
 def split(text):
-    """(release, {name: bytes}, done). Lines other than the markers and base64 are ignored."""
+    """("release machine", {name: bytes}, done). Lines other than the markers and base64 are ignored."""
     release, files, done = None, {}, False
     name, chunks = None, []
     for line in text.replace("\r", "").split("\n"):
         m = KERNEL_RE.search(line)
         if m:
-            release = m.group(1)
+            release = m.group(1) + " " + m.group(2)
             continue
         m = FILE_RE.search(line)
         if m:

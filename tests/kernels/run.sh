@@ -69,12 +69,12 @@ run_host() {
 	mkdir -p "$out"
 	echo "kernels: host $(uname -r)"
 	HPK_HOST=1 WL=$OUTPUT/e2e OUT=$out HOSTPROF=$OUTPUT/hostprof sh "$KDIR/guest.sh"
-	python3 "$KDIR/check.py" "$out" "$(uname -r)" "host" | tee "$WORK/host/results"
+	python3 "$KDIR/check.py" "$out" "$(uname -r)" host | tee "$WORK/host/results"
 	count_results "$WORK/host/results"
 }
 
 run_guest() {
-	local series=$1 dir=$WORK/$1 vmlinuz start secs release
+	local series=$1 dir=$WORK/$1 vmlinuz start secs release machine
 	mkdir -p "$dir"
 	rm -rf "$dir/out"
 	if ! vmlinuz=$("$KDIR/fetch.sh" "$series" "$ARCH" 2>"$dir/fetch.log"); then
@@ -91,7 +91,7 @@ run_guest() {
 		kernel_failed "$ARCH/$series" "$(cat "$dir/console.err") (after $secs s; see $dir/console.log)"
 		return
 	fi
-	release=$(cat "$dir/release")
+	read -r release machine <"$dir/release"
 	echo "kernels: $ARCH/$series: $release ran its captures in $secs s"
 	python3 "$KDIR/check.py" "$dir/out" "$release" "$ARCH/$series" | tee "$dir/results"
 	count_results "$dir/results"
