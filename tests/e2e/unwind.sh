@@ -88,18 +88,8 @@ t_nofp_ratio() {
 		nofp_leaf_c=50.0
 }
 
-# Python recursing 40 deep, forever: its interpreter frames run through _PyEval_EvalFrameDefault.
-PY_RECURSE='
-def down(n):
-    if n == 0:
-        s = 0
-        for i in range(20000):
-            s += i
-        return s
-    return down(n - 1) + 1
-while True:
-    down(40)
-'
+# Python recursing 40 deep, forever (tests/e2e/py_recurse.py).
+PY_RECURSE=$(cat "$E2E/py_recurse.py")
 
 t_python_unwind() {
 	local py=/usr/bin/python3 out fr total fp_fr

@@ -24,7 +24,7 @@ The checks, each on the guest's own files:
                 _PyEval_EvalFrameDefault
   wall          sleeper's wall profile: compute 30% and the nanosleep path 70% (+-5), the wall
                 total one window (+-5%); its off-CPU time in nanosleep 70% of the window
-                (+-10)
+                (+-10); before 5.15 the line that mutex waits cannot be told apart
   contention    the futex_wait total within 20% of what the mutex workload measured itself; the
                 kernel-lock line where the kernel has no lock tracepoints
   agent         the agent wrote at least two windows and exited 0 on SIGTERM; a window decodes
@@ -44,6 +44,7 @@ SHARE_TOL = 5.0
 FALLBACK_FP = "user stacks come from frame pointers only"
 TAIL_CALLS = "walk user stacks with tail calls"
 FALLBACK_LOCKS = "no lock:contention_begin tracepoint"
+FALLBACK_STATE = "no bpf_task_pt_regs (Linux 5.15+): off-CPU waits"
 OTLP_REQ = "opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest"
 OTLP_PROTO = "opentelemetry/proto/collector/profiles/v1development/profiles_service.proto"
 
@@ -254,6 +255,10 @@ class Kernel:
         if abs(100 * off_share - 70) > 10:
             raise Failed("off-CPU in nanosleep is %s of the window, expected 70%% +-10"
                          % pct(off_share))
+        said = FALLBACK_STATE in c.text(".stderr")
+        if said != (self.version < (5, 15)):
+            raise Failed("the line '%s' was %s on %s" % (FALLBACK_STATE, "printed" if said else
+                                                          "not printed", self.release))
         return "wall: compute %s, nanosleep %s, total %.3f x the window; off-CPU in nanosleep " \
             "%s of it" % (
             pct(compute), pct(sleep), t / window_ns, pct(off_share))

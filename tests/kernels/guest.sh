@@ -89,17 +89,8 @@ by_pid() {
 	emit_outputs "$name"
 }
 
-PY_RECURSE='
-def down(n):
-    if n == 0:
-        s = 0
-        for i in range(20000):
-            s += i
-        return s
-    return down(n - 1) + 1
-while True:
-    down(30)
-'
+# tests/e2e/py_recurse.py, which initramfs.sh puts beside the workloads.
+PY_RECURSE=$(cat "${PY_SCRIPT:-$WL/py_recurse.py}")
 
 run_agent() {
 	"$WL/cpu_ratio" 60 >/dev/null 2>&1 &

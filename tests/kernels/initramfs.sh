@@ -66,6 +66,7 @@ install -m 0755 "$HOSTPROF" "$STAGE/usr/bin/hostprof"
 stage_libs "$HOSTPROF"
 cp -a "$WORKLOADS"/. "$STAGE/opt/e2e/"
 for w in "$STAGE"/opt/e2e/*; do stage_libs "$w"; done
+cp "$ROOT/tests/e2e/py_recurse.py" "$STAGE/opt/e2e/"
 
 # python3: the interpreter and the modules it imports before running -c (encodings and the codecs
 # behind it); the rest of the standard library is not needed by the workload.

@@ -68,7 +68,8 @@ run_host() {
 	rm -rf "$out"
 	mkdir -p "$out"
 	echo "kernels: host $(uname -r)"
-	HPK_HOST=1 WL=$OUTPUT/e2e OUT=$out HOSTPROF=$OUTPUT/hostprof sh "$KDIR/guest.sh"
+	HPK_HOST=1 WL=$OUTPUT/e2e OUT=$out HOSTPROF=$OUTPUT/hostprof \
+		PY_SCRIPT=$ROOT/tests/e2e/py_recurse.py sh "$KDIR/guest.sh"
 	python3 "$KDIR/check.py" "$out" "$(uname -r)" host | tee "$WORK/host/results"
 	count_results "$WORK/host/results"
 }
