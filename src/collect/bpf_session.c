@@ -289,7 +289,8 @@ static int offcpu_open(struct bpf_session *s, const struct bpf_session_opts *opt
 		offcpu_bpf__destroy(s->offcpu);
 		s->offcpu = NULL;
 	}
-	log_error("BPF object 'offcpu': load failed: %s; wall and off-CPU profiles are off",
+	log_error("BPF object 'offcpu': load failed: %s (--types wall and offcpu need it; "
+		  "hostprof profile -v shows the verifier's reason)",
 		  strerror(-err));
 	return err;
 }
@@ -356,9 +357,11 @@ static int lock_open(struct bpf_session *s, const struct bpf_session_opts *opts)
 	if (!err)
 		err = lock_bpf__load(s->lock);
 	if (err)
-		log_error("BPF object 'lock': load failed: %s (lock:contention_* and "
-			  "raw_syscalls need BTF for tp_btf)",
-			  strerror(-err));
+		log_error(
+			"BPF object 'lock': load failed: %s (--types contention needs it; the "
+			"syscall tracepoints need kernel BTF for tp_btf; hostprof profile -v shows "
+			"the verifier's reason)",
+			strerror(-err));
 	return err;
 }
 
