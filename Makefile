@@ -193,13 +193,17 @@ run: deps-build
 	@echo "or profile.folded for flamegraph.pl and speedscope."
 
 # check: warnings are errors, unit tests under ASan and UBSan in a separate build directory (unit
-# runs the layer check and its test), every fuzz target for FUZZ_CHECK_SECONDS (it shares the
-# corpus with make fuzz, so each run starts from what the earlier ones found), and cppcheck.
+# runs the layer check and its test), the agent's reloads under ASan (LeakSanitizer fails its exit
+# status on a leak; root), every fuzz target for FUZZ_CHECK_SECONDS (it shares the corpus with
+# make fuzz, so each run starts from what the earlier ones found), and cppcheck.
 FUZZ_CHECK_SECONDS ?= 15
 check: deps-test
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/check \
 		EXTRA_CFLAGS='-Werror -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' \
 		EXTRA_LDFLAGS='-fsanitize=address,undefined' all unit
+	$(Q)$(MAKE) --no-print-directory e2e-workloads
+	$(Q)HOSTPROF=$(OUTPUT)/check/hostprof E2E_ONLY=agent_reload_pairs OUTPUT=$(OUTPUT) \
+		tests/e2e/run.sh
 	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_CHECK_SECONDS)
 	$(Q)$(MAKE) --no-print-directory bpf-cross
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \

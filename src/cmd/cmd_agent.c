@@ -66,6 +66,7 @@ struct agent {
 	struct config_origin origin;
 	struct config *cap_cfg;	    /* the one the capture was made with */
 	struct config *deliver_cfg; /* the one the deliverer was made with */
+	struct config *replaced;    /* during a reload, the one being replaced: freed at its end */
 	struct capture *cap;
 	struct deliverer *deliver;
 	struct export_targets targets; /* what the deliverer sends to; it points into them */
@@ -88,10 +89,11 @@ static void config_free(struct config *c)
 	free(c);
 }
 
-/* Free a configuration that nothing uses any more. */
+/* Free a configuration that nothing uses any more. The one a reload replaces is still read until
+ * the reload ends (its export deadline, the summary line), which frees it then. */
 static void retire_config(struct agent *a, struct config *c)
 {
-	if (c && c != a->cfg && c != a->cap_cfg && c != a->deliver_cfg)
+	if (c && c != a->cfg && c != a->cap_cfg && c != a->deliver_cfg && c != a->replaced)
 		config_free(c);
 }
 
@@ -470,6 +472,7 @@ static void reload(struct agent *a)
 
 	/* What was collected under the old settings and rules leaves under them. */
 	seal_window(a);
+	a->replaced = prev;
 	a->cfg = next;
 	a->origin = origin;
 	log_set_level(next->log_level);
@@ -509,6 +512,7 @@ static void reload(struct agent *a)
 		if (start_httpd(a))
 			log_error("reload: the HTTP endpoints are off until the next reload");
 	}
+	a->replaced = NULL;
 	retire_config(a, prev);
 	a->ctr.reloads_ok++;
 	log_info("configuration reloaded: %u Hz, upload every %g s%s%s%s", next->frequency_hz,

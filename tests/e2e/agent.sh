@@ -19,6 +19,9 @@
 #   agent_reload      SIGHUP with a changed upload_interval: the windows go from 5 s to 2 s;
 #                     a later SIGHUP with a broken file is refused, and the agent goes on
 #   agent_sigterm     SIGTERM delivers the last (partial) window, then exit 0
+#   agent_reload_pairs  every ordered pair of five configurations (files export at 19 Hz, a
+#                     broken file, no export at all, 49 Hz, cpu+wall), 20 SIGHUPs under load:
+#                     each is answered, the agent lives through all and exits 0 on SIGTERM
 #   agent_http        /healthz, /readyz and /metrics (Prometheus text, with the samples, the
 #                     exports and the agent's RSS)
 # and, without BPF:
@@ -341,6 +344,89 @@ t_agent_reload() {
 		fail agent_reload "expected >= 3 windows of ~5 s, then >= 8 of ~2 s; window lengths (s): $d"
 	else
 		pass agent_reload "SIGHUP changed upload_interval 5s -> 2s: $long windows of ~5 s, then $short of ~2 s (lengths: $d); a broken file on a later SIGHUP was refused and the 2 s windows went on"
+	fi
+}
+
+# agent_reload_config NAME FILE: write one of the reload test's configurations into FILE.
+agent_reload_config() {
+	local dir=$AGENT_DIR/reload-out
+	case $1 in
+	files) printf 'frequency: 19\nupload_interval: 2s\nexport:\n  directory: "%s"\n' "$dir" ;;
+	broken) printf 'frequency: 19\nupload_intervall: 2s\n' ;;
+	none) printf 'frequency: 19\nupload_interval: 2s\n' ;;
+	faster) printf 'frequency: 49\nupload_interval: 2s\nexport:\n  directory: "%s"\n' "$dir" ;;
+	wall) printf 'frequency: 19\ntypes: [cpu, wall]\nupload_interval: 2s\nexport:\n  directory: "%s"\n' "$dir" ;;
+	esac >"$2"
+}
+
+# Every ordered pair of configurations, as SIGHUPs one after the other: a reload that stops the
+# exporters and then the capture once freed the replaced configuration twice (a crash 3 times out
+# of 3). Each SIGHUP must be answered ("configuration reloaded" or "reload refused") by a living
+# agent before the next.
+t_agent_reload_pairs() {
+	local conf log apid names=(files broken none faster wall) seq=() from to n answered
+	local wl rc bad=""
+	AGENT_DIR=${AGENT_DIR:-$WORK/agent}
+	mkdir -p "$AGENT_DIR/reload-out"
+	conf=$AGENT_DIR/reload.yaml
+	log=$WORK/agent_reload_pairs.log
+	# An Eulerian circuit of the complete directed graph on the names: each ordered pair once,
+	# 20 reloads. A refused reload (broken) leaves the one before it running.
+	read -r -a seq < <(python3 -c '
+import sys
+names = sys.argv[1:]
+out = {a: [b for b in names if b != a] for a in names}
+stack, circuit = [names[0]], []
+while stack:
+    v = stack[-1]
+    if out[v]:
+        stack.append(out[v].pop())
+    else:
+        circuit.append(stack.pop())
+print(" ".join(reversed(circuit[:-1])))' "${names[@]}")
+	start_workload cpu_ratio 120
+	wl=$WPID
+	agent_reload_config files "$conf"
+	"$HOSTPROF" agent --config "$conf" --cache-dir "$AGENT_DIR/cache" >"$log" 2>&1 &
+	apid=$!
+	PIDS+=("$apid")
+	for _ in $(seq 100); do
+		grep -q 'profiling the whole host' "$log" && break
+		sleep 0.1
+	done
+	from=files
+	n=0
+	for to in "${seq[@]}"; do
+		agent_reload_config "$to" "$conf"
+		kill -HUP "$apid" 2>/dev/null
+		n=$((n + 1))
+		for _ in $(seq 150); do
+			answered=$(grep -c 'configuration reloaded\|reload refused' "$log")
+			[ "$answered" -ge "$n" ] && break
+			kill -0 "$apid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if ! kill -0 "$apid" 2>/dev/null; then
+			bad="the agent died on the reload from $from to $to (reload $n): $(grep -v '^$' "$log" | tail -2 | tr '\n' ' ')"
+			break
+		fi
+		if [ "$answered" -lt "$n" ]; then
+			bad="reload $n ($from to $to) was not answered within 15 s"
+			break
+		fi
+		[ "$to" != broken ] && from=$to
+	done
+	stop_workload "$wl"
+	if [ -z "$bad" ]; then
+		kill -TERM "$apid"
+		wait "$apid"
+		rc=$?
+		[ "$rc" -eq 0 ] || bad="exit status $rc on SIGTERM after $n reloads"
+	fi
+	if [ -n "$bad" ]; then
+		fail agent_reload_pairs "$bad"
+	else
+		pass agent_reload_pairs "$n SIGHUPs over every ordered pair of 5 configurations under load: $(grep -c 'configuration reloaded' "$log") reloaded, $(grep -c 'reload refused' "$log") refused (the broken file), exit 0 on SIGTERM"
 	fi
 }
 

@@ -1519,7 +1519,7 @@ main() {
 		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind tailcall_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		agent_service agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \
-		agent_sigterm agent_http agent_config_errors agent_print_config agent_soak \
+		agent_reload_pairs agent_sigterm agent_http agent_config_errors agent_print_config agent_soak \
 		idle_hint bad_pid bad_flags help_version not_root; do
 		wanted "$t" && "t_$t"
 	done
