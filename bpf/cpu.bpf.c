@@ -295,4 +295,35 @@ int BPF_PROG(hp_unwind_exit, struct task_struct *p)
 	return 0;
 }
 
+/* Set by userspace: `profile -- COMMAND` follows the processes the command starts. */
+const volatile bool follow_children = false;
+
+/*
+ * A process that a target starts is a target too (a shell, make, a test runner). The offcpu and
+ * lock objects share this object's target_pids, so one hook serves them all. Threads share
+ * their process's tgid and need nothing. Loaded only when following.
+ */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(hp_follow_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	if (ctgid != ptgid && bpf_map_lookup_elem(&target_pids, &ptgid) &&
+	    hp_map_update(&target_pids, &ctgid, &one, BPF_ANY))
+		bump(&losses, HP_LOSS_FOLLOW_FULL);
+	return 0;
+}
+
+/* A followed process that exits leaves room in target_pids for the ones alive. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(hp_follow_exit, struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+
+	if (BPF_CORE_READ(p, pid) == tgid)
+		bpf_map_delete_elem(&target_pids, &tgid);
+	return 0;
+}
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -56,6 +56,7 @@ enum hp_loss {
 	HP_LOSS_MAP_NO_MEMORY, /* -ENOMEM: the kernel had no element at hand (maps not preallocated
 				  allocate in interrupt context, and may find none) */
 	HP_LOSS_MAP_UPDATE_FAILED, /* any other error (-EBUSY: the bucket was locked on this CPU) */
+	HP_LOSS_FOLLOW_FULL, /* a process a target started was not followed: target_pids was full */
 	HP_LOSS__COUNT,
 };
 

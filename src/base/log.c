@@ -81,7 +81,8 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 
 	if (ours > current_level)
 		return 0;
-	fputs("hostprof: libbpf: ", stderr);
+	/* libbpf starts its own messages with "libbpf: ". */
+	fputs("hostprof: ", stderr);
 	return vfprintf(stderr, fmt, ap);
 }
 

@@ -355,6 +355,7 @@ struct capture *capture__new(const struct config *c)
 {
 	struct bpf_session_opts bopts = {
 		.filter_pids = !c->all,
+		.follow_children = c->command && !c->no_inherit,
 		.include_idle = c->include_idle,
 		.stack_map_entries = c->stack_map_entries,
 		.counts_map_entries = c->counts_map_entries,

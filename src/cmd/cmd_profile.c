@@ -394,7 +394,8 @@ static void print_summary(struct run *r, double elapsed_s)
 			continue;
 		printf("  %-44s %" PRIu64 "\n", collector__loss_name(i), st->losses[i]);
 		map_losses |= i != HP_LOSS_USER_STACK_MISSING && i != HP_LOSS_KERN_STACK_MISSING &&
-			      i != HP_LOSS_MAP_NO_MEMORY && i != HP_LOSS_MAP_UPDATE_FAILED;
+			      i != HP_LOSS_MAP_NO_MEMORY && i != HP_LOSS_MAP_UPDATE_FAILED &&
+			      i != HP_LOSS_FOLLOW_FULL;
 	}
 	if (map_losses)
 		printf("  (the BPF maps were too small for this load: raise --stack-map-entries "
@@ -538,6 +539,20 @@ static void describe_target(const struct config *c)
 		log_info("profiling %s at %u Hz; press Ctrl-C to stop", what, c->frequency_hz);
 }
 
+/*
+ * What `hostprof profile -- COMMAND` exits with once the profile is written: the command's own
+ * status, as a shell reports it (127: it could not be run; 128 + N: killed by signal N), so that
+ * hostprof can stand in front of a command in a script.
+ */
+static int command_status(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
 int do_profile(int argc, char **argv)
 {
 	struct config cfg;
@@ -614,5 +629,7 @@ out:
 	deliverer__shutdown(r.deliver, 0, NULL);
 	export_targets__release(&r.targets);
 	capture__delete(r.cap);
-	return err ? 1 : 0;
+	if (err)
+		return 1;
+	return r.child > 0 ? command_status(r.child_status) : 0;
 }

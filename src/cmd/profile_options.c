@@ -52,7 +52,8 @@ static const struct opt_def defs[] = {
 	 .help = "every process on the host"},
 	{.type = OPT_DOC,
 	 .value_name = "-- COMMAND [ARGS...]",
-	 .help = "run COMMAND and profile it until it exits"},
+	 .help = "run COMMAND and profile it until it exits; hostprof then exits with "
+		 "COMMAND's status (127: it could not be run)"},
 	{.name = "duration",
 	 .short_name = 'd',
 	 .type = OPT_SECONDS,
@@ -95,6 +96,11 @@ static const struct opt_def defs[] = {
 				 "  .otlp.pb    OTLP (binary); .otlp.json: OTLP/JSON\n"
 				 "  .html       an interactive flame graph, one page\n"
 				 "repeatable (default: profile.pb.gz)"},
+	{.name = "no-inherit",
+	 .type = OPT_FLAG,
+	 CFG(no_inherit),
+	 .help = "with -- COMMAND: profile the command alone, not the processes it starts "
+		 "(followed by default, as perf record does)"},
 	{.name = "include-idle",
 	 .type = OPT_FLAG,
 	 CFG(include_idle),

@@ -204,6 +204,9 @@ static int configure(struct cpu_bpf *skel, const struct bpf_session_opts *opts, 
 	int err;
 
 	skel->rodata->filter_pids = opts->filter_pids;
+	skel->rodata->follow_children = opts->filter_pids && opts->follow_children;
+	bpf_program__set_autoload(skel->progs.hp_follow_fork, skel->rodata->follow_children);
+	bpf_program__set_autoload(skel->progs.hp_follow_exit, skel->rodata->follow_children);
 	skel->rodata->include_idle = opts->include_idle;
 	skel->rodata->unwind_tables = unwind;
 	skel->rodata->unwind_tail_calls = tail_calls;
@@ -239,6 +242,9 @@ static int offcpu_configure(struct offcpu_bpf *o, const struct bpf_session_opts 
 	int err = bpf_map__set_max_entries(o->maps.offcpu_start, opts->offcpu_threads);
 
 	o->rodata->filter_pids = opts->filter_pids;
+	if (!err)
+		err = bpf_map__reuse_fd(o->maps.target_pids,
+					bpf_map__fd(s->skel->maps.target_pids));
 	o->rodata->min_block_ns = opts->offcpu_min_ns;
 	o->rodata->unwind_tables = s->unwinding && !s->tail_calls;
 	o->rodata->unwind_depth = opts->unwind_depth;
@@ -346,6 +352,9 @@ static int lock_open(struct bpf_session *s, const struct bpf_session_opts *opts)
 							 : s->unwinding ? opts->stack_map_entries
 									: 1);
 	s->lock->rodata->filter_pids = opts->filter_pids;
+	if (!err)
+		err = bpf_map__reuse_fd(s->lock->maps.target_pids,
+					bpf_map__fd(s->skel->maps.target_pids));
 	s->lock->rodata->min_wait_ns = opts->lock_min_ns;
 	s->lock->rodata->unwind_tables = s->unwinding && !s->tail_calls;
 	s->lock->rodata->unwind_depth = opts->unwind_depth;
@@ -477,6 +486,7 @@ void bpf_session__delete(struct bpf_session *s)
 	free(s);
 }
 
+/* One target_pids for every object: the offcpu and lock objects reuse the cpu object's. */
 int bpf_session__add_pid(struct bpf_session *s, pid_t pid)
 {
 	__u32 key = pid;
@@ -484,12 +494,6 @@ int bpf_session__add_pid(struct bpf_session *s, pid_t pid)
 
 	if (bpf_map__update_elem(s->skel->maps.target_pids, &key, sizeof(key), &one, sizeof(one),
 				 BPF_ANY))
-		return -errno;
-	if (s->offcpu && bpf_map__update_elem(s->offcpu->maps.target_pids, &key, sizeof(key), &one,
-					      sizeof(one), BPF_ANY))
-		return -errno;
-	if (s->lock && bpf_map__update_elem(s->lock->maps.target_pids, &key, sizeof(key), &one,
-					    sizeof(one), BPF_ANY))
 		return -errno;
 	return 0;
 }
@@ -658,6 +662,12 @@ int bpf_session__attach(struct bpf_session *s, uint32_t frequency_hz)
 		log_error("no online CPU accepted a cpu-clock perf event");
 	if (!err && s->unwinding)
 		err = unwind_attach(s);
+	if (!err && s->skel->rodata->follow_children) {
+		struct bpf_program *follow[] = {s->skel->progs.hp_follow_fork,
+						s->skel->progs.hp_follow_exit};
+
+		err = attach_programs(follow, s->follow_links, 2);
+	}
 	if (!err && s->offcpu)
 		err = attach_loaded(s->offcpu->obj, s->offcpu_links, HP_MAX_OBJECT_LINKS);
 	if (!err && s->lock)
@@ -683,6 +693,7 @@ void bpf_session__detach(struct bpf_session *s)
 	s->nr_links = 0;
 	links_destroy(s->offcpu_links, HP_MAX_OBJECT_LINKS);
 	links_destroy(s->unwind_links, 2);
+	links_destroy(s->follow_links, 2);
 	links_destroy(s->lock_links, HP_MAX_OBJECT_LINKS);
 }
 

@@ -17,6 +17,7 @@ struct bpf_session;
 
 struct bpf_session_opts {
 	bool filter_pids;	     /* only the PIDs given with bpf_session__add_pid() */
+	bool follow_children;	     /* with filter_pids: and the processes they start */
 	bool include_idle;	     /* count the idle task (pid 0) */
 	uint32_t stack_map_entries;  /* per buffer */
 	uint32_t counts_map_entries; /* per buffer */

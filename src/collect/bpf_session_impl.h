@@ -25,6 +25,7 @@ struct bpf_session {
 	struct hp_lock_key *lock_keys; /* drain scratch: counts_map_entries keys */
 	struct bpf_link *offcpu_links[HP_MAX_OBJECT_LINKS];
 	struct bpf_link *unwind_links[2];  /* exec and exit, with the walker */
+	struct bpf_link *follow_links[2];  /* fork and exit, when following children */
 	struct hp_offcpu_key *offcpu_keys; /* drain scratch: offcpu_map_entries keys */
 	uint64_t *offcpu_hashes;	   /* drain scratch: offcpu_map_entries stack hashes */
 	uint32_t max_offcpu;

@@ -22,6 +22,7 @@ static const char *const loss_names[HP_LOSS__COUNT] = {
 	[HP_LOSS_LOCK_COUNTS_FULL] = "lock wait lost: counts map full",
 	[HP_LOSS_MAP_NO_MEMORY] = "lost: no kernel memory for a map entry",
 	[HP_LOSS_MAP_UPDATE_FAILED] = "lost: a map update failed (busy or other)",
+	[HP_LOSS_FOLLOW_FULL] = "child process not followed: 1024 targets",
 };
 
 static const char *const state_names[HP_STATE__COUNT] = {

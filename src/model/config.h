@@ -64,8 +64,9 @@ struct config {
 	/* what to profile */
 	pid_t pids[CONFIG_MAX_PIDS];
 	size_t nr_pids;
-	bool all;	/* the whole host */
-	char **command; /* argv after "--", or NULL */
+	bool all;	 /* the whole host */
+	char **command;	 /* argv after "--", or NULL */
+	bool no_inherit; /* --no-inherit: the command alone, not the processes it starts */
 	bool include_idle;
 	unsigned int types;	     /* PROFILE_TYPE_* bits; default cpu */
 	uint64_t offcpu_min_ns;	     /* --offcpu-min-us */

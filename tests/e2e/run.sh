@@ -30,6 +30,11 @@
 #   all_mode          --all records cpu_ratio under its comm, with its burn functions
 #   exits_mid_capture a target that exits after 2 s of a 5 s capture: exit 0, valid outputs
 #   command_mode      -- COMMAND: returns when the command exits, its samples recorded
+#   command_status    -- COMMAND: exits with the command's status (3, 127 when it cannot run,
+#                     143 when killed by SIGTERM), the profile written all the same
+#   command_children  -- sh -c 'cpu_ratio 3': the shell's child is profiled (>= 90% of the
+#                     samples); --no-inherit: none of it
+#   verbose_prefix    -v: libbpf's messages prefixed "hostprof: libbpf: " once
 #   threads           cpu_threads: thread_name/tid/pid labels of each thread in pprof
 #   bad_pid           a pid that does not exist: nonzero exit, the pid named on stderr
 #   bad_flags         unknown flag, bad --duration, bad --frequency: nonzero, flag named
@@ -683,6 +688,72 @@ t_command_mode() {
 		fail command_mode "${n:-0} of ${total:-0} short_lived samples in burn_until_exit (need >= 20 and >= 90%; ~$((2 * FREQ)) on an idle machine); comms: $comms"
 	else
 		pass command_mode "returned after ${HP_SECS} s (--duration 10, command runs 2 s); $n of $total short_lived samples in burn_until_exit"
+	fi
+}
+
+# hostprof profile -- COMMAND exits with the command's status, as a shell would: 3 for `exit 3`,
+# 127 (and the reason) for a command that cannot be run, 128 + 15 for one killed by SIGTERM; the
+# profile is written all the same.
+t_command_status() {
+	local got=""
+	hp cmd3 profile --duration 5 -o "$WORK/cmd3.folded" -- sh -c 'exit 3'
+	got+="exit 3 -> $HP_RC; "
+	[ "$HP_RC" -eq 3 ] && [ -e "$WORK/cmd3.folded" ] || {
+		fail command_status "-- sh -c 'exit 3': exit $HP_RC (want 3), folded written: $([ -e "$WORK/cmd3.folded" ] && echo yes || echo no)"
+		return
+	}
+	hp cmd127 profile --duration 5 -o "$WORK/cmd127.folded" -- /nonexistent/hostprof-cmd
+	got+="missing command -> $HP_RC; "
+	if [ "$HP_RC" -ne 127 ] || ! grep -q "cannot run '/nonexistent/hostprof-cmd'" "$WORK/cmd127.err"; then
+		fail command_status "-- /nonexistent/hostprof-cmd: exit $HP_RC (want 127), stderr: $(tail -2 "$WORK/cmd127.err" | tr '\n' ' ')"
+		return
+	fi
+	hp cmdsig profile --duration 5 -o "$WORK/cmdsig.folded" -- sh -c 'kill -TERM $$'
+	got+="killed by SIGTERM -> $HP_RC"
+	if [ "$HP_RC" -ne 143 ]; then
+		fail command_status "-- sh -c 'kill -TERM \$\$': exit $HP_RC (want 143)"
+	else
+		pass command_status "$got"
+	fi
+}
+
+# -- COMMAND follows the processes the command starts, as perf record does: a shell running
+# cpu_ratio (a fork and an exec away) has cpu_ratio's samples, its burn functions named and split;
+# --no-inherit profiles the shell alone.
+t_command_children() {
+	local out n total kids_off
+	hp kids profile --duration 10 --frequency "$FREQ" -o "$WORK/kids.folded" \
+		-- sh -c "\"$WL/cpu_ratio\" 3; true"
+	if [ "$HP_RC" -ne 0 ] || [ ! -s "$WORK/kids.folded" ]; then
+		fail command_children "-- sh -c 'cpu_ratio 3': $(hp_failure kids)"
+		return
+	fi
+	out=$(folded contains "$WORK/kids.folded" --comm cpu_ratio main)
+	n=$(kv hit <<<"$out")
+	total=$(folded total "$WORK/kids.folded" | kv samples)
+	hp kids_off profile --duration 10 --frequency "$FREQ" --no-inherit \
+		-o "$WORK/kids_off.folded" -- sh -c "\"$WL/cpu_ratio\" 2; true"
+	kids_off=$(folded total "$WORK/kids_off.folded" --comm cpu_ratio 2>/dev/null | kv samples)
+	if [ "${n:-0}" -lt 100 ] || ! fcheck "$n >= 0.9 * $total"; then
+		fail command_children "${n:-0} of ${total:-0} samples are cpu_ratio's, started by the shell (need >= 100 and >= 90%); comms: $(folded comms "$WORK/kids.folded" | head -3 | tr '\n' ' ')"
+	elif [ "${kids_off:-0}" -ne 0 ] || [ "$HP_RC" -ne 0 ]; then
+		fail command_children "--no-inherit still has ${kids_off:-0} cpu_ratio samples (exit $HP_RC)"
+	else
+		pass command_children "$n of $total samples from cpu_ratio, the shell's child, with main in the stack; --no-inherit: 0"
+	fi
+}
+
+# -v passes libbpf's messages on once prefixed: "hostprof: libbpf: ...", not "libbpf: libbpf:".
+t_verbose_prefix() {
+	local n
+	hp verbose profile -v --duration 1 -o "$WORK/verbose.folded" -- true
+	n=$(grep -c '^hostprof: libbpf: ' "$WORK/verbose.err")
+	if [ "$HP_RC" -ne 0 ] || [ "$n" -lt 10 ]; then
+		fail verbose_prefix "exit $HP_RC, $n lines of libbpf's under -v (want >= 10)"
+	elif grep -q 'libbpf: libbpf:' "$WORK/verbose.err"; then
+		fail verbose_prefix "libbpf's lines are prefixed twice: $(grep -m1 'libbpf: libbpf:' "$WORK/verbose.err")"
+	else
+		pass verbose_prefix "$n libbpf lines under -v, each prefixed 'hostprof: libbpf: ' once"
 	fi
 }
 
@@ -1515,7 +1586,7 @@ main() {
 		capture_ratio
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
-		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode threads \
+		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children verbose_prefix threads \
 		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind tailcall_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		agent_service agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \
