@@ -375,6 +375,7 @@ struct capture *capture__new(const struct config *c)
 		.max_procs = c->max_procs,
 		.max_dsos = c->max_dsos,
 		.max_dwarf_bytes = c->max_dwarf_bytes,
+		.max_dwarf_name = c->max_dwarf_name,
 	};
 	struct debuginfod_fetch_opts fopts = {
 		.cache_dir = c->cache_dir,

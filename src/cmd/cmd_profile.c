@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,18 +45,49 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
-/* Fail before the capture, not after it, when an output cannot be written. */
+/*
+ * Fail before the capture, not after it, when an output cannot be written: by creating (and
+ * removing) a file where it will go, which root's access(W_OK) would not tell of /proc or of a
+ * read-only filesystem.
+ */
+static int check_output(const char *path)
+{
+	char copy[PATH_MAX], probe[PATH_MAX + 32];
+	const char *dir;
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		log_error("cannot write '%s': it is a directory; name a file in it", path);
+		return -EISDIR;
+	}
+	snprintf(copy, sizeof(copy), "%s", path);
+	dir = dirname(copy);
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		log_error("cannot write '%s': the directory '%s' does not exist", path, dir);
+		return -ENOENT;
+	}
+	snprintf(probe, sizeof(probe), "%s/.hostprof-probe-XXXXXX", dir);
+	fd = mkstemp(probe);
+	if (fd < 0) {
+		int err = -errno;
+
+		log_error("cannot write '%s': no file can be created in '%s': %s", path, dir,
+			  strerror(-err));
+		return err;
+	}
+	close(fd);
+	unlink(probe);
+	return 0;
+}
+
 static int check_outputs(const struct config *c)
 {
 	for (size_t i = 0; i < c->nr_outputs; i++) {
-		char dir[PATH_MAX];
+		int err = check_output(c->outputs[i].path);
 
-		snprintf(dir, sizeof(dir), "%s", c->outputs[i].path);
-		if (access(dirname(dir), W_OK) != 0) {
-			log_error("cannot write '%s': directory is not writable: %s",
-				  c->outputs[i].path, strerror(errno));
-			return -errno;
-		}
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -563,6 +595,7 @@ int do_profile(int argc, char **argv)
 	uint64_t started;
 
 	config__defaults(&cfg);
+	cfg.max_dwarf_name = "--max-dwarf-mb";
 	rc = profile_options__parse(argc, argv, &cfg, why, sizeof(why));
 	rc = options__exit_status(&profile_command, rc, why);
 	if (rc >= 0)

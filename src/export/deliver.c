@@ -326,6 +326,29 @@ static int queue_pyroscope(struct deliverer *d, const struct profile *p)
 	return err;
 }
 
+/*
+ * An output that could not be written after the capture (its directory gone, the disk full) is
+ * written under $TMPDIR (else /tmp) instead, as hostprof-PID-NAME, and named: a capture is never
+ * lost to a path.
+ */
+static void rescue_file(const struct deliverer *d, const struct output *o,
+			const struct profile *const *profiles, size_t n, int err)
+{
+	const char *tmp = getenv("TMPDIR"), *base = strrchr(o->path, '/');
+	char path[PATH_MAX];
+	struct output rescue = *o;
+
+	snprintf(path, sizeof(path), "%s/hostprof-%d-%s", tmp && *tmp ? tmp : "/tmp", (int)getpid(),
+		 base ? base + 1 : o->path);
+	rescue.path = path;
+	if (write_file(d, &rescue, profiles, n) == 0)
+		log_error("writing '%s' failed: %s; the profile was saved as %s instead", o->path,
+			  strerror(-err), path);
+	else
+		log_error("writing '%s' failed: %s, and so did writing %s", o->path, strerror(-err),
+			  path);
+}
+
 int deliverer__deliver(struct deliverer *d, const struct profile *const *profiles, size_t n)
 {
 	int first_err = 0, err;
@@ -333,8 +356,7 @@ int deliverer__deliver(struct deliverer *d, const struct profile *const *profile
 	for (size_t i = 0; i < d->opts.nr_outputs; i++) {
 		err = write_file(d, &d->opts.outputs[i], profiles, n);
 		if (err) {
-			log_error("writing '%s' failed: %s", d->opts.outputs[i].path,
-				  strerror(-err));
+			rescue_file(d, &d->opts.outputs[i], profiles, n, err);
 			first_err = first_err ? first_err : err;
 			d->files_failed++;
 		} else {

@@ -92,6 +92,9 @@ struct config {
 	size_t max_procs;
 	size_t max_dsos;
 	size_t max_dwarf_bytes; /* open DWARF handles of the symbolizer */
+	/* How the running command spells the setting that raises max_dwarf_bytes, for warnings:
+	 * limits.max_dwarf_bytes (the agent's key) by default, --max-dwarf-mb for profile. */
+	const char *max_dwarf_name;
 	size_t max_cached_locations;
 
 	/* user-stack unwinding with .eh_frame tables (--unwind) */

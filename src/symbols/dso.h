@@ -69,7 +69,7 @@ size_t dso_cache__memory(const struct dso_cache *c);
  * binary whose debug sections alone are over the budget is not read (a warning names it).
  * Default DSO_DEFAULT_DWARF_BYTES.
  */
-void dso_cache__set_dwarf_budget(struct dso_cache *c, size_t bytes);
+void dso_cache__set_dwarf_budget(struct dso_cache *c, size_t bytes, const char *name);
 /* The bytes held by open DWARF handles, and how many were closed (or their CUs' tables dropped)
  * to keep the budget. */
 void dso_cache__dwarf_stats(const struct dso_cache *c, size_t *bytes, uint64_t *closed);

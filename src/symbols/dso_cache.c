@@ -159,8 +159,9 @@ static bool same_build_id(const struct dso *a, const struct dso *b)
 	       !memcmp(a->build_id, b->build_id, a->build_id_len);
 }
 
-void dso_cache__set_dwarf_budget(struct dso_cache *c, size_t bytes)
+void dso_cache__set_dwarf_budget(struct dso_cache *c, size_t bytes, const char *name)
 {
+	c->max_dwarf_name = name;
 	/* What was too big for the old budget may fit the new one. */
 	for (struct dso *d = dso_of(lru__newest(&c->lru)); d; d = dso_of(d->lru.older))
 		if (d->dwarf_too_big) {

@@ -222,12 +222,11 @@ Dwarf *dso__dwarf_open(struct dso *d)
 	need = elf_debug_bytes(elf);
 	if (d->cache && need > d->cache->max_dwarf_bytes) {
 		d->dwarf_too_big = true;
-		log_warn(
-			"%s: its DWARF is %.1f MiB once read, over limits.max_dwarf_bytes "
-			"(%.1f MiB): its frames get no file:line or inline frames; raise the limit "
-			"to read it",
-			d->debug_path ? d->debug_path : d->path, need / 1048576.0,
-			d->cache->max_dwarf_bytes / 1048576.0);
+		log_warn("%s: its DWARF is %.1f MiB once read, over the DWARF budget (%.1f MiB): "
+			 "its frames get no file:line or inline frames; raise %s to read it",
+			 d->debug_path ? d->debug_path : d->path, need / 1048576.0,
+			 d->cache->max_dwarf_bytes / 1048576.0,
+			 d->cache->max_dwarf_name ? d->cache->max_dwarf_name : "the budget");
 		goto fail;
 	}
 	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);

@@ -132,6 +132,7 @@ struct dso_cache {
 	 * each: the open DWARF handles have a byte budget of their own, least recently used
 	 * closed first (and opened again when needed). */
 	size_t dwarf_bytes, max_dwarf_bytes;
+	const char *max_dwarf_name; /* the setting that raises the budget; NULL: not known */
 	/* Line lookups answered before, whatever happened to the handles since (line_cache.h). */
 	struct line_cache *lines;
 	uint64_t lines_owners; /* the last owner given out */

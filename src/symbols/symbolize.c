@@ -93,7 +93,7 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 		opts->max_dwarf_bytes ? opts->max_dwarf_bytes : DSO_DEFAULT_DWARF_BYTES;
 	s->dsos = dso_cache__new(opts->max_dsos);
 	if (s->dsos && opts->max_dwarf_bytes)
-		dso_cache__set_dwarf_budget(s->dsos, opts->max_dwarf_bytes);
+		dso_cache__set_dwarf_budget(s->dsos, opts->max_dwarf_bytes, opts->max_dwarf_name);
 	if (s->dsos)
 		dso_cache__set_fetcher(s->dsos, opts->fetch);
 	if (!s->dsos)

@@ -34,6 +34,8 @@
 #                     143 when killed by SIGTERM), the profile written all the same
 #   command_children  -- sh -c 'cpu_ratio 3': the shell's child is profiled (>= 90% of the
 #                     samples); --no-inherit: none of it
+#   output_checks     outputs in /proc, in a missing directory, or naming a directory fail before
+#                     the capture; a write that fails after it is saved under $TMPDIR, named
 #   verbose_prefix    -v: libbpf's messages prefixed "hostprof: libbpf: " once
 #   threads           cpu_threads: thread_name/tid/pid labels of each thread in pprof
 #   bad_pid           a pid that does not exist: nonzero exit, the pid named on stderr
@@ -740,6 +742,42 @@ t_command_children() {
 		fail command_children "--no-inherit still has ${kids_off:-0} cpu_ratio samples (exit $HP_RC)"
 	else
 		pass command_children "$n of $total samples from cpu_ratio, the shell's child, with main in the stack; --no-inherit: 0"
+	fi
+}
+
+# Outputs are checked before the capture: /proc, a missing directory and a directory as the file
+# each fail at once, naming the problem. A write that still fails after the capture (its directory
+# removed meanwhile) saves the profile under $TMPDIR and names it.
+t_output_checks() {
+	local gone=$WORK/gone rescue=$WORK/rescue saved
+	hp out_proc profile --all -d 5 -o /proc/hostprof-e2e.folded
+	if [ "$HP_RC" -eq 0 ] || ! fcheck "$HP_SECS < 3" ||
+		! grep -q "cannot write '/proc/hostprof-e2e.folded': no file can be created in '/proc'" "$WORK/out_proc.err"; then
+		fail output_checks "-o /proc/x.folded: exit $HP_RC after $HP_SECS s (want an error before the 5 s capture): $(tail -1 "$WORK/out_proc.err")"
+		return
+	fi
+	hp out_nodir profile --all -d 5 -o /nonexistent-hostprof/x.folded
+	if [ "$HP_RC" -eq 0 ] || ! grep -q "the directory '/nonexistent-hostprof' does not exist" "$WORK/out_nodir.err"; then
+		fail output_checks "-o /nonexistent-hostprof/x.folded: exit $HP_RC: $(tail -1 "$WORK/out_nodir.err")"
+		return
+	fi
+	mkdir -p "$WORK/isdir.folded"
+	hp out_isdir profile --all -d 5 -o "$WORK/isdir.folded"
+	if [ "$HP_RC" -eq 0 ] || ! grep -q "it is a directory" "$WORK/out_isdir.err"; then
+		fail output_checks "-o DIRECTORY: exit $HP_RC: $(tail -1 "$WORK/out_isdir.err")"
+		return
+	fi
+	mkdir -p "$gone" "$rescue"
+	(sleep 1 && rmdir "$gone") &
+	TMPDIR=$rescue hp out_gone profile --all -d 3 -o "$gone/x.folded"
+	wait
+	saved=$(ls "$rescue"/hostprof-*-x.folded 2>/dev/null | head -1)
+	if [ -z "$saved" ] || [ ! -s "$saved" ] || ! grep -q "the profile was saved as $saved instead" "$WORK/out_gone.err"; then
+		fail output_checks "a directory removed during the capture: nothing saved in \$TMPDIR ($(ls "$rescue" | tr '\n' ' ')); stderr: $(tail -1 "$WORK/out_gone.err")"
+	elif [ "$HP_RC" -eq 0 ]; then
+		fail output_checks "a failed write exited 0"
+	else
+		pass output_checks "/proc, a missing directory and a directory refused before capturing ($(tail -1 "$WORK/out_proc.err" | cut -c1-80)...); a write that failed afterwards was saved as $saved ($(wc -l <"$saved") lines), exit $HP_RC"
 	fi
 }
 
@@ -1586,7 +1624,7 @@ main() {
 		capture_ratio
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
-		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children verbose_prefix threads \
+		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
 		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind tailcall_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		agent_service agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \

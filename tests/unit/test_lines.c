@@ -380,7 +380,7 @@ static void test_dwarf_budget(const char *tmp)
 	dso_cache__dwarf_stats(c, &bytes, &closed);
 	CHECK(bytes > 0 && closed == 0, "A open: %zu bytes accounted, %" PRIu64 " closed", bytes,
 	      closed);
-	dso_cache__set_dwarf_budget(c, bytes); /* A fits, A and B do not */
+	dso_cache__set_dwarf_budget(c, bytes, NULL); /* A fits, A and B do not */
 	db = dso_cache__get(c, sb.st_dev, sb.st_ino, b, b);
 	CHECK(db && dso__find_lines(db, e->addr, got, DSO_MAX_LINES) == e->n, "B's lines");
 	dso_cache__dwarf_stats(c, &bytes, &closed);
@@ -399,7 +399,7 @@ static void test_dwarf_budget(const char *tmp)
 	dso_cache__dwarf_stats(c, &bytes, &closed);
 	CHECK(closed == 2, "and closed B's: %" PRIu64, closed);
 	/* A budget that holds both closes nothing. */
-	dso_cache__set_dwarf_budget(c, 1ULL << 30);
+	dso_cache__set_dwarf_budget(c, 1ULL << 30, NULL);
 	db = dso_cache__get(c, sb.st_dev, sb.st_ino, b, b);
 	dso__find_lines(db, e->addr, got, DSO_MAX_LINES);
 	dso_cache__dwarf_stats(c, &bytes, &closed);
@@ -575,7 +575,7 @@ static void test_dwarf_reset(void)
 		dso_cache__delete(c);
 		return;
 	}
-	dso_cache__set_dwarf_budget(c, whole / 2);
+	dso_cache__set_dwarf_budget(c, whole / 2, NULL);
 	for (size_t i = 0; i < n; i++) {
 		size_t k = dso__find_lines(d, addrs[i], got, DSO_MAX_LINES);
 		char line[96];
@@ -615,16 +615,36 @@ static void test_dwarf_too_big(void)
 		dso_cache__delete(c);
 		return;
 	}
-	dso_cache__set_dwarf_budget(c, 64); /* fewer bytes than any debug section set */
+	/* fewer bytes than any debug section set; the warning names the setting as given */
+	dso_cache__set_dwarf_budget(c, 64, "--max-dwarf-mb");
 	d = dso_cache__get(c, st.st_dev, st.st_ino, a, a);
-	CHECK(d && dso__find_lines(d, e->addr, got, DSO_MAX_LINES) == 0,
-	      "no lines from DWARF over the budget");
+	{
+		char said[1024] = "";
+		FILE *log = tmpfile();
+		int saved = dup(STDERR_FILENO);
+
+		fflush(stderr);
+		if (log)
+			dup2(fileno(log), STDERR_FILENO);
+		CHECK(d && dso__find_lines(d, e->addr, got, DSO_MAX_LINES) == 0,
+		      "no lines from DWARF over the budget");
+		fflush(stderr);
+		dup2(saved, STDERR_FILENO);
+		close(saved);
+		if (log) {
+			rewind(log);
+			said[fread(said, 1, sizeof(said) - 1, log)] = '\0';
+			fclose(log);
+		}
+		CHECK(strstr(said, "over the DWARF budget") && strstr(said, "raise --max-dwarf-mb"),
+		      "the warning names the flag: %s", said);
+	}
 	CHECK(d && dso__find_symbol(d, e->addr, &sym) && sym.name,
 	      "the symbol table still names the function");
 	dso_cache__dwarf_stats(c, &bytes, &closed);
 	CHECK(bytes == 0 && closed == 0, "nothing read: %zu bytes, %" PRIu64 " closed", bytes,
 	      closed);
-	dso_cache__set_dwarf_budget(c, 1ULL << 30);
+	dso_cache__set_dwarf_budget(c, 1ULL << 30, NULL);
 	CHECK(d && dso__find_lines(d, e->addr, got, DSO_MAX_LINES) == e->n &&
 		      !strcmp(got[0].function, "fx_leaf"),
 	      "read once the budget holds it");

@@ -16,10 +16,11 @@
 #include "base/options.h"
 #include "cmd/cmd_options.h"
 
-/* README.md from the repository root: tests run from there (run-unit.sh copies it). */
-static char *read_readme(void)
+/* A file of the repository root (README.md, systemd/): tests run from there (run-unit.sh copies
+ * them). */
+static char *read_file_text(const char *path)
 {
-	FILE *f = fopen("README.md", "r");
+	FILE *f = fopen(path, "r");
 	char *text = NULL;
 	size_t cap = 0;
 
@@ -85,15 +86,64 @@ static void check_documented(const struct opt_command *cmd, const char *readme)
 	free(help);
 }
 
+/* Where the block of the key on the line at p (indented by indent) ends: at the next line indented
+ * as little, blank lines and comments aside. */
+static const char *yaml_block_end(const char *p, int indent)
+{
+	for (p = strchr(p, '\n'); p; p = strchr(p + 1, '\n')) {
+		int n = (int)strspn(p + 1, " ");
+
+		if (p[1 + n] && p[1 + n] != '\n' && p[1 + n] != '#' && n <= indent)
+			return p;
+	}
+	return NULL;
+}
+
+/* Is the dotted key set in the YAML text, each part inside the block of the one before? */
+static bool yaml_has_key(const char *yaml, const char *key)
+{
+	const char *from = yaml, *end = NULL;
+
+	for (int depth = 0; *key; depth++) {
+		size_t n = strcspn(key, ".");
+		char pat[96];
+		const char *hit;
+
+		snprintf(pat, sizeof(pat), "\n%*s%.*s:", 2 * depth, "", (int)n, key);
+		hit = strstr(from, pat);
+		if (!hit || (end && hit >= end))
+			return false;
+		from = hit + 1;
+		end = yaml_block_end(from, 2 * depth);
+		key += n + (key[n] == '.');
+	}
+	return true;
+}
+
+/* systemd/config.yaml says it documents every key: each is set in it, where it belongs. */
+static void check_example_config(const struct opt_command *cmd, const char *yaml)
+{
+	for (size_t i = 0; yaml && i < cmd->nr_defs; i++) {
+		const char *key = cmd->defs[i].key;
+
+		if (key)
+			CHECK(yaml_has_key(yaml, key), "systemd/config.yaml lacks the key %s", key);
+	}
+}
+
 static void test_documented(void)
 {
-	char *readme = read_readme();
+	char *readme = read_file_text("README.md");
+	char *yaml = read_file_text("systemd/config.yaml");
 
 	CHECK(readme != NULL, "cannot read README.md from the current directory");
+	CHECK(yaml != NULL, "cannot read systemd/config.yaml from the current directory");
 	check_documented(&profile_command, readme);
 	check_documented(&agent_command, readme);
 	check_documented(&render_command, readme);
+	check_example_config(&agent_command, yaml);
 	free(readme);
+	free(yaml);
 }
 
 /* ---- the engine, on a table of every type ---- */
