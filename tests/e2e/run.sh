@@ -1088,7 +1088,7 @@ t_otlp_http() {
 }
 
 # A receiver that never comes up: the capture still writes its files, hostprof says what was not
-# delivered and exits non-zero, within the export deadline.
+# delivered and exits non-zero, within the export deadline; -q still says why.
 t_otlp_down() {
 	local pid port
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -1097,8 +1097,14 @@ t_otlp_down() {
 	sleep 0.3
 	hp otlpdown profile --pid "$pid" --duration 1 --frequency "$FREQ" -o "$WORK/down.folded" \
 		--otlp-endpoint "http://127.0.0.1:$port/v1development/profiles" --export-deadline 3
+	# -q keeps the error that says why.
+	hp otlpdown_q profile -q --pid "$pid" --duration 1 --frequency "$FREQ" \
+		-o "$WORK/down_q.folded" --otlp-endpoint "http://127.0.0.1:$port/v1development/profiles" \
+		--export-deadline 2
 	stop_workload "$pid"
-	if [ "$HP_RC" -eq 0 ]; then
+	if ! grep -q "not delivered by the shutdown deadline; last error: .*port $port" "$WORK/otlpdown_q.err"; then
+		fail otlp_down "with -q, nothing says why the export failed: $(tr '\n' ' ' <"$WORK/otlpdown_q.err")"
+	elif [ "$HP_RC" -eq 0 ]; then
 		fail otlp_down "exited 0 although nothing was delivered"
 	elif [ ! -s "$WORK/down.folded" ]; then
 		fail otlp_down "the folded file was not written"
