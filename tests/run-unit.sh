@@ -22,6 +22,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	# receivers that the transport tests start, and README.md (test_options: every option is
 	# documented there).
 	cp -r "$top/tests/fixtures" "$top/proto" "$top/systemd" "$top/README.md" "$run_dir/" 2>/dev/null
+	mkdir -p "$run_dir/helm/hostprof" && cp "$top/helm/hostprof/values.yaml" "$run_dir/helm/hostprof/"
 	mv "$run_dir/fixtures" "$run_dir/tests/"
 	for d in receiver grpc; do
 		[ -d "$top/tests/$d" ] && cp -r "$top/tests/$d" "$run_dir/tests/"

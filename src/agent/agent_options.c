@@ -375,8 +375,10 @@ const struct opt_command agent_command = {
 		"  sudo hostprof agent --output-dir /var/lib/hostprof --upload-interval 60s\n"
 		"  hostprof agent --config /etc/hostprof/config.yaml --print-config\n"
 		"\n"
-		"Needs root, or CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH and\n"
-		"CAP_SYS_RESOURCE (see systemd/README.md for what each is for).\n",
+		"Needs root, or CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH,\n"
+		"CAP_SYS_RESOURCE, CAP_SYSLOG and CAP_CHECKPOINT_RESTORE "
+		"(systemd/hostprof.service\n"
+		"says what each is for).\n",
 };
 
 const struct opt_def *agent_options__key(const char *key)

@@ -334,9 +334,12 @@ const struct opt_command profile_command = {
 		"https://oneuptime.com/otlp/v1/profiles \\\n"
 		"       --otlp-header x-oneuptime-token=$TOKEN\n"
 		"\n"
-		"Needs root, or CAP_BPF and CAP_PERFMON (with CAP_SYS_PTRACE, CAP_SYSLOG and\n"
-		"CAP_CHECKPOINT_RESTORE to read other users' processes and kernel symbols), and a\n"
-		"kernel with BTF (Linux 5.8 or later).\n",
+		"Needs root, or CAP_BPF and CAP_PERFMON, with CAP_SYS_PTRACE, "
+		"CAP_DAC_READ_SEARCH,\n"
+		"CAP_SYS_RESOURCE, CAP_SYSLOG and CAP_CHECKPOINT_RESTORE to read other users'\n"
+		"processes and binaries and the kernel's symbols (README: what each is for); and "
+		"a\n"
+		"kernel with BTF (Linux 5.10 or later).\n",
 };
 
 int profile_options__parse(int argc, char **argv, struct config *c, char *err, size_t len)

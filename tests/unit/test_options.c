@@ -5,6 +5,7 @@
  * the tables' defaults are the defaults the commands start from; the agent's layers stack as
  * file < environment < flags.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +130,49 @@ static void check_example_config(const struct opt_command *cmd, const char *yaml
 		if (key)
 			CHECK(yaml_has_key(yaml, key), "systemd/config.yaml lacks the key %s", key);
 	}
+}
+
+/*
+ * One list of capabilities everywhere a user meets it: the README's list and setcap line, both
+ * --help texts, the systemd unit and the Helm chart.
+ */
+static void test_capabilities_listed(void)
+{
+	static const char *const caps[] = {
+		"BPF",		"PERFMON", "SYS_PTRACE",	"DAC_READ_SEARCH",
+		"SYS_RESOURCE", "SYSLOG",  "CHECKPOINT_RESTORE"};
+	char *readme = read_file_text("README.md"),
+	     *unit = read_file_text("systemd/hostprof.service");
+	char *chart = read_file_text("helm/hostprof/values.yaml");
+	char *helps[] = {help_text(&profile_command), help_text(&agent_command)};
+	const char *setcap = readme ? strstr(readme, "sudo setcap ") : NULL;
+	const char *bounding = unit ? strstr(unit, "CapabilityBoundingSet=") : NULL;
+
+	CHECK(setcap && bounding && chart,
+	      "README's setcap line, the unit's bounding set, the chart");
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		char upper[64], lower[64], item[64];
+		size_t n = 0;
+
+		snprintf(upper, sizeof(upper), "CAP_%s", caps[i]);
+		for (const char *c = upper; *c && n + 1 < sizeof(lower); c++)
+			lower[n++] = (char)tolower((unsigned char)*c);
+		lower[n] = '\0';
+		snprintf(item, sizeof(item), "  - %s\n", caps[i]);
+		CHECK(readme && strstr(readme, upper), "README.md does not explain %s", upper);
+		CHECK(setcap && strstr(setcap, lower) &&
+			      strchr(setcap, '\n') > strstr(setcap, lower),
+		      "README.md's setcap line lacks %s", lower);
+		for (size_t h = 0; h < 2; h++)
+			CHECK(helps[h] && strstr(helps[h], upper), "--help %zu lacks %s", h, upper);
+		CHECK(bounding && strstr(bounding, upper), "the unit lacks %s", upper);
+		CHECK(chart && strstr(chart, item), "the chart's capabilities lack %s", caps[i]);
+	}
+	free(readme);
+	free(unit);
+	free(chart);
+	free(helps[0]);
+	free(helps[1]);
 }
 
 static void test_documented(void)
@@ -508,6 +552,7 @@ static void test_agent_layers(void)
 
 int main(void)
 {
+	test_capabilities_listed();
 	if (fixture_paths__init("hostprof-options")) {
 		perror("mkdtemp");
 		return 1;
