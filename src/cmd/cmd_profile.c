@@ -438,6 +438,10 @@ static void print_summary(struct run *r, double elapsed_s)
 		       " from processes that had exited), %" PRIu64 " of %" PRIu64 " kernel\n",
 		       ss.frames_user_unresolved, ss.frames_user, ss.frames_proc_gone,
 		       ss.frames_kernel_unresolved, ss.frames_kernel);
+	if (ss.binaries_denied)
+		printf("Binaries not readable: %" PRIu64 " (permission denied; their frames are "
+		       "[unknown]): run as root, or give hostprof CAP_DAC_READ_SEARCH\n",
+		       ss.binaries_denied);
 	capture__watch_stats(r->cap, &ws);
 	if (ws.missed || ws.dropped)
 		printf("Processes read at their first sample: %" PRIu64 "; %" PRIu64

@@ -55,10 +55,9 @@ int bpf_session__preflight(const char *btf_path, char *msg, size_t len)
 	if (!has_cap(data, CAP_BPF) || !has_cap(data, CAP_PERFMON)) {
 		snprintf(msg, len,
 			 "missing capabilities:%s%s. Run as root, or grant them: sudo setcap "
-			 "cap_bpf,cap_perfmon,cap_sys_ptrace,cap_syslog,cap_checkpoint_restore+ep "
-			 "hostprof (CAP_SYS_PTRACE reads other users' /proc/PID/maps, CAP_SYSLOG "
-			 "shows "
-			 "kernel addresses, CAP_CHECKPOINT_RESTORE opens /proc/PID/map_files)",
+			 "cap_bpf,cap_perfmon,cap_sys_ptrace,cap_dac_read_search,cap_sys_resource,"
+			 "cap_syslog,cap_checkpoint_restore+ep hostprof (the README says what each "
+			 "is for)",
 			 has_cap(data, CAP_BPF) ? "" : " CAP_BPF",
 			 has_cap(data, CAP_PERFMON) ? "" : " CAP_PERFMON");
 		return -EPERM;

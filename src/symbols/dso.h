@@ -70,6 +70,8 @@ size_t dso_cache__memory(const struct dso_cache *c);
  * Default DSO_DEFAULT_DWARF_BYTES.
  */
 void dso_cache__set_dwarf_budget(struct dso_cache *c, size_t bytes, const char *name);
+/* Binaries that could not be opened for want of permission (a directory only its owner reads). */
+uint64_t dso_cache__denied(const struct dso_cache *c);
 /* The bytes held by open DWARF handles, and how many were closed (or their CUs' tables dropped)
  * to keep the budget. */
 void dso_cache__dwarf_stats(const struct dso_cache *c, size_t *bytes, uint64_t *closed);

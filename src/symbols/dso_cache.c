@@ -192,6 +192,11 @@ size_t dso_cache__memory(const struct dso_cache *c)
 	return bytes;
 }
 
+uint64_t dso_cache__denied(const struct dso_cache *c)
+{
+	return c->denied;
+}
+
 void dso_cache__dwarf_stats(const struct dso_cache *c, size_t *bytes, uint64_t *closed)
 {
 	*bytes = c->dwarf_bytes;
@@ -270,6 +275,7 @@ static struct dso *cache_get(struct dso_cache *c, uint64_t dev, uint64_t inode,
 			  c->debug_root ? c->debug_root : DSO_DEBUG_ROOT);
 	if (!fresh)
 		return NULL;
+	c->denied += fresh->denied;
 	for (d = c->buckets[b]; d; d = next) {
 		next = d->hnext;
 		if (d->dev != dev || d->inode != inode)

@@ -67,6 +67,7 @@ struct dso {
 	char *path;	     /* display path */
 	char *error;	     /* NULL when readable */
 	bool readable;
+	bool denied; /* could not be opened for want of permission (EACCES, EPERM) */
 	bool have_fid;
 	struct file_id fid;
 
@@ -133,6 +134,7 @@ struct dso_cache {
 	 * closed first (and opened again when needed). */
 	size_t dwarf_bytes, max_dwarf_bytes;
 	const char *max_dwarf_name; /* the setting that raises the budget; NULL: not known */
+	uint64_t denied; /* binaries loaded that could not be opened for want of permission */
 	/* Line lookups answered before, whatever happened to the handles since (line_cache.h). */
 	struct line_cache *lines;
 	uint64_t lines_owners; /* the last owner given out */

@@ -74,6 +74,7 @@ struct dso *dso__load(uint64_t dev, uint64_t inode, const char *open_path, const
 	fd = open(open_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		err = errno;
+		d->denied = err == EACCES || err == EPERM;
 		/* Remember which file failed, so that the next lookup does not retry it. */
 		if (!stat(open_path, &st)) {
 			fid_from_stat(&d->fid, &st);

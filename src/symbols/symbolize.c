@@ -488,4 +488,5 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)
 		out->perfmap_bytes += perfmap__memory(s->perfmaps[i].map);
 	}
 	dso_cache__dwarf_stats(s->dsos, &out->dwarf_bytes, &out->dwarf_closed);
+	out->binaries_denied = dso_cache__denied(s->dsos);
 }

@@ -36,11 +36,12 @@ struct symbolizer_stats {
 	size_t procs_cached, procs_max, procs_bytes; /* maps snapshots */
 	size_t dsos_cached, dsos_max, dsos_bytes;    /* binaries' symbol tables */
 	size_t perfmaps, perfmap_bytes;		     /* JIT maps */
-	size_t binaries_held;  /* opened by the process watcher, not read yet (an fd each) */
-	size_t dwarf_bytes;    /* held by open DWARF handles */
-	size_t dwarf_max;      /* their budget */
-	uint64_t dwarf_closed; /* handles closed to keep the DWARF budget */
-	bool kernel_symbols;   /* kallsyms was readable */
+	size_t binaries_held;	  /* opened by the process watcher, not read yet (an fd each) */
+	size_t dwarf_bytes;	  /* held by open DWARF handles */
+	size_t dwarf_max;	  /* their budget */
+	uint64_t dwarf_closed;	  /* handles closed to keep the DWARF budget */
+	bool kernel_symbols;	  /* kallsyms was readable */
+	uint64_t binaries_denied; /* could not be opened for want of permission */
 };
 
 /* The mapping a native frame belongs to, as the profile model wants it: start and limit in the

@@ -18,7 +18,6 @@
  * TCG, the translated code of one loop can be slower than another's).
  */
 #include <signal.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -98,16 +97,16 @@ static long long thread_ns(void)
 }
 
 /* Run burn(unit), adding the CPU time it took to *spent when measuring. */
-/* Inlined, so that main stays the caller of each burn function in the stacks. */
-static inline __attribute__((always_inline)) void
-timed(void (*burn)(unsigned long), unsigned long unit, long long *spent, bool measure)
-{
-	long long t0 = measure ? thread_ns() : 0;
-
-	burn(unit);
-	if (measure)
-		*spent += thread_ns() - t0;
-}
+/* Run burn(unit), adding the CPU time it took to *spent when measuring. A macro, not a function,
+ * so that main stays the caller of each burn function, even in DWARF's inline frames. */
+#define TIMED(burn, unit, spent, measure)                                                          \
+	do {                                                                                       \
+		long long t0_ = (measure) ? thread_ns() : 0;                                       \
+                                                                                                   \
+		burn(unit);                                                                        \
+		if (measure)                                                                       \
+			*(spent) += thread_ns() - t0_;                                             \
+	} while (0)
 
 static int write_spent(const char *path, const long long spent[3])
 {
@@ -130,9 +129,9 @@ int main(int argc, char **argv)
 	if (out)
 		signal(SIGTERM, on_term);
 	while (!stop) {
-		timed(burn_a, unit, &spent[0], out);
-		timed(burn_b, unit, &spent[1], out);
-		timed(burn_c, unit, &spent[2], out);
+		TIMED(burn_a, unit, &spent[0], out);
+		TIMED(burn_b, unit, &spent[1], out);
+		TIMED(burn_c, unit, &spent[2], out);
 		if (seconds > 0 && now() >= deadline)
 			break;
 	}

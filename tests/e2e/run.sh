@@ -42,6 +42,8 @@
 #   bad_flags         unknown flag, bad --duration, bad --frequency: nonzero, flag named
 #   help_version      --help, profile --help, --version
 #   not_root          as nobody: nonzero, names CAP_BPF, CAP_PERFMON or root
+#   binaries_denied   with the capabilities but CAP_DAC_READ_SEARCH, a binary in a 0700 directory:
+#                     the summary counts it and names the capability; with it, it is read
 #   idle_hint         a target at ~1% of a CPU: the summary says it was nearly idle
 #
 # The captures run one after another, never in parallel: the machines have 2 cores, and a second
@@ -903,6 +905,40 @@ t_help_version() {
 
 # As nobody, in a directory nobody can write (so that the default output file is not what fails),
 # hostprof must refuse and say which privilege it lacks.
+# Run with capabilities instead of root (the README's setcap line less CAP_DAC_READ_SEARCH), a
+# binary in a directory only root may read gives [unknown] frames, and the summary says how many
+# binaries could not be opened and which capability is missing; with it, they are named.
+t_binaries_denied() {
+	local dir=$WORK/caps secret=$WORK/secret pid out
+	local drop=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
+	local caps=cap_bpf,cap_perfmon,cap_sys_ptrace,cap_syslog,cap_checkpoint_restore
+	if ! command -v setcap >/dev/null; then
+		fail binaries_denied "setcap is missing: install the Debian package libcap2-bin"
+		return
+	fi
+	mkdir -p "$dir/out" "$secret" && chmod 711 "$WORK" && chmod 755 "$dir" && chmod 777 "$dir/out"
+	chmod 700 "$secret" && cp "$WL/cpu_ratio" "$secret/"
+	cp "$HOSTPROF" "$dir/hostprof" && setcap "$caps+ep" "$dir/hostprof"
+	"$secret/cpu_ratio" 20 >/dev/null 2>&1 &
+	pid=$!
+	PIDS+=("$pid")
+	sleep 0.3
+	timeout -k 5 20 "${drop[@]}" "$dir/hostprof" profile --pid "$pid" -d 2 \
+		-o "$dir/out/denied.folded" >"$WORK/denied.out" 2>"$WORK/denied.err"
+	setcap "$caps,cap_dac_read_search+ep" "$dir/hostprof"
+	timeout -k 5 20 "${drop[@]}" "$dir/hostprof" profile --pid "$pid" -d 2 \
+		-o "$dir/out/allowed.folded" >"$WORK/allowed.out" 2>"$WORK/allowed.err"
+	stop_workload "$pid"
+	out=$(grep '^Binaries not readable' "$WORK/denied.out")
+	if [ -z "$out" ] || ! grep -q 'CAP_DAC_READ_SEARCH' <<<"$out"; then
+		fail binaries_denied "no line naming the unreadable binaries and CAP_DAC_READ_SEARCH: $(head -5 "$WORK/denied.out" | tr '\n' ' ') $(tail -1 "$WORK/denied.err")"
+	elif ! grep -q ';burn_c ' "$dir/out/allowed.folded" || grep -q '^Binaries not readable' "$WORK/allowed.out"; then
+		fail binaries_denied "with CAP_DAC_READ_SEARCH the binary is still not read: $(head -5 "$WORK/allowed.out" | tr '\n' ' ')"
+	else
+		pass binaries_denied "without CAP_DAC_READ_SEARCH: '$out'; with it, burn_c is named"
+	fi
+}
+
 t_not_root() {
 	local exe=$HOSTPROF rc msg dir=$WORK/nobody
 	local drop=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
@@ -1635,7 +1671,7 @@ main() {
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		agent_service agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \
 		agent_reload_pairs agent_sigterm agent_http agent_config_errors agent_print_config agent_soak \
-		idle_hint bad_pid bad_flags help_version not_root; do
+		idle_hint bad_pid bad_flags help_version not_root binaries_denied; do
 		wanted "$t" && "t_$t"
 	done
 	finish
