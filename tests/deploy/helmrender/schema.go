@@ -71,6 +71,7 @@ var configSchema = section(map[string]*spec{
 		"max_processes":        integer(1, maxInt),
 		"max_binaries":         integer(1, maxInt),
 		"max_cached_locations": integer(1, maxInt),
+		"max_dwarf_bytes":      integer(1<<20, 1<<34),
 		"unwind_table_rows":    integer(1, maxInt),
 		"export_queue_bytes":   integer(1, maxInt),
 	}),
@@ -100,6 +101,9 @@ var configSchema = section(map[string]*spec{
 		"ca_file":          simple(kPath),
 		"insecure":         simple(kBool),
 		"refresh_interval": simple(kDuration),
+	}),
+	"debuginfod": section(map[string]*spec{
+		"timeout": simple(kDuration),
 	}),
 	"docker": section(map[string]*spec{
 		"root": simple(kPath),
