@@ -4,10 +4,12 @@
  * profile model and every output encoded from it (the same encoders as `profile`, through the
  * deliverer's file outputs), so no format is ever translated into another directly.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd_options.h"
 #include "cmd/cmds.h"
@@ -26,27 +28,26 @@ const struct opt_command render_command = {
 	.prog = "hostprof render",
 	.defs = defs,
 	.nr_defs = sizeof(defs) / sizeof(defs[0]),
-	.usage = "Usage: hostprof render INPUT [INPUT...] -o OUTPUT [-o OUTPUT...]\n"
-		 "\n"
-		 "Convert profiles between formats, offline and without root. Formats go by the\n"
-		 "file name:\n"
-		 "  inputs:   *.pb.gz, *.pb   pprof (hostprof's, or Go's runtime/pprof files)\n"
-		 "            *.otlp.pb       OTLP (binary; one profile per type it holds)\n"
-		 "            *.folded        collapsed stacks ('comm;root;...;leaf COUNT')\n"
-		 "  outputs:  *.html          interactive flame graph, one self-contained page\n"
-		 "            *.pb.gz         pprof          *.folded     collapsed stacks\n"
-		 "            *.otlp.pb       OTLP (binary)  *.otlp.json  OTLP/JSON\n"
-		 "\n"
-		 "Several inputs are several profile types (say cpu and off-CPU of one run): the\n"
-		 "HTML page and the OTLP outputs hold them all; pprof and folded write one file\n"
-		 "per type (x.pb.gz becomes x.cpu.pb.gz, x.wall.pb.gz).\n",
-	.epilogue =
+	.usage =
+		"Usage: hostprof render INPUT [INPUT...] -o OUTPUT [-o OUTPUT...]\n"
 		"\n"
-		"Examples:\n"
-		"  hostprof render cpu.pb.gz -o cpu.html\n"
-		"  hostprof render host.folded -o host.pb.gz -o host.html\n"
-		"  go test -cpuprofile cpu.out ./... && hostprof render cpu.out.pb.gz -o go.html\n"
-		"  (rename Go's profile to end in .pb.gz: the input format goes by the name)\n",
+		"Convert profiles between formats, offline and without root. Formats go by the\n"
+		"file name (an input of another name by its content: gzip is pprof, text folded):\n"
+		"  inputs:   *.pb.gz, *.pb   pprof (hostprof's, or Go's runtime/pprof files)\n"
+		"            *.otlp.pb       OTLP (binary; one profile per type it holds)\n"
+		"            *.folded        collapsed stacks ('comm;root;...;leaf COUNT')\n"
+		"  outputs:  *.html          interactive flame graph, one self-contained page\n"
+		"            *.pb.gz         pprof          *.folded     collapsed stacks\n"
+		"            *.otlp.pb       OTLP (binary)  *.otlp.json  OTLP/JSON\n"
+		"\n"
+		"Several inputs are several profile types (say cpu and off-CPU of one run): the\n"
+		"HTML page and the OTLP outputs hold them all; pprof and folded write one file\n"
+		"per type (x.pb.gz becomes x.cpu.pb.gz, x.wall.pb.gz).\n",
+	.epilogue = "\n"
+		    "Examples:\n"
+		    "  hostprof render cpu.pb.gz -o cpu.html\n"
+		    "  hostprof render host.folded -o host.pb.gz -o host.html\n"
+		    "  go test -cpuprofile cpu.out ./... && hostprof render cpu.out -o go.html\n",
 };
 
 static bool ends_with(const char *s, const char *suffix)
@@ -56,13 +57,56 @@ static bool ends_with(const char *s, const char *suffix)
 	return n > m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* Decodes path into profiles[*nr...] (an OTLP request may hold several profile types). */
+enum input_format { INPUT_UNKNOWN, INPUT_OTLP, INPUT_PPROF, INPUT_FOLDED };
+
+/*
+ * A name that says nothing (Go's cpu.out, a download) is read by its first bytes: gzip is pprof
+ * (OTLP is never written gzipped), and a first line of text that ends in a count is folded.
+ */
+static enum input_format sniff_format(const char *path)
+{
+	unsigned char head[512];
+	size_t n, eol;
+	FILE *f = fopen(path, "rb");
+
+	if (!f)
+		return INPUT_UNKNOWN;
+	n = fread(head, 1, sizeof(head), f);
+	fclose(f);
+	if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b)
+		return INPUT_PPROF;
+	for (eol = 0; eol < n && head[eol] != '\n'; eol++)
+		if (head[eol] < 0x20 && head[eol] != '\t')
+			return INPUT_UNKNOWN;
+	if (eol < 2 || eol == n || !isdigit(head[eol - 1]))
+		return INPUT_UNKNOWN;
+	while (eol > 0 && isdigit(head[eol - 1]))
+		eol--;
+	return eol > 1 && head[eol - 1] == ' ' ? INPUT_FOLDED : INPUT_UNKNOWN;
+}
+
+static enum input_format input_format(const char *path)
+{
+	if (ends_with(path, ".otlp.pb") || ends_with(path, ".otlp.pb.gz"))
+		return INPUT_OTLP;
+	if (ends_with(path, ".pb.gz") || ends_with(path, ".pb") || ends_with(path, ".pprof"))
+		return INPUT_PPROF;
+	if (ends_with(path, ".folded"))
+		return INPUT_FOLDED;
+	return sniff_format(path);
+}
+
+/*
+ * Decodes path into profiles[*nr...] (an OTLP request may hold several profile types). Returns 0,
+ * -EPROTONOSUPPORT for an input of no known format, or another -errno.
+ */
 static int render_decode(const char *path, struct profile **profiles, size_t *nr)
 {
+	enum input_format format = input_format(path);
 	char err[512] = "";
 	int e;
 
-	if (ends_with(path, ".otlp.pb") || ends_with(path, ".otlp.pb.gz")) {
+	if (format == INPUT_OTLP) {
 		struct profile **ps = NULL;
 		size_t n = 0;
 
@@ -79,21 +123,22 @@ static int render_decode(const char *path, struct profile **profiles, size_t *nr
 				profile__delete(ps[i]);
 		}
 		free(ps);
-	} else if (ends_with(path, ".pb.gz") || ends_with(path, ".pb") ||
-		   ends_with(path, ".pprof")) {
+	} else if (format == INPUT_PPROF) {
 		e = dec_pprof__read(path, &profiles[*nr], err, sizeof(err));
 		if (!e)
 			(*nr)++;
-	} else if (ends_with(path, ".folded")) {
+	} else if (format == INPUT_FOLDED) {
 		e = dec_folded__read(path, &profiles[*nr], err, sizeof(err));
 		if (!e)
 			(*nr)++;
 	} else {
 		fprintf(stderr,
-			"hostprof render: '%s': unknown input format: name it *.pb.gz or *.pb "
+			"hostprof render: '%s': unknown input format (%s): name it *.pb.gz or *.pb "
 			"(pprof), *.otlp.pb (OTLP) or *.folded (collapsed stacks)\n",
-			path);
-		return -EINVAL;
+			path,
+			access(path, R_OK) ? strerror(errno)
+					   : "its content is neither gzip'd pprof nor folded text");
+		return -EPROTONOSUPPORT;
 	}
 	if (e)
 		fprintf(stderr, "hostprof render: %s\n", err[0] ? err : strerror(-e));
@@ -147,8 +192,13 @@ int do_render(int argc, char **argv)
 				RENDER_MAX_INPUTS);
 			goto out;
 		}
-		if (render_decode(argv[i], profiles, &nr))
+		int e = render_decode(argv[i], profiles, &nr);
+
+		if (e) {
+			/* An input of no known format is a usage error, as an output's is. */
+			status = e == -EPROTONOSUPPORT ? 2 : 1;
 			goto out;
+		}
 	}
 
 	dopts.outputs = cfg->outputs;

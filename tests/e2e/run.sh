@@ -41,6 +41,8 @@
 #   bad_pid           a pid that does not exist: nonzero exit, the pid named on stderr
 #   bad_flags         unknown flag, bad --duration, bad --frequency: nonzero, flag named
 #   help_version      --help, profile --help, --version
+#   render_formats    render reads cpu.out and a .txt folded file by content; unknown bytes exit 2,
+#                     as an unknown output format does; a corrupt pprof exits 1
 #   not_root          as nobody: nonzero, names CAP_BPF, CAP_PERFMON or root
 #   binaries_denied   with the capabilities but CAP_DAC_READ_SEARCH, a binary in a 0700 directory:
 #                     the summary counts it and names the capability; with it, it is read
@@ -1540,6 +1542,39 @@ t_terminal() {
 	fi
 }
 
+# render reads an input of an unknown name by its content: Go's cpu.out (gzip'd pprof) and a
+# folded file named .txt; bytes of neither kind are a usage error (exit 2, as an unknown output
+# format), a corrupt pprof a failure (exit 1).
+t_render_formats() {
+	need_ratio render_formats || return
+	cp "$WORK/ratio.pb.gz" "$WORK/cpu.out"
+	cp "$WORK/ratio.folded" "$WORK/stacks.txt"
+	head -c 4096 /dev/urandom | tr -d '\037' >"$WORK/junk.bin"
+	printf '\037\213not really gzip' >"$WORK/bad.out"
+	hp render_out render "$WORK/cpu.out" -o "$WORK/cpu_out.folded"
+	local rc_out=$HP_RC
+	hp render_txt render "$WORK/stacks.txt" -o "$WORK/stacks_txt.folded"
+	local rc_txt=$HP_RC
+	hp render_junk render "$WORK/junk.bin" -o "$WORK/junk.folded"
+	local rc_junk=$HP_RC
+	hp render_bad render "$WORK/bad.out" -o "$WORK/bad.folded"
+	local rc_bad=$HP_RC
+	hp render_badout render "$WORK/cpu.out" -o "$WORK/x.unknownext"
+	if [ "$rc_out" -ne 0 ] || ! grep -q ';burn_c ' "$WORK/cpu_out.folded"; then
+		fail render_formats "render cpu.out: exit $rc_out: $(hp_failure render_out)"
+	elif [ "$rc_txt" -ne 0 ] || ! grep -q ';burn_c ' "$WORK/stacks_txt.folded"; then
+		fail render_formats "render stacks.txt (folded): exit $rc_txt: $(hp_failure render_txt)"
+	elif [ "$rc_junk" -ne 2 ] || ! grep -q "unknown input format (its content is neither" "$WORK/render_junk.err"; then
+		fail render_formats "render junk.bin: exit $rc_junk (want 2): $(tail -1 "$WORK/render_junk.err")"
+	elif [ "$rc_bad" -ne 1 ]; then
+		fail render_formats "render of a corrupt gzip: exit $rc_bad (want 1): $(tail -1 "$WORK/render_bad.err")"
+	elif [ "$HP_RC" -ne 2 ]; then
+		fail render_formats "render -o x.unknownext: exit $HP_RC (want 2, as an unknown input)"
+	else
+		pass render_formats "cpu.out (gzip'd pprof) and stacks.txt (folded) rendered by content; unknown bytes exit 2, an unknown output 2, a corrupt pprof 1"
+	fi
+}
+
 # The page never fails: hostprof render of small folded files (empty, one frame, a stack 300
 # frames deep, names holding <script> and an <img onerror>, Unicode names), each loaded in
 # chromium by tests/browser/robust.js: no page error, no dialog, no network request, and the test
@@ -1662,11 +1697,12 @@ main() {
 	RATIO_ERR="not captured"
 	RATIO_RAW_RC=1
 	if wanted ratio || wanted reach_main || wanted pie_resolved || wanted pid_filter ||
-		wanted sample_rate || wanted summary || wanted pprof_valid || wanted pprof_cpu_time; then
+		wanted sample_rate || wanted summary || wanted pprof_valid || wanted pprof_cpu_time ||
+		wanted render_formats; then
 		capture_ratio
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
-		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
+		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages render_formats terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
 		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind tailcall_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		agent_service agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \
