@@ -500,8 +500,17 @@ int config_load__file(struct config *c, struct config_origin *o, const char *pat
 	}
 	yaml_parser_set_input_file(&parser, f);
 	if (!yaml_parser_load(&parser, &doc)) {
-		snprintf(err, len, "%s:%zu: not valid YAML: %s", path, parser.problem_mark.line + 1,
-			 parser.problem ? parser.problem : "parse error");
+		/* An unclosed bracket or quote is found where the file ends or the next key
+		 * starts: the line to fix is where it opened (the context). */
+		if (parser.context && parser.context_mark.line < parser.problem_mark.line)
+			snprintf(err, len, "%s:%zu: not valid YAML: %s, %s (found at line %zu)",
+				 path, parser.context_mark.line + 1, parser.context,
+				 parser.problem ? parser.problem : "parse error",
+				 parser.problem_mark.line + 1);
+		else
+			snprintf(err, len, "%s:%zu: not valid YAML: %s", path,
+				 parser.problem_mark.line + 1,
+				 parser.problem ? parser.problem : "parse error");
 		yaml_parser_delete(&parser);
 		fclose(f);
 		return -EINVAL;

@@ -134,6 +134,12 @@ static void test_errors(void)
 		{"relabel:\n  - action: drop\n    regex: \"a[\"\n",
 		 "c.yaml:2: relabel: regex 'a['"},
 		{"frequency: 19\n  bad indent: [\n", "c.yaml:2: not valid YAML"},
+		/* An unclosed list or quote: the line where it opened, not where the parser
+		 * noticed. */
+		{"frequency: 19\ntypes: [cpu, wall\nupload_interval: 2s\n",
+		 "c.yaml:2: not valid YAML: while parsing a flow sequence"},
+		{"frequency: \"19\nupload_interval: 2s\n",
+		 "c.yaml:1: not valid YAML: while scanning"},
 		{"- just\n- a list\n", "c.yaml:1: the file must be a map of keys"},
 	};
 
