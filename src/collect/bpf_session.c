@@ -581,16 +581,16 @@ static int attach_programs(struct bpf_program *const *progs, struct bpf_link **l
 
 /*
  * Attach every program of obj that was loaded: the configure step picked, for each hook, the one
- * variant this kernel runs. At most max links.
+ * variant this kernel runs. links has room for HP_MAX_OBJECT_LINKS.
  */
-static int attach_loaded(struct bpf_object *obj, struct bpf_link **links, int max)
+static int attach_loaded(struct bpf_object *obj, struct bpf_link **links)
 {
 	struct bpf_program *progs[HP_MAX_OBJECT_LINKS], *p;
 	int n = 0;
 
 	bpf_object__for_each_program(p, obj)
 	{
-		if (bpf_program__autoload(p) && n < max)
+		if (bpf_program__autoload(p) && n < HP_MAX_OBJECT_LINKS)
 			progs[n++] = p;
 	}
 	return attach_programs(progs, links, n);
@@ -668,9 +668,9 @@ int bpf_session__attach(struct bpf_session *s, uint32_t frequency_hz)
 		err = attach_programs(follow, s->follow_links, 2);
 	}
 	if (!err && s->offcpu)
-		err = attach_loaded(s->offcpu->obj, s->offcpu_links, HP_MAX_OBJECT_LINKS);
+		err = attach_loaded(s->offcpu->obj, s->offcpu_links);
 	if (!err && s->lock)
-		err = attach_loaded(s->lock->obj, s->lock_links, HP_MAX_OBJECT_LINKS);
+		err = attach_loaded(s->lock->obj, s->lock_links);
 out:
 	free(online);
 	return err;
