@@ -772,9 +772,13 @@ t_output_checks() {
 		return
 	fi
 	mkdir -p "$gone" "$rescue"
+	# A busy target, so that the profile has samples however idle the machine is.
+	start_workload cpu_ratio 10
+	local wl=$WPID
 	(sleep 1 && rmdir "$gone") &
-	TMPDIR=$rescue hp out_gone profile --all -d 3 -o "$gone/x.folded"
-	wait
+	TMPDIR=$rescue hp out_gone profile --pid "$wl" -d 3 -o "$gone/x.folded"
+	wait "$!"
+	stop_workload "$wl"
 	saved=$(ls "$rescue"/hostprof-*-x.folded 2>/dev/null | head -1)
 	if [ -z "$saved" ] || [ ! -s "$saved" ] || ! grep -q "the profile was saved as $saved instead" "$WORK/out_gone.err"; then
 		fail output_checks "a directory removed during the capture: nothing saved in \$TMPDIR ($(ls "$rescue" | tr '\n' ' ')); stderr: $(tail -1 "$WORK/out_gone.err")"
