@@ -43,7 +43,7 @@ struct {
 } unwind_rows SEC(".maps");
 
 /* Per process (tgid): its executable mappings. Written by userspace only. Not preallocated: an
- * entry is 8 KiB and most hosts need a few hundred of them. */
+ * entry is 10 KiB and most hosts need a few hundred of them. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -419,7 +419,11 @@ static __always_inline long hp_unwind_frame(struct hp_walk *w, bool plain_loops)
 	if (m && m->row_count) {
 		/* A return address points after its call, perhaps into the next function: look up
 		 * the call instruction's row instead. */
-		addr = w->r.pc - m->bias - (w->exact_pc ? 0 : 1);
+		addr = w->r.pc - (w->exact_pc ? 0 : 1);
+		if (m->stride && m->period)
+			addr = ((addr - m->start) % m->period) % m->stride;
+		else
+			addr -= m->bias;
 		if (addr >> 32 == 0)
 			row = hp_find_row(m->row_base, m->row_count, (__u32)addr, plain_loops);
 	}

@@ -205,13 +205,19 @@ struct hp_unwind_row {
 	__u8 pad;
 };
 
-/* One executable mapping of a process: runtime [start, end), file address = runtime - bias. */
+/*
+ * One executable mapping of a process: runtime [start, end), file address = runtime - bias. Code
+ * copied from a template at run time (unwind/code_template.h) has stride != 0: its rows are the
+ * template's, looked up at ((runtime - start) % period) % stride (bias is unused).
+ */
 struct hp_unwind_mapping {
 	__u64 start;
 	__u64 end;
 	__u64 bias;
 	__u32 row_base;	 /* index of the binary's first row in the rows map */
 	__u32 row_count; /* 0: no table (frame pointers only) */
+	__u32 stride;	 /* 0: a file's code; else the distance between copies of a template */
+	__u32 period;	 /* with stride: the copies restart every period bytes (one arena) */
 };
 
 /* Value of the per-process map: its mappings, sorted by start, not overlapping. */
@@ -257,7 +263,7 @@ struct hp_user_stack {
 };
 
 _Static_assert(sizeof(struct hp_unwind_row) == 16, "hp_unwind_row layout");
-_Static_assert(sizeof(struct hp_unwind_mapping) == 32, "hp_unwind_mapping layout");
+_Static_assert(sizeof(struct hp_unwind_mapping) == 40, "hp_unwind_mapping layout");
 _Static_assert(sizeof(struct hp_user_stack) == 8 + 8 * HP_UNWIND_MAX_DEPTH, "hp_user_stack");
 
 _Static_assert(sizeof(struct hp_lock_key) == 40, "hp_lock_key layout");

@@ -20,6 +20,8 @@
 #include "hostprof_abi.h"
 #include "base/log.h"
 #include "process/proc.h"
+#include "process/proc_mem.h"
+#include "unwind/code_template.h"
 #include "unwind/unwind_cache.h"
 #include "unwind/unwind_table.h"
 
@@ -47,6 +49,8 @@ struct binary {
 	uint64_t last_used; /* loader clock */
 	struct load_segment loads[MAX_LOADS];
 	uint32_t nr_loads;
+	/* Not a file: the rows of code copied at run time from this template (dev, inode 0). */
+	const struct code_template *tmpl;
 };
 
 /* What the loader wrote for a process: the binaries it holds references on, and its ranges. */
@@ -78,7 +82,10 @@ struct unwind_loader {
 	uint64_t clock;
 	uint64_t rows_used;
 	struct unwind_loader_stats stats;
-	struct hp_unwind_proc *entry; /* scratch: one procs map value (8 KiB) */
+	struct hp_unwind_proc *entry; /* scratch: one procs map value (10 KiB) */
+	/* Code templates are recognised by bytes of this architecture, read by read_memory. */
+	enum unwind_arch arch;
+	int (*read_memory)(pid_t pid, uint64_t addr, void *buf, size_t len);
 	/* Processes whose load failed (no room, unreadable): not retried before their time. */
 	struct {
 		pid_t pid;
@@ -175,6 +182,18 @@ static void map_rows(struct rows_writer *w, int fd, uint32_t max_rows)
 	w->mappable = true;
 }
 
+/* The architecture hostprof runs on: that of the processes it profiles. */
+static enum unwind_arch host_arch(void)
+{
+#if defined(__x86_64__)
+	return UNWIND_ARCH_X86_64;
+#elif defined(__aarch64__)
+	return UNWIND_ARCH_ARM64;
+#else
+	return UNWIND_ARCH_NONE;
+#endif
+}
+
 struct unwind_loader *unwind_loader__new(const struct unwind_loader_opts *opts)
 {
 	struct unwind_loader *l = calloc(1, sizeof(*l));
@@ -189,6 +208,8 @@ struct unwind_loader *unwind_loader__new(const struct unwind_loader_opts *opts)
 		l->sink = (struct unwind_sink){l, bpf_write_rows, bpf_write_proc, bpf_delete_proc};
 	}
 	l->stats.rows_capacity = opts->max_rows;
+	l->read_memory = opts->read_memory ? opts->read_memory : proc_mem__read;
+	l->arch = opts->arch ? (enum unwind_arch)opts->arch : host_arch();
 	l->bins = calloc(opts->max_binaries ? opts->max_binaries : 1, sizeof(*l->bins));
 	l->procs = calloc(opts->max_procs ? opts->max_procs : 1, sizeof(*l->procs));
 	l->entry = calloc(1, sizeof(*l->entry));
@@ -464,27 +485,19 @@ out:
 	return t;
 }
 
-/* Build and load the table of a binary new to the loader. A failure leaves it without rows. */
-static void load_binary(struct unwind_loader *l, struct binary *b, const char *path)
+/*
+ * Put nr rows into a free run of the rows map for b (what: its name in the log), evicting binaries
+ * nobody maps when there is no run big enough. false when they do not fit or cannot be written.
+ */
+static bool place_rows(struct unwind_loader *l, struct binary *b, const struct hp_unwind_row *rows,
+		       size_t nr, const char *what)
 {
-	const struct hp_unwind_row *rows;
-	struct unwind_table *t = NULL;
-	char err[256] = "";
 	uint32_t base;
-	size_t nr = 0;
 	bool evicted = false;
 
-	if (read_loads(path, b) != 0 || !(t = get_table(l, path, err, sizeof(err)))) {
-		l->stats.tables_failed++;
-		log_debug("no unwind table for %s%s%s: frame pointers only", path,
-			  err[0] ? ": " : "", err);
-		return;
-	}
-	rows = unwind_table__rows(t, &nr);
 	if (nr == 0 || nr > l->opts.max_rows) {
 		l->stats.no_room += nr != 0;
-		unwind_table__delete(t);
-		return;
+		return false;
 	}
 	while ((base = find_room(l, (uint32_t)nr)) == UINT32_MAX) {
 		if (!evict_one(l))
@@ -499,15 +512,36 @@ static void load_binary(struct unwind_loader *l, struct binary *b, const char *p
 		l->stats.no_room++;
 		b->wanted = (uint32_t)nr;
 		log_debug("unwind rows map full (%u rows): %s walks with frame pointers",
-			  l->opts.max_rows, path);
-	} else if (l->sink.write_rows(l->sink.ctx, base, rows, (uint32_t)nr) == 0) {
-		b->wanted = 0;
-		b->row_base = base;
-		b->row_count = (uint32_t)nr;
-		l->rows_used += nr;
-	} else {
-		l->stats.tables_failed++;
+			  l->opts.max_rows, what);
+		return false;
 	}
+	if (l->sink.write_rows(l->sink.ctx, base, rows, (uint32_t)nr) != 0) {
+		l->stats.tables_failed++;
+		return false;
+	}
+	b->wanted = 0;
+	b->row_base = base;
+	b->row_count = (uint32_t)nr;
+	l->rows_used += nr;
+	return true;
+}
+
+/* Build and load the table of a binary new to the loader. A failure leaves it without rows. */
+static void load_binary(struct unwind_loader *l, struct binary *b, const char *path)
+{
+	const struct hp_unwind_row *rows;
+	struct unwind_table *t = NULL;
+	char err[256] = "";
+	size_t nr = 0;
+
+	if (read_loads(path, b) != 0 || !(t = get_table(l, path, err, sizeof(err)))) {
+		l->stats.tables_failed++;
+		log_debug("no unwind table for %s%s%s: frame pointers only", path,
+			  err[0] ? ": " : "", err);
+		return;
+	}
+	rows = unwind_table__rows(t, &nr);
+	place_rows(l, b, rows, nr, path);
 	unwind_table__delete(t);
 }
 
@@ -530,7 +564,7 @@ static struct binary *get_binary(struct unwind_loader *l, const struct mapping *
 
 	for (size_t i = 0; i < l->nr_bins; i++) {
 		b = l->bins[i];
-		if (b->dev != dev || b->inode != m->inode)
+		if (b->tmpl || b->dev != dev || b->inode != m->inode)
 			continue;
 		b->last_used = ++l->clock;
 		/* A table that did not fit is tried again once binaries nobody maps could make
@@ -559,6 +593,64 @@ static struct binary *get_binary(struct unwind_loader *l, const struct mapping *
 	return b;
 }
 
+/* The rows of a code template, loaded once for every process that runs copies of it. */
+static struct binary *get_template_binary(struct unwind_loader *l, const struct code_template *t)
+{
+	struct binary *b;
+
+	for (size_t i = 0; i < l->nr_bins; i++) {
+		b = l->bins[i];
+		if (b->tmpl != t)
+			continue;
+		b->last_used = ++l->clock;
+		if (!b->row_count)
+			place_rows(l, b, t->rows, t->nr_rows, t->name);
+		return b->row_count ? b : NULL;
+	}
+	if (l->nr_bins == l->opts.max_binaries && !evict_one(l))
+		return NULL;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->tmpl = t;
+	b->last_used = ++l->clock;
+	l->bins[l->nr_bins++] = b;
+	place_rows(l, b, t->rows, t->nr_rows, t->name);
+	return b->row_count ? b : NULL;
+}
+
+/*
+ * An executable anonymous mapping whose code is copies of a known template (CPython's perf
+ * trampolines): its binary, with out filled in; NULL for any other (JIT code the walker steps
+ * through with frame pointers, as before). The probe reads the mapping's first bytes from the
+ * process: bounded, and never a pointer the process chose.
+ */
+static struct binary *template_mapping(struct unwind_loader *l, pid_t pid, const struct mapping *m,
+				       struct hp_unwind_mapping *out)
+{
+	uint8_t code[CODE_TEMPLATE_PROBE];
+	struct code_template_match match;
+	size_t len = sizeof(code);
+	struct binary *b;
+
+	if (m->end - m->start < len)
+		len = (size_t)(m->end - m->start);
+	if (l->read_memory(pid, m->start, code, len) != 0 ||
+	    !code_template__match(l->arch, code, len, m->end - m->start, &match))
+		return NULL;
+	b = get_template_binary(l, match.tmpl);
+	if (!b)
+		return NULL;
+	l->stats.template_mappings++;
+	*out = (struct hp_unwind_mapping){.start = m->start,
+					  .end = m->end,
+					  .row_base = b->row_base,
+					  .row_count = b->row_count,
+					  .stride = match.stride,
+					  .period = match.tmpl->period};
+	return b;
+}
+
 /* Fill the procs map value of a process and the loader's record of it. */
 static int build_entry(struct unwind_loader *l, pid_t pid, const struct proc *p,
 		       struct loaded_proc *rec)
@@ -576,13 +668,22 @@ static int build_entry(struct unwind_loader *l, pid_t pid, const struct proc *p,
 		struct binary *b;
 		uint64_t bias;
 
-		if (!m->executable || (m->kind != MAPPING_FILE && m->kind != MAPPING_VDSO))
+		if (!m->executable)
 			continue;
-		/* The vdso has no file to read a table from: listed without one (frame-pointer
-		 * steps), so that walks through clock_gettime() do not ask for re-reads. */
-		b = m->kind == MAPPING_FILE ? get_binary(l, m, pid) : NULL;
-		*out = (struct hp_unwind_mapping){.start = m->start, .end = m->end};
-		if (b && b->row_count && mapping_bias(b, m, &bias)) {
+		if (m->kind == MAPPING_ANON) {
+			b = template_mapping(l, pid, m, out);
+			if (!b)
+				continue;
+		} else if (m->kind == MAPPING_FILE || m->kind == MAPPING_VDSO) {
+			/* The vdso has no file to read a table from: listed without one
+			 * (frame-pointer steps), so that walks through clock_gettime() do not ask
+			 * for re-reads. */
+			b = m->kind == MAPPING_FILE ? get_binary(l, m, pid) : NULL;
+			*out = (struct hp_unwind_mapping){.start = m->start, .end = m->end};
+		} else {
+			continue;
+		}
+		if (b && !b->tmpl && b->row_count && mapping_bias(b, m, &bias)) {
 			out->bias = bias;
 			out->row_base = b->row_base;
 			out->row_count = b->row_count;

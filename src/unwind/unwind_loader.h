@@ -37,6 +37,10 @@ struct unwind_loader_opts {
 	size_t max_binaries;		/* tables kept at once */
 	const char *proc_root;		/* "/proc" */
 	const char *cache_dir;		/* tables cached on disk here; NULL: no disk cache */
+	/* Reads a process's memory to recognise code copied from a template
+	 * (unwind/code_template.h); NULL: proc_mem__read(). The tests give their own. */
+	int (*read_memory)(pid_t pid, uint64_t addr, void *buf, size_t len);
+	int arch; /* enum unwind_arch of the processes; 0: the one hostprof is built for */
 };
 
 struct unwind_loader_stats {
@@ -50,6 +54,9 @@ struct unwind_loader_stats {
 	uint64_t no_room;	/* binaries that did not fit in the rows map */
 	uint64_t evictions;	/* binaries unloaded to make room */
 	uint64_t build_ns;	/* time spent building and loading tables */
+	/* executable anonymous mappings loaded as copies of a code template (CPython's perf
+	 * trampolines), counted at each load of a process */
+	uint64_t template_mappings;
 };
 
 struct unwind_loader;

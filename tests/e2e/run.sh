@@ -1658,7 +1658,7 @@ t_jit_mmap() {
 # Node with --perf-basic-prof: JIT frames are named from /tmp/perf-PID.map, and OTLP marks them
 # profile.frame.type "v8js".
 t_jit_node() {
-	local node pid hot decoded
+	local node pid hot main decoded
 	node=$(command -v node || command -v nodejs)
 	if [ -z "$node" ]; then
 		fail jit_node "nodejs is not installed (node not in PATH): install the Debian package nodejs"
@@ -1679,14 +1679,18 @@ t_jit_node() {
 	fi
 	# JIT names hold spaces ("JS:*hot [eval]:1"): only the count after the last one is cut off.
 	hot=$(awk '{ st = $0; sub(/ [0-9]+$/, "", st); if (st ~ /hot/) s += $NF } END { print s + 0 }' "$WORK/jit.folded")
+	# ... and of those, the ones whose walk went through the JIT frames to the start of node.
+	main=$(awk '{ st = $0; sub(/ [0-9]+$/, "", st); if (st ~ /;__libc_start_call_main;.*hot/) s += $NF } END { print s + 0 }' "$WORK/jit.folded")
 	if [ "$hot" -eq 0 ]; then
 		fail jit_node "no frame containing hot in the folded output; leaf frames seen: $(folded leaves "$WORK/jit.folded" -n 6 | tr '\n' ' ')"
+	elif [ $((main * 100)) -lt $((hot * 95)) ]; then
+		fail jit_node "$main of the $hot samples in hot reach __libc_start_call_main, need >= 95%; $(grep -m1 '^User stacks' "$WORK/jit.out")"
 	elif ! decoded=$(protoc --decode="$OTLP_REQ" "${OTLP_PROTO_ARGS[@]}" <"$WORK/jit.otlp.pb" 2>&1); then
 		fail jit_node "protoc cannot decode the OTLP output: $(head -c 300 <<<"$decoded")"
 	elif ! grep -q '"v8js"' <<<"$decoded"; then
 		fail jit_node "the OTLP output has no profile.frame.type \"v8js\""
 	else
-		pass jit_node "$hot samples with a hot frame named from node's perf map; OTLP has profile.frame.type v8js"
+		pass jit_node "$hot samples with a hot frame named from node's perf map, $main of them reaching __libc_start_call_main; OTLP has profile.frame.type v8js"
 	fi
 }
 
@@ -1707,7 +1711,7 @@ main() {
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
 		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages render_formats terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
-		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind tailcall_unwind cxx_unwind perf_agree unwind_summary \
+		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind python_perf_jit tailcall_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		agent_service agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \
 		agent_reload_pairs agent_sigterm agent_http agent_config_errors agent_print_config agent_soak \

@@ -11,6 +11,10 @@
 #   nofp_ratio     the leaves of nofp split 1:2:3 within 5 points
 #   python_unwind  Debian's /usr/bin/python3 running a recursive function: >= 95% of the samples
 #                  reach __libc_start_call_main through Py_BytesMain and _PyEval_EvalFrameDefault
+#   python_perf_jit  every Python 3.12+ on the machine (pyenv's, built without frame pointers)
+#                  under -X perf: >= 95% of the samples reach Py_BytesMain through the perf
+#                  trampolines named py::<module> and py::down (code copied at run time, which
+#                  only the template's rows step through)
 #   cxx_unwind     cxx_throw: samples in libstdc++ and libgcc_s (exceptions being thrown) reach
 #                  worker_loop and the thread's start in libstdc++ and libc
 #   perf_agree     nofp under hostprof and under `perf record --call-graph dwarf` at the same time:
@@ -115,6 +119,58 @@ t_python_unwind() {
 	else
 		pass python_unwind "$(pct "$fr") of $total python3 samples reach main through _PyEval_EvalFrameDefault; $(pct "${fp_fr:-0}") reach Py_BytesMain with frame pointers only"
 	fi
+}
+
+# Python recursing 12 deep under -X perf: each level is 4 frames (the trampoline, the evaluator
+# and two calls between them), and the walk stops at 127.
+PY_PERF=${PY_RECURSE//down(40)/down(12)}
+
+# The Python 3.12+ interpreters of this machine, one per minor version: pyenv's, and a
+# distribution's python3.1x.
+python_perf_interpreters() {
+	local c root seen=" " v
+	root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
+	for c in "$root"/versions/3.1[2-9]*/bin/python3 /usr/bin/python3.1[2-9]; do
+		[ -x "$c" ] || continue
+		v=$("$c" -c 'import sys; print("%d.%d" % sys.version_info[:2]) if sys.version_info >= (3, 12) else None' 2>/dev/null) || continue
+		case "$v" in "" | None) continue ;; esac
+		case "$seen" in *" $v "*) continue ;; esac
+		seen="$seen$v "
+		echo "$c"
+	done
+}
+
+t_python_perf_jit() {
+	local py pys comm out fr total msg="" bad=0 name v
+	pys=$(python_perf_interpreters)
+	if [ -z "$pys" ]; then
+		fail python_perf_jit "no Python 3.12 or newer on this machine (pyenv versions or /usr/bin/python3.1x): -X perf needs one"
+		return
+	fi
+	for py in $pys; do
+		v=$("$py" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')
+		name=pyperf_${v//./_}
+		comm=$(basename "$py")
+		unwind_capture "$name" "$py" -X perf -c "$PY_PERF" --
+		rm -f "/tmp/perf-$WPID.map"
+		if [ "$HP_RC" -ne 0 ]; then
+			fail python_perf_jit "capture of $py -X perf failed: $(hp_failure "$name")"
+			return
+		fi
+		out=$(stacks reach "$WORK/$name.folded" --comm "$comm" Py_BytesMain 'py::<module>:<string>' \
+			'py::down:<string>' _PyEval_EvalFrameDefault)
+		fr=$(kv fraction <<<"$out")
+		total=$(kv samples <<<"$out")
+		if [ "${total:-0}" -lt 100 ]; then
+			fail python_perf_jit "only ${total:-0} samples of $py"
+			bad=1
+		elif ! fcheck "$fr >= 0.95"; then
+			fail python_perf_jit "$py -X perf: $(pct "$fr") of $total samples reach Py_BytesMain > py::<module> > py::down > _PyEval_EvalFrameDefault, need >= 95%; $(grep -m1 '^User stacks' "$WORK/$name.out"); top stacks: $(top_stacks "$WORK/$name.folded" 2)"
+			bad=1
+		fi
+		msg="$msg $v: $(pct "$fr") of $total;"
+	done
+	[ "$bad" -eq 0 ] && pass python_perf_jit "samples reaching Py_BytesMain through the perf trampolines:${msg%;}"
 }
 
 # Kernels without bpf_loop (5.15, 5.16) walk across tail calls, 4 frames per program: forced here

@@ -11,6 +11,8 @@
 #include "fake_proc.h"
 #include "base/clock.h"
 #include "hostprof_abi.h"
+#include "process/proc_mem.h"
+#include "unwind/code_template.h"
 #include "unwind/unwind_loader.h"
 #include "unwind/unwind_table.h"
 
@@ -300,6 +302,118 @@ static void test_full_and_sweep(void)
 	free(m.rows);
 }
 
+/*
+ * Executable anonymous memory, as the fake process's memory reader shows it (fake_memory()):
+ * CPython perf trampoline arenas of 3.12 (copies every 11 bytes, two arenas the kernel merged
+ * into one mapping) and 3.13 (every 16), code of another JIT, an arena-like mapping of a size
+ * no arena has, and one the reader is refused.
+ */
+#define ARENA_312 0x7f5000000000ULL
+#define ARENA_313 0x7f5100000000ULL
+#define OTHER_JIT 0x7f5200000000ULL
+#define ODD_SIZE 0x7f5300000000ULL
+#define REFUSED 0x7f5400000000ULL
+#define ARENA (4096u * 16u)
+
+static const uint8_t trampoline[] = {0x48, 0x83, 0xec, 0x08, 0xff, 0xd1,
+				     0x48, 0x83, 0xc4, 0x08, 0xc3};
+static int memory_reads;
+
+static int fake_memory(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	uint8_t *out = buf;
+	size_t stride = 0;
+
+	memory_reads++;
+	if (pid != SECOND_PID || len > PROC_MEM_MAX_READ)
+		return -EINVAL;
+	memset(out, 0, len);
+	if (addr == ARENA_312 || addr == ODD_SIZE)
+		stride = 11;
+	else if (addr == ARENA_313)
+		stride = 16;
+	else if (addr == OTHER_JIT)
+		memcpy(out, (const uint8_t[]){0x55, 0x48, 0x89, 0xe5, 0xc3}, 5); /* push rbp... */
+	else
+		return -EPERM;
+	for (size_t at = 0; stride && at + sizeof(trampoline) <= len; at += stride)
+		memcpy(out + at, trampoline, sizeof(trampoline));
+	return 0;
+}
+
+static void test_code_templates(void)
+{
+	struct mem_sink m = {.rows = calloc(SINK_ROWS, sizeof(struct hp_unwind_row))};
+	struct unwind_sink sink = {&m, mem_write_rows, mem_write_proc, mem_delete_proc};
+	struct unwind_loader_opts o = {.sink = &sink,
+				       .max_rows = SINK_ROWS,
+				       .max_procs = 8,
+				       .max_binaries = 16,
+				       .proc_root = root,
+				       .read_memory = fake_memory,
+				       .arch = UNWIND_ARCH_X86_64};
+	const struct hp_unwind_mapping *a12, *a13;
+	const struct code_template *t;
+	struct unwind_loader_stats st;
+	struct unwind_loader *l;
+	char path[PATH_MAX + 64];
+	size_t nr_templates;
+	FILE *f;
+
+	copy_process(FAKE_PID, SECOND_PID);
+	snprintf(path, sizeof(path), "%s/%d/maps", root, SECOND_PID);
+	f = fopen(path, "w");
+	l = unwind_loader__new(&o);
+	CHECK(f && l && m.rows, "set up: %s", strerror(errno));
+	if (!f || !l || !m.rows)
+		goto out;
+	fprintf(f, "%llx-%llx r-xp 00000000 00:00 0 \n", ARENA_312, ARENA_312 + 2 * ARENA);
+	fprintf(f, "%llx-%llx r-xp 00000000 00:00 0 \n", ARENA_313, ARENA_313 + ARENA);
+	fprintf(f, "%llx-%llx r-xp 00000000 00:00 0 \n", OTHER_JIT, OTHER_JIT + ARENA);
+	fprintf(f, "%llx-%llx r-xp 00000000 00:00 0 \n", ODD_SIZE, ODD_SIZE + ARENA + 4096);
+	fprintf(f, "%llx-%llx r-xp 00000000 00:00 0 \n", REFUSED, REFUSED + ARENA);
+	fclose(f);
+	f = NULL;
+	t = code_template__all(&nr_templates);
+	CHECK(unwind_loader__add_process(l, SECOND_PID) == 0, "add_process (trampolines)");
+	CHECK(memory_reads == 5, "each executable anonymous mapping probed once: %d reads",
+	      memory_reads);
+	CHECK(m.procs[1].nr == 2, "the two arenas are listed, nothing else: %u mappings",
+	      m.procs[1].nr);
+	a12 = mapping_at(&m.procs[1], ARENA_312, ARENA_312 + 1);
+	a13 = mapping_at(&m.procs[1], ARENA_313, ARENA_313 + 1);
+	CHECK(a12 && a12->end == ARENA_312 + 2 * ARENA && a12->stride == 11 && a12->period == ARENA,
+	      "3.12 arenas: stride %u, period %u", a12 ? a12->stride : 0, a12 ? a12->period : 0);
+	CHECK(a13 && a13->stride == 16 && a13->period == ARENA, "3.13 arena: stride %u",
+	      a13 ? a13->stride : 0);
+	CHECK(a12 && a13 && a12->row_base == a13->row_base && a12->row_count == t->nr_rows &&
+		      m.rows_written == t->nr_rows,
+	      "one run of %u template rows shared by both (%u rows written)", t->nr_rows,
+	      m.rows_written);
+	if (a12 && a12->row_count == t->nr_rows) {
+		const struct hp_unwind_row *r = m.rows + a12->row_base;
+
+		/* The return address of the stub's call is at offset 6: the walker looks up 5. */
+		CHECK(r[1].pc == 4 && r[1].cfa_rule == HP_CFA_SP && r[1].cfa_offset == 16 &&
+			      r[1].ra_offset == -8 && r[1].fp_rule == HP_REG_SAME,
+		      "after sub $8,%%rsp: CFA = SP + 16 (got pc %u rule %u offset %d)", r[1].pc,
+		      r[1].cfa_rule, r[1].cfa_offset);
+		CHECK(r[t->nr_rows - 1].cfa_rule == HP_CFA_NONE &&
+			      r[t->nr_rows - 1].pc == sizeof(trampoline),
+		      "the padding after a copy has no rule");
+	}
+	unwind_loader__stats(l, &st);
+	CHECK(st.template_mappings == 2, "stats count 2 template mappings: %llu",
+	      (unsigned long long)st.template_mappings);
+	CHECK(nr_templates >= 1 && !memcmp(t->code, trampoline, sizeof(trampoline)),
+	      "the template is CPython's x86_64 trampoline");
+out:
+	if (f)
+		fclose(f);
+	unwind_loader__delete(l);
+	free(m.rows);
+}
+
 int main(void)
 {
 	fake_proc__create();
@@ -307,6 +421,7 @@ int main(void)
 	test_lld_bias();
 	test_full_and_sweep();
 	test_no_room();
+	test_code_templates();
 	fake_proc__remove();
 	return check_summary("test_unwind_loader");
 }
