@@ -1611,7 +1611,7 @@ t_html_pages() {
 {"pages": [
  {"page": "$d/empty.html", "total": 0},
  {"page": "$d/one.html", "total": 5, "names": ["main"]},
- {"page": "$d/deep.html", "total": 4, "depth": 300, "names": ["f0", "f299"]},
+ {"page": "$d/deep.html", "total": 4, "depth": 300, "names": ["f0", "f299"], "hash": "#d=all"},
  {"page": "$d/xss.html", "total": 5, "names": ["<script>alert(1)</script>", "</script><img src=x onerror=alert(2)>"]},
  {"page": "$d/unicode.html", "total": 8, "names": ["函数", "😀", "Ünïcödé", "汉字"]}
 ]}
