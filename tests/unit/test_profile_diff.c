@@ -55,7 +55,8 @@ int main(void)
 
 	if (!o || !n)
 		return 1;
-	/* Base: total 100; a 60% self, b 20%, gone 20% (only here). */
+	/* Base: total 100; a 60% self, b 20%, gone 20% (only here). b's change, 40% - 20%, and
+	 * gone's, 20% - 0%, differ in a double's last bits: ties all the same, by name. */
 	add(o, (const char *[]){"main", "a"}, 2, 60);
 	add(o, (const char *[]){"main", "b"}, 2, 20);
 	add(o, (const char *[]){"main", "gone"}, 2, 20);
