@@ -118,7 +118,8 @@ static int cmp_row(const void *a, const void *b)
 	double cx = change(x), cy = change(y);
 
 	/* Equal changes (20% - 10% against 30% - 20%) differ in the last bits of a double: a
-	 * tolerance far below any share a person reads keeps them tied, so their order is by name. */
+	 * tolerance far below any share a person reads keeps them tied, so their order is by name.
+	 */
 	if (fabs(cx - cy) > 1e-12)
 		return cx > cy ? -1 : 1;
 	return strcmp(x->name, y->name);
