@@ -13,14 +13,40 @@
 
 #include "cmd/cmd_options.h"
 #include "cmd/cmds.h"
+#include "cmd/render_diff.h"
 #include "model/config.h"
 #include "formats/decode.h"
+#include "formats/encode.h"
 #include "export/deliver.h"
 
 #define RENDER_MAX_INPUTS 8
 
+/* render's own settings, beside the struct config that -o fills (the table's target 1). */
+struct render_opts {
+	const char *base;
+	unsigned int top;
+};
+
+#define RENDER_FIELD(f)                                                                            \
+	.target = 1, .offset = offsetof(struct render_opts, f),                                    \
+	.size = sizeof(((struct render_opts *)0)->f)
+
 static const struct opt_def defs[] = {
 	{CMD_OPT_OUTPUT, .section = "Options:", .help = "write FILE (repeatable)"},
+	{.name = "base",
+	 .type = OPT_STRING,
+	 RENDER_FIELD(base),
+	 .value_name = "OLD",
+	 .help = "compare the inputs with the profile OLD (any input format): print the functions "
+		 "whose share changed most, and with -o x.html write a differential flame graph"},
+	{.name = "top",
+	 .type = OPT_UINT,
+	 RENDER_FIELD(top),
+	 .min = 1,
+	 .max = 100000,
+	 .dflt = "20",
+	 .value_name = "N",
+	 .help = "with --base: the N biggest changes in the table"},
 	OPT_DEF_HELP,
 };
 
@@ -30,6 +56,7 @@ const struct opt_command render_command = {
 	.nr_defs = sizeof(defs) / sizeof(defs[0]),
 	.usage =
 		"Usage: hostprof render INPUT [INPUT...] -o OUTPUT [-o OUTPUT...]\n"
+		"       hostprof render --base OLD NEW [-o DIFF.html] [--top N]\n"
 		"\n"
 		"Convert profiles between formats, offline and without root. Formats go by the\n"
 		"file name (an input of another name by its content: gzip is pprof, text folded):\n"
@@ -42,12 +69,19 @@ const struct opt_command render_command = {
 		"\n"
 		"Several inputs are several profile types (say cpu and off-CPU of one run): the\n"
 		"HTML page and the OTLP outputs hold them all; pprof and folded write one file\n"
-		"per type (x.pb.gz becomes x.cpu.pb.gz, x.wall.pb.gz).\n",
+		"per type (x.pb.gz becomes x.cpu.pb.gz, x.wall.pb.gz).\n"
+		"\n"
+		"With --base OLD, NEW is compared with OLD, type by type: the table on stdout\n"
+		"lists the functions whose share of the total changed most (self: the function\n"
+		"itself was running; total: it was anywhere in the stack), and -o x.html writes a\n"
+		"differential flame graph: NEW's graph, each frame red where its share grew and\n"
+		"blue where it shrank, the deeper the colour the bigger the change.\n",
 	.epilogue = "\n"
 		    "Examples:\n"
 		    "  hostprof render cpu.pb.gz -o cpu.html\n"
 		    "  hostprof render host.folded -o host.pb.gz -o host.html\n"
-		    "  go test -cpuprofile cpu.out ./... && hostprof render cpu.out -o go.html\n",
+		    "  go test -cpuprofile cpu.out ./... && hostprof render cpu.out -o go.html\n"
+		    "  hostprof render --base before.pb.gz after.pb.gz -o diff.html --top 10\n",
 };
 
 static bool ends_with(const char *s, const char *suffix)
@@ -147,13 +181,14 @@ static int render_decode(const char *path, struct profile **profiles, size_t *nr
 
 /* The inputs are argv[first..]; -1 to go on, or the exit status. Inputs may come after the
  * outputs too: "render -o x.html in.pb.gz". */
-static int parse_render_args(int argc, char **argv, struct config *cfg, int *first)
+static int parse_render_args(int argc, char **argv, struct config *cfg, struct render_opts *ro,
+			     int *first)
 {
-	struct opt_ctx ctx = {.targets = {cfg}};
+	struct opt_ctx ctx = {.targets = {cfg, ro}};
 	char err[512];
 	int rc = options__parse(&render_command, &ctx, argc, argv, first, err, sizeof(err));
 
-	if (!rc && (*first >= argc || !cfg->nr_outputs)) {
+	if (!rc && (*first >= argc || (!cfg->nr_outputs && !ro->base))) {
 		snprintf(err, sizeof(err), "%s",
 			 *first >= argc ? "no input file"
 					: "no output: add -o FILE.html (or .pb.gz, ...)");
@@ -163,43 +198,43 @@ static int parse_render_args(int argc, char **argv, struct config *cfg, int *fir
 		snprintf(err, sizeof(err), "at most %d inputs", RENDER_MAX_INPUTS);
 		rc = -EINVAL;
 	}
+	for (size_t i = 0; !rc && ro->base && i < cfg->nr_outputs; i++) {
+		if (cfg->outputs[i].format != OUTPUT_HTML) {
+			snprintf(err, sizeof(err),
+				 "'%s': with --base the output is a differential flame graph: "
+				 "name it *.html",
+				 cfg->outputs[i].path);
+			rc = -EINVAL;
+		}
+	}
 	return options__exit_status(&render_command, rc, err);
 }
 
-int do_render(int argc, char **argv)
+/* Decodes argv[first..] into profiles; 0 or the exit status. */
+static int decode_inputs(char **paths, int nr_paths, struct profile **profiles, size_t *nr)
 {
-	struct profile *profiles[RENDER_MAX_INPUTS] = {0};
-	struct deliver_opts dopts = {0};
-	struct deliverer *d = NULL;
-	struct config *cfg = NULL;
-	char host[256];
-	size_t nr = 0;
-	int first = 0, status = 1;
+	for (int i = 0; i < nr_paths; i++) {
+		int e;
 
-	cfg = calloc(1, sizeof(*cfg));
-	if (!cfg) {
-		fprintf(stderr, "hostprof render: out of memory\n");
-		return 1;
-	}
-	config__defaults(cfg);
-	status = parse_render_args(argc, argv, cfg, &first);
-	if (status >= 0)
-		goto out;
-	status = 1;
-	for (int i = first; i < argc; i++) {
-		if (nr == RENDER_MAX_INPUTS) {
+		if (*nr == RENDER_MAX_INPUTS) {
 			fprintf(stderr, "hostprof render: at most %d profiles\n",
 				RENDER_MAX_INPUTS);
-			goto out;
+			return 1;
 		}
-		int e = render_decode(argv[i], profiles, &nr);
-
-		if (e) {
+		e = render_decode(paths[i], profiles, nr);
+		if (e)
 			/* An input of no known format is a usage error, as an output's is. */
-			status = e == -EPROTONOSUPPORT ? 2 : 1;
-			goto out;
-		}
+			return e == -EPROTONOSUPPORT ? 2 : 1;
 	}
+	return 0;
+}
+
+static int deliver(const struct config *cfg, struct profile **profiles, size_t nr)
+{
+	struct deliver_opts dopts = {0};
+	struct deliverer *d;
+	char host[256];
+	int status;
 
 	dopts.outputs = cfg->outputs;
 	dopts.nr_outputs = cfg->nr_outputs;
@@ -209,14 +244,46 @@ int do_render(int argc, char **argv)
 	d = deliverer__new(&dopts);
 	if (!d) {
 		fprintf(stderr, "hostprof render: %s\n", strerror(errno));
-		goto out;
+		return 1;
 	}
 	/* The deliverer logs each file that fails and prints "Wrote X" for the others. */
 	status = deliverer__deliver(d, (const struct profile *const *)profiles, nr) ? 1 : 0;
-out:
 	deliverer__shutdown(d, 0, NULL);
+	return status;
+}
+
+int do_render(int argc, char **argv)
+{
+	struct profile *profiles[RENDER_MAX_INPUTS] = {0}, *bases[RENDER_MAX_INPUTS] = {0};
+	struct render_opts ro = {.top = 20};
+	struct config *cfg = NULL;
+	size_t nr = 0, nr_bases = 0;
+	int first = 0, status = 1;
+
+	cfg = calloc(1, sizeof(*cfg));
+	if (!cfg) {
+		fprintf(stderr, "hostprof render: out of memory\n");
+		return 1;
+	}
+	config__defaults(cfg);
+	status = parse_render_args(argc, argv, cfg, &ro, &first);
+	if (status >= 0)
+		goto out;
+	status = decode_inputs(argv + first, argc - first, profiles, &nr);
+	if (!status && ro.base)
+		status = decode_inputs((char *[]){(char *)ro.base}, 1, bases, &nr_bases);
+	if (status)
+		goto out;
+	if (ro.base)
+		status = render_diff(profiles, nr, bases, nr_bases, cfg->outputs, cfg->nr_outputs,
+				     ro.top);
+	else
+		status = deliver(cfg, profiles, nr);
+out:
 	for (size_t i = 0; i < nr; i++)
 		profile__delete(profiles[i]);
+	for (size_t i = 0; i < nr_bases; i++)
+		profile__delete(bases[i]);
 	free(cfg);
 	return status;
 }

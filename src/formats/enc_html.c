@@ -4,10 +4,17 @@
  * interactive flame graph of the profiles on a <canvas>.
  *
  * The samples are merged here into one call tree per profile type (root -> "comm (pid)" -> the
- * stack from its root frame to its leaf), because the page then only has to lay out what it is
- * given: a 100k-stack profile becomes a few thousand nodes once frames under 0.01% of the total
- * are folded into one "other" node per parent. The tree is embedded in preorder as three arrays
- * (frame, depth, value), and frames as indices into one string table shared by all types.
+ * stack from its root frame to its leaf), and frames under 0.01% of the total are folded into one
+ * "other" node per parent, so that a 100k-stack profile becomes a few thousand nodes. Pruning
+ * within each process, as before the page could group, keeps the tree that small: merged across
+ * processes first, the same 100k stacks keep ten times as many nodes, and the page would take
+ * seconds to load. The page gets that tree as two arrays (each node's parent and frame) and the
+ * samples as (node, process, thread, thread state, value), merged on those keys: it then builds
+ * the tree it draws for the grouping (executable, process, service or none) and filters (thread,
+ * state) the reader picks, and the callers and callees of a function, by skipping the process
+ * level and regrouping. Frames are indices into one frame table, and strings into one string
+ * table, shared by all types (and by the base profiles of a differential page, so that a frame of
+ * both sides is one frame).
  *
  * The data goes in a <script type="application/json"> block; '<', '>' and '&' are written as
  * \u escapes, so no name can close the block ("</script") or open a comment in it.
@@ -21,6 +28,8 @@
 #include "base/atomic_file.h"
 #include "base/hash.h"
 #include "base/hash_index.h"
+#include "base/path.h"
+#include "base/table.h"
 #include "base/vec.h"
 #include "formats/enc_html_page.h"
 #include "formats/encode.h"
@@ -63,11 +72,13 @@ struct html_build {
 	size_t nr_frames, cap_frames;
 	struct hash_index frame_set;
 
-	/* One profile's tree at a time. */
+	/* One profile's tree at a time, and the node of each of its samples' leaves. */
 	struct html_node *nodes;
 	size_t nr_nodes, cap_nodes;
 	struct hash_index node_set;
 	uint32_t other_frame;
+	uint32_t *leaf;
+	size_t cap_leaf;
 
 	/*
 	 * What the page gets: only the frames that emitted nodes use, and their strings, numbered
@@ -170,10 +181,16 @@ static int64_t html_build__named_frame(struct html_build *b, const char *name, c
 	struct html_frame f;
 	int64_t n, fl = 0, bn = 0;
 
+	char norm[4096];
+
 	memset(&f, 0, sizeof(f));
 	n = html_build__string(b, name);
-	if (n >= 0 && file)
-		fl = html_build__string(b, file);
+	if (n >= 0 && file && *file) {
+		/* "./misc/../sysdeps/x.c" and "sysdeps/x.c" are one file to the reader. */
+		snprintf(norm, sizeof(norm), "%s", file);
+		path__normalize(norm);
+		fl = html_build__string(b, norm);
+	}
 	if (n >= 0 && fl >= 0 && bin)
 		bn = html_build__string(b, bin);
 	if (n < 0 || fl < 0 || bn < 0)
@@ -267,7 +284,7 @@ static int64_t process_frame(struct html_build *b, const struct profile *p,
 	return html_build__named_frame(b, name, NULL, 0, HK_PROCESS, NULL);
 }
 
-/* Build the call tree of p in b->nodes (node 0 = the root). */
+/* Build the call tree of p in b->nodes (node 0 = the root), and b->leaf[i], sample i's node. */
 static int html_build__tree(struct html_build *b, const struct profile *p)
 {
 	size_t nr_samples = profile__nr_samples(p);
@@ -278,7 +295,8 @@ static int html_build__tree(struct html_build *b, const struct profile *p)
 	root = html_build__named_frame(b, "all", NULL, 0, HK_ROOT, NULL);
 	if (root < 0)
 		return (int)root;
-	if (VEC_RESERVE(b->nodes, b->cap_nodes, 1))
+	if (VEC_RESERVE(b->nodes, b->cap_nodes, 1) ||
+	    VEC_RESERVE(b->leaf, b->cap_leaf, nr_samples + 1))
 		return -ENOMEM;
 	b->nodes[0] = (struct html_node){.frame = (uint32_t)root};
 	b->nr_nodes = 1;
@@ -289,9 +307,11 @@ static int html_build__tree(struct html_build *b, const struct profile *p)
 		size_t depth;
 		int64_t node, f;
 
+		b->leaf[i] = 0;
 		if (!s->value)
 			continue;
 		b->nodes[0].value += s->value;
+		/* Pruned per process, as each process's own flame graph would be: see the top. */
 		f = process_frame(b, p, &s->labels);
 		if (f < 0)
 			return (int)f;
@@ -314,28 +334,8 @@ static int html_build__tree(struct html_build *b, const struct profile *p)
 				b->nodes[node].value += s->value;
 			}
 		}
+		b->leaf[i] = (uint32_t)node;
 	}
-	return 0;
-}
-
-struct emit {
-	struct html_build *b;
-	int64_t threshold;
-	size_t pruned;
-	/* The emitted preorder: frame, depth, value. */
-	uint32_t *f, *d;
-	int64_t *v;
-	size_t nr, cap_f, cap_d, cap_v;
-};
-
-static int emit__push(struct emit *e, uint32_t frame, uint32_t depth, int64_t value)
-{
-	if (VEC_RESERVE(e->f, e->cap_f, e->nr + 1) || VEC_RESERVE(e->d, e->cap_d, e->nr + 1) ||
-	    VEC_RESERVE(e->v, e->cap_v, e->nr + 1))
-		return -ENOMEM;
-	e->f[e->nr] = frame;
-	e->d[e->nr] = depth;
-	e->v[e->nr++] = value;
 	return 0;
 }
 
@@ -363,6 +363,14 @@ static int64_t html_build__out_str(struct html_build *b, uint32_t idx)
 	return b->str_out[idx] - 1;
 }
 
+/* The page's index of a string given as text; "" (and NULL) is the page's string 0. */
+static int64_t html_build__page_str(struct html_build *b, const char *s)
+{
+	int64_t idx = html_build__string(b, s ? s : "");
+
+	return idx < 0 ? idx : html_build__out_str(b, (uint32_t)idx);
+}
+
 /* The page's index of a frame, giving it (and its strings) one on first use. */
 static int64_t html_build__out_frame(struct html_build *b, uint32_t frame)
 {
@@ -383,60 +391,186 @@ static int64_t html_build__out_frame(struct html_build *b, uint32_t frame)
 	return b->frame_out[frame] - 1;
 }
 
-static struct html_build *sort_build; /* qsort() has no context argument */
+/*
+ * What one profile becomes on the page: the pruned tree as parent and frame arrays (a node's
+ * parent comes before it), the processes, and the samples merged by (node, process, thread,
+ * state). The page builds its trees from these, for the grouping and filters the reader picks.
+ */
+struct page_node {
+	uint32_t parent, frame; /* page frame index */
+	uint32_t other;		/* this node's "other" child + 1; 0 while it has none */
+};
 
-/* Children by value, largest first (on the left), then by name for a stable layout. */
-static int cmp_child(const void *a, const void *b)
+struct page_proc {
+	uint32_t pid, comm, exe, service; /* page string indices but pid */
+};
+
+struct page_sample {
+	uint32_t node, proc, tid, thread, state; /* proc: index in procs; thread, state: strings */
+	int64_t value;
+};
+
+struct emit {
+	struct html_build *b;
+	const struct profile *p;
+	int64_t threshold;
+	size_t pruned;
+	uint32_t *out; /* tree node -> page node */
+	uint8_t *cut;  /* tree node pruned (its value, or an ancestor's, under the threshold) */
+	struct page_node *nodes;
+	size_t nr_nodes, cap_nodes;
+	TABLE(struct page_proc) procs;
+	TABLE(struct page_sample) samples;
+};
+
+static int64_t emit__node(struct emit *e, uint32_t parent, uint32_t frame)
 {
-	const struct html_node *x = &sort_build->nodes[*(const uint32_t *)a];
-	const struct html_node *y = &sort_build->nodes[*(const uint32_t *)b];
-
-	if (x->value != y->value)
-		return x->value > y->value ? -1 : 1;
-	return strcmp(sort_build->strs[sort_build->frames[x->frame].name],
-		      sort_build->strs[sort_build->frames[y->frame].name]);
+	if (VEC_RESERVE(e->nodes, e->cap_nodes, e->nr_nodes + 1))
+		return -ENOMEM;
+	e->nodes[e->nr_nodes] = (struct page_node){.parent = parent, .frame = frame};
+	return (int64_t)e->nr_nodes++;
 }
 
-static int emit__node(struct emit *e, uint32_t idx, uint32_t depth)
+/*
+ * Tree nodes under the threshold are merged into one "other" child of their parent; their
+ * subtrees go with them. Nodes come parent first (html_build__child()), so one pass suffices.
+ */
+static int emit__prune(struct emit *e)
 {
 	struct html_build *b = e->b;
-	uint32_t *kids = NULL;
-	size_t nr = 0;
-	int64_t other = 0, out;
-	int err;
+	int64_t other, n;
 
-	out = html_build__out_frame(b, b->nodes[idx].frame);
-	if (out < 0)
-		return (int)out;
-	err = emit__push(e, (uint32_t)out, depth, b->nodes[idx].value);
-	if (err)
-		return err;
-	for (uint32_t c = b->nodes[idx].first_child; c; c = b->nodes[c].next_sibling)
-		nr++;
-	if (!nr)
-		return 0;
-	kids = malloc(nr * sizeof(*kids));
-	if (!kids)
+	e->out = calloc(b->nr_nodes, sizeof(*e->out));
+	e->cut = calloc(b->nr_nodes, 1);
+	if (!e->out || !e->cut)
 		return -ENOMEM;
-	nr = 0;
-	for (uint32_t c = b->nodes[idx].first_child; c; c = b->nodes[c].next_sibling)
-		kids[nr++] = c;
-	sort_build = b;
-	qsort(kids, nr, sizeof(*kids), cmp_child);
-	for (size_t i = 0; i < nr && !err; i++) {
-		if (b->nodes[kids[i]].value < e->threshold) {
-			other += b->nodes[kids[i]].value;
-			e->pruned++;
+	n = html_build__out_frame(b, b->nodes[0].frame);
+	if (n < 0 || (n = emit__node(e, UINT32_MAX, (uint32_t)n)) < 0)
+		return (int)n;
+	other = html_build__out_frame(b, b->other_frame);
+	if (other < 0)
+		return (int)other;
+	for (size_t i = 1; i < b->nr_nodes; i++) {
+		const struct html_node *t = &b->nodes[i];
+		uint32_t po = e->out[t->parent];
+
+		if (e->cut[t->parent]) {
+			e->cut[i] = 1;
+			e->out[i] = po;
 			continue;
 		}
-		err = emit__node(e, kids[i], depth + 1);
+		if (t->value < e->threshold) {
+			e->cut[i] = 1;
+			e->pruned++;
+			if (!e->nodes[po].other) {
+				n = emit__node(e, po, (uint32_t)other);
+				if (n < 0)
+					return (int)n;
+				e->nodes[po].other = (uint32_t)n + 1;
+			}
+			e->out[i] = e->nodes[po].other - 1;
+			continue;
+		}
+		n = html_build__out_frame(b, t->frame);
+		if (n < 0 || (n = emit__node(e, po, (uint32_t)n)) < 0)
+			return (int)n;
+		e->out[i] = (uint32_t)n;
 	}
-	if (!err && other > 0) {
-		out = html_build__out_frame(b, b->other_frame);
-		err = out < 0 ? (int)out : emit__push(e, (uint32_t)out, depth + 1, other);
+	return 0;
+}
+
+static bool proc_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct page_proc *a = &((const struct emit *)ctx)->procs.arr[id], *k = key;
+
+	return a->pid == k->pid && a->comm == k->comm;
+}
+
+static bool sample_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct page_sample *a = &((const struct emit *)ctx)->samples.arr[id], *k = key;
+
+	return a->node == k->node && a->proc == k->proc && a->tid == k->tid &&
+	       a->thread == k->thread && a->state == k->state;
+}
+
+/*
+ * The process of a sample: its pid and comm, with the executable and service names the profile
+ * recorded for the pid. Folded input knows only the comm, which then stands for all three.
+ */
+static int64_t emit__proc(struct emit *e, const struct profile_labels *lb)
+{
+	const struct profile_process *pr = lb->pid ? profile__find_process(e->p, lb->pid) : NULL;
+	const char *comm = profile__string_at(e->p, lb->comm);
+	const char *exe = pr ? profile__string_at(e->p, pr->exe_name) : NULL;
+	const char *svc = pr ? profile__string_at(e->p, pr->service_name) : NULL;
+	struct page_proc key = {.pid = lb->pid};
+	int64_t c, x, s;
+
+	if (!comm || !*comm)
+		comm = "[unknown]";
+	if (!exe || !*exe)
+		exe = comm;
+	if (!svc || !*svc)
+		svc = exe;
+	if ((c = html_build__page_str(e->b, comm)) < 0)
+		return c;
+	key.comm = (uint32_t)c;
+	c = hash_index__find(&e->procs.idx, hash_fold(hash_add(hash_mix64(key.pid), key.comm)),
+			     proc_eq, e, &key);
+	if (c > 0)
+		return c;
+	if ((x = html_build__page_str(e->b, exe)) < 0 || (s = html_build__page_str(e->b, svc)) < 0)
+		return x < 0 ? x : s;
+	key.exe = (uint32_t)x;
+	key.service = (uint32_t)s;
+	return TABLE_ADD(&e->procs, SIZE_MAX, &key,
+			 hash_fold(hash_add(hash_mix64(key.pid), key.comm)), proc_eq, e);
+}
+
+static int emit__samples(struct emit *e)
+{
+	size_t nr = profile__nr_samples(e->p);
+
+	if (TABLE_INIT(&e->procs) || TABLE_INIT(&e->samples))
+		return -ENOMEM;
+	for (size_t i = 1; i < nr; i++) {
+		const struct profile_sample *s = profile__sample_at(e->p, i);
+		struct page_sample key;
+		int64_t proc, th, st, id;
+		uint64_t h;
+
+		if (!s->value)
+			continue;
+		proc = emit__proc(e, &s->labels);
+		th = html_build__page_str(e->b, profile__string_at(e->p, s->labels.thread_name));
+		st = html_build__page_str(e->b, profile__string_at(e->p, s->labels.thread_state));
+		if (proc < 0 || th < 0 || st < 0)
+			return (int)(proc < 0 ? proc : th < 0 ? th : st);
+		memset(&key, 0, sizeof(key));
+		key.node = e->out[e->b->leaf[i]];
+		key.proc = (uint32_t)proc;
+		key.tid = s->labels.tid;
+		key.thread = (uint32_t)th;
+		key.state = (uint32_t)st;
+		h = hash_add(hash_mix64(key.node), key.proc);
+		h = hash_add(hash_add(h, key.tid), key.thread);
+		id = TABLE_ADD(&e->samples, SIZE_MAX, &key, hash_fold(hash_add(h, key.state)),
+			       sample_eq, e);
+		if (id < 0)
+			return (int)id;
+		e->samples.arr[id].value += s->value;
 	}
-	free(kids);
-	return err;
+	return 0;
+}
+
+static void emit__free(struct emit *e)
+{
+	free(e->out);
+	free(e->cut);
+	free(e->nodes);
+	TABLE_FREE(&e->procs);
+	TABLE_FREE(&e->samples);
 }
 
 /* A JSON string; see the file comment for why '<', '>' and '&' are escaped. */
@@ -457,18 +591,48 @@ static void put_json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+static void emit__json(const struct emit *e, FILE *f)
+{
+	fputs("\"tp\":[", f);
+	for (size_t i = 0; i < e->nr_nodes; i++)
+		fprintf(f, "%s%" PRId64, i ? "," : "",
+			i ? (int64_t)e->nodes[i].parent : (int64_t)-1);
+	fputs("],\n\"tf\":[", f);
+	for (size_t i = 0; i < e->nr_nodes; i++)
+		fprintf(f, "%s%" PRIu32, i ? "," : "", e->nodes[i].frame);
+	fputs("],\n\"procs\":[", f);
+	for (size_t i = 1; i < e->procs.nr; i++) {
+		const struct page_proc *p = &e->procs.arr[i];
+
+		fprintf(f, "%s%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32, i > 1 ? "," : "",
+			p->pid, p->comm, p->exe, p->service);
+	}
+	/* Samples refer to processes from 0: the table's zero entry is not written. */
+	fputs("],\n\"s\":[", f);
+	for (size_t i = 1; i < e->samples.nr; i++) {
+		const struct page_sample *s = &e->samples.arr[i];
+
+		fprintf(f, "%s%" PRIu32 ",%" PRId64 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32,
+			i > 1 ? "," : "", s->node, s->value, s->proc - 1, s->tid, s->thread,
+			s->state);
+	}
+	fputs("]", f);
+}
+
+/* One profile's object: its description, then its tree and samples (see struct emit). */
 static int write_profile(FILE *f, struct html_build *b, const struct profile *p)
 {
 	const struct profile_desc *d = profile__desc(p);
-	struct emit e = {.b = b};
+	struct emit e = {.b = b, .p = p};
 	int err;
 
 	err = html_build__tree(b, p);
-	if (err)
-		return err;
 	/* Integer division: every node of a non-empty profile keeps value >= 1. */
 	e.threshold = b->nodes[0].value / PRUNE_DIVISOR;
-	err = emit__node(&e, 0, 0);
+	if (!err)
+		err = emit__prune(&e);
+	if (!err)
+		err = emit__samples(&e);
 	if (err)
 		goto out;
 	fputs("{\"type\":", f);
@@ -476,22 +640,12 @@ static int write_profile(FILE *f, struct html_build *b, const struct profile *p)
 	fputs(",\"unit\":", f);
 	put_json_string(f, d->sample_unit ? d->sample_unit : "");
 	fprintf(f,
-		",\"period\":%" PRId64 ",\"duration\":%" PRIu64 ",\"threshold\":%" PRId64
-		",\"pruned\":%zu,\n\"f\":[",
-		d->period, d->duration_nanos, e.threshold, e.pruned);
-	for (size_t i = 0; i < e.nr; i++)
-		fprintf(f, "%s%" PRIu32, i ? "," : "", e.f[i]);
-	fputs("],\n\"d\":[", f);
-	for (size_t i = 0; i < e.nr; i++)
-		fprintf(f, "%s%" PRIu32, i ? "," : "", e.d[i]);
-	fputs("],\n\"v\":[", f);
-	for (size_t i = 0; i < e.nr; i++)
-		fprintf(f, "%s%" PRId64, i ? "," : "", e.v[i]);
-	fputs("]}", f);
+		",\"period\":%" PRId64 ",\"duration\":%" PRIu64 ",\"total\":%" PRId64
+		",\"threshold\":%" PRId64 ",\"pruned\":%zu,\n",
+		d->period, d->duration_nanos, b->nodes[0].value, e.threshold, e.pruned);
+	emit__json(&e, f);
 out:
-	free(e.f);
-	free(e.d);
-	free(e.v);
+	emit__free(&e);
 	return err;
 }
 
@@ -505,16 +659,18 @@ static void html_build__free(struct html_build *b)
 	hash_index__free(&b->frame_set);
 	free(b->nodes);
 	hash_index__free(&b->node_set);
+	free(b->leaf);
 	free(b->frame_out);
 	free(b->out_frames);
 	free(b->str_out);
 	free(b->out_strs);
 }
 
-int enc_html__write(const struct profile *const *profiles, size_t n, const char *path)
+int enc_html__write_diff(const struct profile *const *profiles, const struct profile *const *bases,
+			 size_t n, const char *path)
 {
 	struct html_build b = {0};
-	char *out = NULL, *body = NULL, *marker;
+	char *out = NULL, *body = NULL;
 	size_t out_size = 0, body_size = 0;
 	int64_t other;
 	FILE *f = NULL;
@@ -557,6 +713,12 @@ int enc_html__write(const struct profile *const *profiles, size_t n, const char 
 		if (i)
 			fputs(",\n", f);
 		err = write_profile(f, &b, profiles[i]);
+		if (!err && bases && bases[i]) {
+			fputs(",\n\"base\":", f);
+			if (!(err = write_profile(f, &b, bases[i])))
+				fputc('}', f);
+		}
+		fputc('}', f);
 	}
 	fputs("]}", f);
 	if (ferror(f) && !err)
@@ -572,8 +734,7 @@ int enc_html__write(const struct profile *const *profiles, size_t n, const char 
 		err = -errno;
 		goto out;
 	}
-	marker = strstr(enc_html_page, "/*DATA*/");
-	fwrite(enc_html_page, 1, marker - enc_html_page, f);
+	fputs(enc_html_page_head, f);
 	fputs("{\"version\":", f);
 	put_json_string(f, HOSTPROF_VERSION);
 	fputs(",\n\"strings\":[", f);
@@ -592,7 +753,8 @@ int enc_html__write(const struct profile *const *profiles, size_t n, const char 
 	}
 	fputs("],\n", f);
 	fwrite(body, 1, body_size, f);
-	fputs(marker + strlen("/*DATA*/"), f);
+	fputs(enc_html_page_model, f);
+	fputs(enc_html_page_view, f);
 	if (ferror(f))
 		err = -ENOMEM;
 	if (fclose(f) != 0 && !err)
@@ -607,4 +769,9 @@ out:
 	free(body);
 	html_build__free(&b);
 	return err;
+}
+
+int enc_html__write(const struct profile *const *profiles, size_t n, const char *path)
+{
+	return enc_html__write_diff(profiles, NULL, n, path);
 }

@@ -101,10 +101,19 @@ void enc_pyroscope__free_payloads(struct export_payload *payloads, size_t n);
 
 /*
  * One self-contained HTML page (inline CSS and JS, no network) with an interactive flame graph of
- * the given profiles, one per profile type (a selector switches between them). The root's
- * children are processes ("comm (pid)"). Frames under 0.01% of a profile's total are merged into
- * one "other" frame per parent, and the page says so. 0 or -errno.
+ * the given profiles, one per profile type (a selector switches between them). The page groups
+ * the stacks by executable (or process, service, none), filters by thread and thread state, and
+ * shows a function list and the callers and callees of a function. Frames under 0.01% of a
+ * profile's total are merged into one "other" frame per parent, and the page says so. 0 or
+ * -errno.
  */
 int enc_html__write(const struct profile *const *profiles, size_t n, const char *path);
+/*
+ * The same page, differential: bases[i] (NULL for none) is the earlier profile profiles[i] is
+ * compared with, and each frame is coloured by the change of its share of the total (red grew,
+ * blue shrank). bases may be NULL.
+ */
+int enc_html__write_diff(const struct profile *const *profiles, const struct profile *const *bases,
+			 size_t n, const char *path);
 
 #endif /* HOSTPROF_ENCODE_H */

@@ -10,7 +10,8 @@
 // EXPECTED.json: { "pages": [ { "page": "/path/a.html",   the page to load
 //                              "total": 5,                  the root total view() must report
 //                              "names": ["main"],           optional: frame names drawn as is
-//                              "depth": 301 } ] }           optional: the deepest drawn depth >=
+//                              "depth": 301,                optional: the deepest drawn depth >=
+//                              "hash": "#d=all" } ] }       optional: the URL hash to load with
 // Prints "robust: PASS page: ..." or "robust: FAIL page: ..." per page; exit status 0 when every
 // page passes, 1 otherwise, 2 on bad usage.
 'use strict';
@@ -61,7 +62,7 @@ async function checkPage(ctx, exp) {
 	});
 	let summary = '';
 	try {
-		await page.goto('file://' + file);
+		await page.goto('file://' + file + (exp.hash || ''));
 		await page.waitForFunction(() => document.body && document.body.hasAttribute('data-render-ms') &&
 			window.__hostprof, null, { timeout: 10000 });
 		const r = await page.evaluate(() => {

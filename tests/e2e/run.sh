@@ -41,6 +41,10 @@
 #   bad_pid           a pid that does not exist: nonzero exit, the pid named on stderr
 #   bad_flags         unknown flag, bad --duration, bad --frequency: nonzero, flag named
 #   help_version      --help, profile --help, --version
+#   html_views        the page's grouping, function list, sandwich/callers, filters, URL hash,
+#                     fitting height, differential colours and 100k-stack load time in chromium
+#   render_diff       render --base OLD NEW: the table of changes with exact shares; exit 2 on
+#                     a non-HTML output or an unreadable base
 #   render_formats    render reads cpu.out and a .txt folded file by content; unknown bytes exit 2,
 #                     as an unknown output format does; a corrupt pprof exits 1
 #   not_root          as nobody: nonzero, names CAP_BPF, CAP_PERFMON or root
@@ -1611,7 +1615,7 @@ t_html_pages() {
 {"pages": [
  {"page": "$d/empty.html", "total": 0},
  {"page": "$d/one.html", "total": 5, "names": ["main"]},
- {"page": "$d/deep.html", "total": 4, "depth": 300, "names": ["f0", "f299"]},
+ {"page": "$d/deep.html", "total": 4, "depth": 300, "names": ["f0", "f299"], "hash": "#d=all"},
  {"page": "$d/xss.html", "total": 5, "names": ["<script>alert(1)</script>", "</script><img src=x onerror=alert(2)>"]},
  {"page": "$d/unicode.html", "total": 8, "names": ["函数", "😀", "Ünïcödé", "汉字"]}
 ]}
@@ -1622,6 +1626,120 @@ EOF
 		fail html_pages "robust.js exited $rc: $(grep -v '^robust: PASS' <<<"$out" | head -c 1500 | tr '\n' ' ')"
 	else
 		pass html_pages "chromium loads empty, one-frame, 300-deep, <script>-named and Unicode pages: no error, dialog or request; totals match ($(sed -n 's/^robust: PASS //p' <<<"$out" | tr '\n' ';'))"
+	fi
+}
+
+# The page's views (issue 19) in chromium, by tests/browser/views.js: a cpu,wall capture of two
+# cpu_ratio processes and a sleeper (grouping by executable merges the two pids; function list
+# with file:line and binary; sandwich and callers of burn_c; state and thread filters against
+# the embedded samples; the URL hash restores a view), a 300-deep spike that must fit the window,
+# a differential page of hand-made folded files with known shares, and a 100k-stack page whose
+# load time is printed. Screenshots views-*.png in $OUTPUT/browser.
+t_html_views() {
+	local a b c d=$WORK/views out rc shots=$OUTPUT/browser
+	if [ ! -x /usr/bin/chromium ] || ! command -v node >/dev/null ||
+		[ ! -d "$ROOT/tests/browser/node_modules/playwright-core" ]; then
+		fail html_views "chromium, node or tests/browser/node_modules/playwright-core is missing (make deps-test browser-deps)"
+		return
+	fi
+	mkdir -p "$d"
+	start_workload cpu_ratio 60
+	a=$WPID
+	start_workload cpu_ratio 60
+	b=$WPID
+	start_workload sleeper 60
+	c=$WPID
+	sleep 0.3
+	hp hviews profile --pid "$a,$b,$c" --duration 3 --frequency "$FREQ" --types cpu,wall \
+		-o "$d/capture.html"
+	stop_workload "$a"
+	stop_workload "$b"
+	stop_workload "$c"
+	if [ "$HP_RC" -ne 0 ] || [ ! -s "$d/capture.html" ]; then
+		fail html_views "capture of two cpu_ratio and a sleeper failed: $(hp_failure hviews)"
+		return
+	fi
+	awk 'BEGIN { s = "p;main"; for (i = 0; i < 300; i++) s = s ";f" i; print s " 1"; print "p;main;wide 99" }' \
+		>"$d/deep.folded"
+	printf '%s\n' 'app;main;grow 20' 'app;main;shrink 40' 'app;main;same 20' 'app;main;gone 20' \
+		>"$d/old.folded"
+	printf '%s\n' 'app;main;grow 60' 'app;main;shrink 20' 'app;main;same 20' 'app;main;fresh 100' \
+		>"$d/new.folded"
+	# 100k distinct stacks of 50 programs sharing callers, as bench/bench_html.sh makes them.
+	awk 'BEGIN { for (i = 0; i < 100000; i++) { p = i % 50; k = int(i / 50); s = "svc-" p ";_start;main"
+		v = k; for (j = 0; j < 7; j++) { s = s ";mod" j "::handler_" (v % 4 * 31 + j * 7 + p % 5) % 40; v = int(v / 4) }
+		for (j = 0; j < k % 30; j++) s = s ";helper_" (k + j * 13) % 97
+		print s ";leaf_" k, int(20000 / (1 + p) / (1 + i * 7 % 97)) + 1 } }' >"$d/big.folded"
+	hp hviews_deep render "$d/deep.folded" -o "$d/deep.html" &&
+		hp hviews_diff render --base "$d/old.folded" "$d/new.folded" -o "$d/diff.html" &&
+		hp hviews_big render "$d/big.folded" -o "$d/big.html"
+	if [ "$HP_RC" -ne 0 ] || [ ! -s "$d/deep.html" ] || [ ! -s "$d/diff.html" ] || [ ! -s "$d/big.html" ]; then
+		fail html_views "hostprof render of the hand-made pages failed (exit $HP_RC)"
+		return
+	fi
+	cat >"$d/spec.json" <<EOS
+{"capture": "$d/capture.html", "exe": "cpu_ratio", "pids": [$a, $b], "fn": "burn_c", "caller": "main",
+ "deep": "$d/deep.html", "diff": "$d/diff.html", "gone": "gone",
+ "deltas": {"grow": 0.1, "shrink": -0.3, "same": -0.1, "fresh": 0.5},
+ "big": "$d/big.html"}
+EOS
+	out=$(timeout -k 5 300 node "$ROOT/tests/browser/views.js" "$d/spec.json" "$shots" 2>&1)
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		fail html_views "views.js exited $rc: $(grep -v '^views: [^F]' <<<"$out" | head -c 2000 | tr '\n' ' ')"
+	else
+		pass html_views "$(sed 's/^views: //' <<<"$out" | tr '\n' ';') screenshots views-*.png in $shots"
+	fi
+}
+
+# render --base OLD NEW: the table of the biggest changes, with shares known from hand-made
+# folded files (base total 100, new 200); --top 3 keeps the three biggest; a base of another
+# type and a non-HTML output are usage errors (exit 2).
+t_render_diff() {
+	local d=$WORK/rdiff got want
+	mkdir -p "$d"
+	printf '%s\n' 'app;main;grow 20' 'app;main;shrink 40' 'app;main;same 20' 'app;main;gone 20' \
+		>"$d/old.folded"
+	printf '%s\n' 'app;main;grow 60' 'app;main;shrink 20' 'app;main;same 20' 'app;main;fresh 100' \
+		>"$d/new.folded"
+	hp rdiff render --base "$d/old.folded" "$d/new.folded"
+	if [ "$HP_RC" -ne 0 ]; then
+		fail render_diff "render --base failed: $(hp_failure rdiff)"
+		return
+	fi
+	# Biggest change first (ties by name): fresh +50, shrink -30, gone -20, grow +10, same -10,
+	# main 0; columns self base/new/change, total base/new/change.
+	got=$(awk 'NR > 2 { printf "%s %s %s %s %s %s %s\n", $1, $2, $3, $4, $5, $6, $7 }' "$WORK/rdiff.out")
+	want='fresh 0.00% 50.00% +50.00 0.00% 50.00% +50.00
+shrink 40.00% 10.00% -30.00 40.00% 10.00% -30.00
+gone 20.00% 0.00% -20.00 20.00% 0.00% -20.00
+grow 20.00% 30.00% +10.00 20.00% 30.00% +10.00
+same 20.00% 10.00% -10.00 20.00% 10.00% -10.00
+main 0.00% 0.00% +0.00 100.00% 100.00% +0.00'
+	if [ "$got" != "$want" ]; then
+		fail render_diff "table: $(tr '\n' '|' <"$WORK/rdiff.out"); expected rows $(tr '\n' '|' <<<"$want")"
+		return
+	elif ! head -n 1 "$WORK/rdiff.out" | grep -q 'base total 100, new total 200'; then
+		fail render_diff "the table's header does not give the totals: $(head -n 1 "$WORK/rdiff.out")"
+		return
+	fi
+	hp rdiff_top render --base "$d/old.folded" "$d/new.folded" --top 3 -o "$d/diff.html"
+	got=$(awk 'NR > 2 && NF == 7 { print $1 }' "$WORK/rdiff_top.out" | tr '\n' ' ')
+	if [ "$HP_RC" -ne 0 ] || [ "$got" != "fresh shrink gone " ] || [ ! -s "$d/diff.html" ] ||
+		! grep -q "Wrote $d/diff.html" "$WORK/rdiff_top.out"; then
+		fail render_diff "--top 3 -o diff.html: exit $HP_RC, rows '$got', expected 'fresh shrink gone'"
+		return
+	fi
+	hp rdiff_fmt render --base "$d/old.folded" "$d/new.folded" -o "$d/diff.pb.gz"
+	local fmt_rc=$HP_RC fmt_err
+	fmt_err=$(head -c 300 "$WORK/rdiff_fmt.err")
+	hp rdiff_bad render --base "$d/nothing.bin" "$d/new.folded"
+	if [ "$fmt_rc" -ne 2 ] || ! grep -q 'html' <<<"$fmt_err"; then
+		fail render_diff "--base with a .pb.gz output: exit $fmt_rc (expected 2): $fmt_err"
+	elif [ "$HP_RC" -ne 2 ] || ! grep -q 'nothing.bin' "$WORK/rdiff_bad.err"; then
+		fail render_diff "--base of an unreadable file: exit $HP_RC (expected 2, naming it): $(hp_failure rdiff_bad)"
+	else
+		pass render_diff "table of 6 functions with exact shares and changes, --top 3, -o diff.html; .pb.gz output and unreadable base exit 2"
 	fi
 }
 
@@ -1710,7 +1828,7 @@ main() {
 		capture_ratio
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
-		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages render_formats terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
+		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages html_views render_diff render_formats terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
 		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind python_perf_jit tailcall_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		agent_service agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \

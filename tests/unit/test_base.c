@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The base layer's small utilities: growable arrays, the LRU list, the hash index, UTF-8, hex and
- * percent-decoding, the monotonic millisecond clock and threads that take no signals.
+ * percent-decoding, path normalisation, the monotonic millisecond clock and threads that take no
+ * signals.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,6 +19,7 @@
 #include "base/hash_index.h"
 #include "base/hex.h"
 #include "base/lru.h"
+#include "base/path.h"
 #include "base/search.h"
 #include "base/thread.h"
 #include "base/utf8.h"
@@ -614,6 +616,38 @@ static void test_cond_monotonic(void)
 	pthread_cond_destroy(&c);
 }
 
+/* --- path --- */
+
+static void test_path_normalize(void)
+{
+	static const char *const cases[][2] = {
+		{"./misc/../sysdeps/unix/read.c", "sysdeps/unix/read.c"},
+		{"../sysdeps/x86_64/memcpy.S", "../sysdeps/x86_64/memcpy.S"},
+		{"a/b/../../../c.c", "../c.c"},
+		{"../../a/../b.c", "../../b.c"},
+		{"/usr//src/./linux/../glibc/x.c", "/usr/src/glibc/x.c"},
+		{"/../x.c", "/x.c"},
+		{"/a/..", "/"},
+		{"a/..", "."},
+		{"./", "."},
+		{"dir/", "dir"},
+		{"x.c", "x.c"},
+		{"..", ".."},
+		{"a/./b/.//c", "a/b/c"},
+		{"", ""},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[64];
+		size_t n;
+
+		snprintf(buf, sizeof(buf), "%s", cases[i][0]);
+		n = path__normalize(buf);
+		CHECK_STR(buf, cases[i][1]);
+		CHECK(n == strlen(cases[i][1]), "%s: length %zu", cases[i][0], n);
+	}
+}
+
 int main(void)
 {
 	test_vec_growth();
@@ -628,6 +662,7 @@ int main(void)
 	test_percent_decode();
 	test_hex_parse();
 	test_search();
+	test_path_normalize();
 	test_clock();
 	test_thread();
 	test_cond_monotonic();

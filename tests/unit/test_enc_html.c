@@ -98,11 +98,12 @@ static char *write_page(const struct profile *const *ps, size_t n, const char *n
 	return e ? NULL : read_text(path);
 }
 
-/* Parse the data block as JSON and check the tree's invariants: preorder depths, children
- * summing to at most their parent, the root's value. Skipped without python3. */
+/* Parse the data block as JSON and check the data's invariants: every node's parent comes
+ * before it, frames, processes and strings are in range, the samples add up to the total (of the
+ * first profile: want_total). Skipped without python3. */
 static void check_json(const char *name, long long want_total)
 {
-	char cmd[1024];
+	char cmd[2048];
 	int st;
 
 	if (system("command -v python3 >/dev/null 2>&1") != 0)
@@ -115,19 +116,20 @@ static void check_json(const char *name, long long want_total)
 		 "type=\\\"application/json\\\">(.*?)</script>\","
 		 "t,re.S)\n"
 		 "d=json.loads(m.group(1))\n"
-		 "for p in d[\"profiles\"]:\n"
-		 "  f,dd,v=p[\"f\"],p[\"d\"],p[\"v\"]\n"
-		 "  assert len(f)==len(dd)==len(v) and dd[0]==0\n"
-		 "  st=[]\n"
-		 "  kids={}\n"
-		 "  for i in range(len(f)):\n"
-		 "    assert 0<=f[i]<len(d[\"frames\"])//5\n"
-		 "    while len(st)>dd[i]: st.pop()\n"
-		 "    assert len(st)==dd[i]\n"
-		 "    if st: kids[st[-1]]=kids.get(st[-1],0)+v[i]\n"
-		 "    st.append(i)\n"
-		 "  assert all(s<=v[i] for i,s in kids.items())\n"
-		 "assert d[\"profiles\"][0][\"v\"][0]==%lld, d[\"profiles\"][0][\"v\"][0]\n"
+		 "nf=len(d[\"frames\"])//5\n"
+		 "def chk(p):\n"
+		 "  tp,tf,s,pr=p[\"tp\"],p[\"tf\"],p[\"s\"],p[\"procs\"]\n"
+		 "  assert len(tp)==len(tf) and tp[0]==-1\n"
+		 "  assert all(0<=tp[i]<i for i in range(1,len(tp)))\n"
+		 "  assert all(0<=f<nf for f in tf)\n"
+		 "  assert len(s)%%6==0 and len(pr)%%4==0\n"
+		 "  for i in range(0,len(s),6):\n"
+		 "    assert 0<=s[i]<len(tp) and s[i+1]>0 and 0<=s[i+2]<len(pr)//4\n"
+		 "    assert 0<=s[i+4]<len(d[\"strings\"]) and 0<=s[i+5]<len(d[\"strings\"])\n"
+		 "  assert sum(s[1::6])==p[\"total\"], (sum(s[1::6]),p[\"total\"])\n"
+		 "  if \"base\" in p: chk(p[\"base\"])\n"
+		 "for p in d[\"profiles\"]: chk(p)\n"
+		 "assert d[\"profiles\"][0][\"total\"]==%lld, d[\"profiles\"][0][\"total\"]\n"
 		 "' %s/%s.html",
 		 want_total, tmpdir, name);
 	st = system(cmd);
@@ -169,11 +171,12 @@ static void test_page(void)
 	CHECK(strstr(page, "\"main\"") && strstr(page, "\"work\"") &&
 		      strstr(page, "\"do_syscall_64\""),
 	      "frames embedded");
-	CHECK(strstr(page, "\"app (100)\"") && strstr(page, "\"db\\u003c/script\\u003e (200)\""),
-	      "processes as 'comm (pid)'");
+	CHECK(strstr(page, "\"app\"") && strstr(page, "\"db\\u003c/script\\u003e\""),
+	      "process names embedded, escaped");
+	CHECK(strstr(page, "\"procs\":[100,") && strstr(page, ",200,"), "processes by pid");
 	CHECK(strstr(page, "\"src/x.c\""), "file names embedded");
 	CHECK(count(page, "{\"type\":") == 2 && strstr(page, "\"wall\""), "two profile types");
-	CHECK(strstr(page, "\"v\":[10000,"), "root total is the sum of the values");
+	CHECK(strstr(page, "\"total\":10000,"), "the total is the sum of the values");
 	CHECK(strstr(page, "\"pruned\":0"), "nothing pruned in a small profile");
 	CHECK(strstr(page, "0.01%"), "the page explains the pruning");
 	free(page);
@@ -218,7 +221,7 @@ static void test_odd_profiles(void)
 	if (!e || !deep)
 		return;
 	page = write_page((const struct profile *const[]){e}, 1, "empty");
-	CHECK(page && strstr(page, "\"f\":[") && strstr(page, "\"v\":[0]"), "empty profile");
+	CHECK(page && strstr(page, "\"tp\":[-1]") && strstr(page, "\"total\":0,"), "empty profile");
 	free(page);
 	check_json("empty", 0);
 
@@ -228,7 +231,8 @@ static void test_odd_profiles(void)
 	}
 	add(deep, locs, 300, 7, "deep", 42);
 	page = write_page((const struct profile *const[]){deep}, 1, "deep");
-	CHECK(page && strstr(page, "frame_299") && strstr(page, ",301]"), "300-deep stack");
+	CHECK(page && strstr(page, "frame_299") && strstr(page, ",300],\n\"tf\""),
+	      "300-deep stack: root, process, then node 301's parent is 300");
 	free(page);
 	check_json("deep", 42);
 
@@ -271,8 +275,8 @@ static void test_inline(void)
 	      "both lines are frames");
 	CHECK(page && strstr(page, ",42,2,") && strstr(page, ",7,0,"),
 	      "inner line is inlined (kind 2) with line 42, outer native with line 7");
-	CHECK(page && strstr(page, "\"v\":[10,10,10,10]"),
-	      "outer and inner stacked: all, inl, outer, inner");
+	CHECK(page && strstr(page, "\"tp\":[-1,0,1,2]") && strstr(page, "\"s\":[3,10,"),
+	      "outer and inner stacked: all, inl, outer, inner; the sample on inner");
 	free(page);
 	profile__delete(p);
 }
@@ -292,12 +296,109 @@ static void test_from_pprof(void)
 	CHECK(dec_pprof__read(path, &d, err, sizeof(err)) == 0, "decode: %s", err);
 	if (d) {
 		page = write_page((const struct profile *const[]){d}, 1, "rt");
-		CHECK(page && strstr(page, "\"v\":[123456789,123456789,123456789,123456789]"),
+		CHECK(page && strstr(page, "\"total\":123456789,") &&
+			      strstr(page, "\"s\":[3,123456789,"),
 		      "totals survive pprof -> HTML");
 		free(page);
 	}
 	profile__delete(d);
 	profile__delete(p);
+}
+
+/*
+ * What the page groups and filters by: two processes of one executable (the page's default
+ * grouping merges them), their service, threads and thread states; file paths normalised.
+ */
+static void test_labels_paths(void)
+{
+	struct profile *p = profile__new(&wall_desc);
+	struct profile_process pr = {0};
+	struct profile_function fn = {0};
+	struct profile_location l = {.address = 0x10};
+	struct profile_labels lb = {0};
+	uint32_t root, stack;
+	char *page;
+
+	if (!p)
+		return;
+	fn.name = fn.system_name = str(p, "read");
+	fn.filename = str(p, "./misc/../sysdeps/unix//read.c");
+	l.function = (uint32_t)profile__function(p, &fn);
+	root = (uint32_t)profile__location(p, &l);
+	stack = (uint32_t)profile__stack(p, &root, 1);
+	for (uint32_t pid = 700; pid <= 701; pid++) {
+		pr.pid = pid;
+		pr.exe_name = str(p, "gzip");
+		pr.service_name = str(p, "compressor");
+		CHECK(profile__set_process(p, &pr) == 0, "process %u", pid);
+		lb.pid = lb.tid = pid;
+		lb.comm = str(p, "gzip-worker");
+		lb.thread_name = str(p, "reader");
+		lb.thread_state = str(p, pid == 700 ? "io" : "sleeping");
+		CHECK(profile__add_sample(p, stack, &lb, 100 + pid, 1) == 0, "sample");
+	}
+	page = write_page((const struct profile *const[]){p}, 1, "labels");
+	CHECK(page && strstr(page, "\"sysdeps/unix/read.c\"") && !strstr(page, "misc/.."),
+	      "the file path is normalised");
+	CHECK(page && strstr(page, "\"gzip\"") && strstr(page, "\"compressor\"") &&
+		      strstr(page, "\"gzip-worker\""),
+	      "executable, service and comm embedded");
+	/* procs: pid, comm, exe, service; the two processes share the exe and service strings. */
+	if (page) {
+		const char *procs = strstr(page, "\"procs\":[");
+		unsigned pid1, c1, e1, s1, pid2, c2, e2, s2;
+
+		CHECK(procs && sscanf(procs, "\"procs\":[%u,%u,%u,%u,%u,%u,%u,%u]", &pid1, &c1, &e1,
+				      &s1, &pid2, &c2, &e2, &s2) == 8,
+		      "two processes");
+		CHECK(procs && pid1 == 700 && pid2 == 701 && c1 == c2 && e1 == e2 && s1 == s2 &&
+			      e1 != c1 && s1 != e1,
+		      "one exe and one service for both pids: %.80s", procs ? procs : "");
+		CHECK(strstr(page, "\"io\"") && strstr(page, "\"sleeping\"") &&
+			      strstr(page, "\"reader\""),
+		      "thread states and name embedded");
+		CHECK(strstr(page, ",800,0,700,") && strstr(page, ",801,1,701,"),
+		      "each sample with its value, process and tid");
+	}
+	free(page);
+	check_json("labels", 1601);
+	profile__delete(p);
+}
+
+/* A differential page: each profile carries its base, sharing the frame table. */
+static void test_diff(void)
+{
+	struct profile *n = profile__new(&cpu_desc), *o = profile__new(&cpu_desc);
+	char *page;
+
+	if (!n || !o)
+		return;
+	add(n, (uint32_t[]){loc(n, "grown", FRAME_NATIVE), loc(n, "main", FRAME_NATIVE)}, 2, 1, "a",
+	    75);
+	add(n, (uint32_t[]){loc(n, "main", FRAME_NATIVE)}, 1, 1, "a", 25);
+	add(o, (uint32_t[]){loc(o, "gone", FRAME_NATIVE), loc(o, "main", FRAME_NATIVE)}, 2, 1, "a",
+	    30);
+	add(o, (uint32_t[]){loc(o, "main", FRAME_NATIVE)}, 1, 1, "a", 10);
+	page = NULL;
+	{
+		char path[256];
+
+		snprintf(path, sizeof(path), "%s/diff.html", tmpdir);
+		CHECK(enc_html__write_diff((const struct profile *const[]){n},
+					   (const struct profile *const[]){o}, 1, path) == 0,
+		      "diff page");
+		page = read_text(path);
+	}
+	CHECK(page && strstr(page, "\"base\":{\"type\":\"cpu\"") &&
+		      strstr(page, "\"total\":100,") && strstr(page, "\"total\":40,"),
+	      "the base profile follows the new one");
+	CHECK(page && count(page, "\"main\"") == 1 && strstr(page, "\"gone\"") &&
+		      strstr(page, "\"grown\""),
+	      "one frame table: main once, the frames of both sides");
+	free(page);
+	check_json("diff", 100);
+	profile__delete(n);
+	profile__delete(o);
 }
 
 int main(void)
@@ -313,6 +414,8 @@ int main(void)
 	test_odd_profiles();
 	test_from_pprof();
 	test_inline();
+	test_labels_paths();
+	test_diff();
 	snprintf(cmd, sizeof(cmd), "%s %s", getenv("KEEP") ? "echo" : "rm -rf", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", tmpdir);
