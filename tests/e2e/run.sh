@@ -47,6 +47,9 @@
 #                     a non-HTML output or an unreadable base
 #   render_formats    render reads cpu.out and a .txt folded file by content; unknown bytes exit 2,
 #                     as an unknown output format does; a corrupt pprof exits 1
+#   readme_examples   every hostprof example of README.md runs and exits 0 (or says why it is
+#                     skipped), and its sample outputs match what hostprof prints
+#                     (tests/e2e/readme_examples.py)
 #   not_root          as nobody: nonzero, names CAP_BPF, CAP_PERFMON or root
 #   binaries_denied   with the capabilities but CAP_DAC_READ_SEARCH, a binary in a 0700 directory:
 #                     the summary counts it and names the capability; with it, it is read
@@ -422,6 +425,8 @@ t_summary() {
 		fail summary "stdout does not name the top function burn_c: $(head -c 400 "$WORK/ratio.out" | tr '\n' ' ')"
 	elif [[ " $nums" != *" $total "* ]]; then
 		fail summary "stdout should say '$total samples' (the folded total); it says: ${nums:-no 'N samples'}"
+	elif grep -qE '(^|[^0-9])1 processes' "$WORK/ratio.out"; then
+		fail summary "stdout says '1 processes': $(grep -E '1 processes' "$WORK/ratio.out" | head -1)"
 	elif [ "${procs:-}" != 1 ]; then
 		fail summary "stdout says '${procs:-no} processes' for --pid of one single-threaded process (the outputs hold pids: $(grep -o -E 'pid:\[[0-9]+\]' "$WORK/ratio.raw" 2>/dev/null | sort -u | tr '\n' ' ')); line: $(grep -E '[0-9]+ process' "$WORK/ratio.out" | head -1)"
 	else
@@ -1812,6 +1817,30 @@ t_jit_node() {
 	fi
 }
 
+# The README's examples, run as written (tests/e2e/readme_examples.py says what it rewrites: PID
+# 1234 is cpu_ratio, receivers are the local recording receiver, durations 2 s).
+t_readme_examples() {
+	local out pid rx=$WORK/readme-rx dir=$WORK/readme n
+	mkdir -p "$dir"
+	start_workload cpu_ratio
+	pid=$WPID
+	start_receiver "$rx"
+	[ -n "$RX_PORT" ] || { fail readme_examples "the test receiver did not start"; return; }
+	sleep 0.3
+	out=$(python3 "$E2E/readme_examples.py" --readme "$ROOT/README.md" --hostprof "$HOSTPROF" \
+		--pid "$pid" --receiver "http://127.0.0.1:$RX_PORT" --work "$dir" 2>&1)
+	stop_workload "$pid"
+	printf '%s\n' "$out" >"$WORK/readme_examples.log"
+	n=$(kv examples <<<"$out")
+	if grep -q '^FAIL' <<<"$out" || ! grep -q '^examples' <<<"$out"; then
+		fail readme_examples "$(grep -A12 '^FAIL' <<<"$out" | head -c 3000)$(grep -q '^examples' <<<"$out" || tail -c 1500 <<<"$out")"
+	elif [ "${n:-0}" -lt 15 ]; then
+		fail readme_examples "only ${n:-0} README commands were run; the README has more hostprof examples than that"
+	else
+		pass readme_examples "$n README commands ran and exited 0; $(kv outputs <<<"$out") sample outputs match what hostprof prints"
+	fi
+}
+
 # shellcheck source=tests/e2e/unwind.sh
 . "$E2E/unwind.sh"
 # shellcheck source=tests/e2e/agent.sh
@@ -1828,7 +1857,7 @@ main() {
 		capture_ratio
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
-		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages html_views render_diff render_formats terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
+		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages html_views render_diff render_formats readme_examples terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
 		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind python_perf_jit tailcall_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		agent_service agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \
