@@ -11,6 +11,7 @@
 #include "base/hash_index.h"
 #include "hostprof_abi.h"
 #include "process/identity.h"
+#include "process/process_context.h"
 
 /* Kernel addresses are shared by every process: they are cached under this pseudo-PID. */
 #define KERNEL_PID UINT32_MAX
@@ -314,6 +315,26 @@ static bool fixed_attr(const char *key)
 	return false;
 }
 
+/* The resource attributes the process's SDK published, beside the fixed fields (profile's path;
+ * the agent's goes through the identity rules). */
+static int add_context_attrs(struct builder *b, const struct process_context *c,
+			     struct profile_process *proc)
+{
+	for (size_t i = 0; c && i < c->nr_attrs && proc->nr_attrs < PROFILE_MAX_PROCESS_ATTRS;
+	     i++) {
+		int64_t k, v;
+
+		if (fixed_attr(c->attrs[i].key))
+			continue;
+		k = profile__string(b->profile, c->attrs[i].key);
+		v = profile__string(b->profile, c->attrs[i].value);
+		if (k < 0 || v < 0)
+			return -ENOMEM;
+		proc->attrs[proc->nr_attrs++] = (struct profile_attr){(uint32_t)k, (uint32_t)v};
+	}
+	return 0;
+}
+
 /* The process entry from the identity rules: 1 when a rule leaves the process out. */
 static int record_identity(struct builder *b, const struct raw_sample *s,
 			   const struct process_info *info, struct profile_process *proc)
@@ -327,6 +348,7 @@ static int record_identity(struct builder *b, const struct raw_sample *s,
 		.env_service = info->service_name,
 		.container_id = info->container_id,
 		.systemd_unit = info->systemd_unit,
+		.otel_ctx = info->otel_ctx,
 	};
 	int64_t idx[5];
 	static const char *const keys[5] = {"service.name", "process.executable.name",
@@ -388,7 +410,11 @@ static int record_process(struct builder *b, const struct raw_sample *s)
 	}
 	exe_name = info.exe_path ? strrchr(info.exe_path, '/') : NULL;
 	exe_name = exe_name ? exe_name + 1 : info.exe_path;
-	service = info.service_name ? info.service_name : exe_name ? exe_name : s->process_name;
+	service = process_context__get(info.otel_ctx, "service.name");
+	if (!service)
+		service = info.service_name ? info.service_name
+			  : exe_name	    ? exe_name
+					    : s->process_name;
 	idx[0] = intern_or_empty(b->profile, service);
 	idx[1] = intern_or_empty(b->profile, exe_name);
 	idx[2] = intern_or_empty(b->profile, info.exe_path);
@@ -402,7 +428,8 @@ static int record_process(struct builder *b, const struct raw_sample *s)
 	proc.exe_path = idx[2];
 	proc.command_line = idx[3];
 	proc.container_id = idx[4];
-	return profile__set_process(b->profile, &proc);
+	rc = add_context_attrs(b, info.otel_ctx, &proc);
+	return rc ? rc : profile__set_process(b->profile, &proc);
 }
 
 static int64_t intern_labels(struct builder *b, const struct raw_sample *s,

@@ -9,6 +9,7 @@
 
 #include "process/docker.h"
 #include "process/kubelet.h"
+#include "process/process_context.h"
 #include "base/log.h"
 
 struct compiled_rule {
@@ -120,6 +121,18 @@ static void set_attr(struct process_identity *pi, const char *key, const char *v
 		pi->nr++;
 	}
 	pi->attrs[i] = (struct identity_attr){.key = key, .value = value, .exported = exported};
+}
+
+/* The resource the process's SDK published: each attribute set over what the rules found. The
+ * keys are the process's, so they are kept in buf like the values. */
+static void set_context_attrs(struct process_identity *pi, const struct process_context *c)
+{
+	for (size_t i = 0; c && i < c->nr_attrs; i++) {
+		const char *key = keep_string(pi, c->attrs[i].key, strlen(c->attrs[i].key));
+
+		if (key)
+			set_attr(pi, key, c->attrs[i].value, true);
+	}
 }
 
 static const char *base_name(const char *path)
@@ -282,6 +295,7 @@ bool identity__resolve(struct identity *id, const struct identity_input *in,
 	if (!service)
 		service = exe && exe[0] ? exe : in->comm;
 	set_attr(pi, "service.name", service, true);
+	set_context_attrs(pi, in->otel_ctx);
 
 	id->stats.resolved++;
 	if (!relabel(id, pi)) {

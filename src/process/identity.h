@@ -7,7 +7,8 @@
  * Service name, first found wins: OTEL_SERVICE_NAME (or service.name in
  * OTEL_RESOURCE_ATTRIBUTES) from the process's environment; the pod's app.kubernetes.io/name
  * label, else its app label, else namespace/workload; the systemd unit; the container's name;
- * the executable's name.
+ * the executable's name. Above them all: the resource the process's own OpenTelemetry SDK
+ * published in its process context (process_context.h), every attribute of it.
  */
 #ifndef HOSTPROF_IDENTITY_H
 #define HOSTPROF_IDENTITY_H
@@ -29,6 +30,9 @@ struct identity_input {
 	const char *env_service; /* declared in its environment */
 	const char *container_id;
 	const char *systemd_unit; /* "nginx.service"; NULL outside a service */
+	/* What its OpenTelemetry SDK published (OTEP 4719): its resource attributes win over
+	 * every other source, service.name included. NULL when none. */
+	const struct process_context *otel_ctx;
 };
 
 struct identity_attr {
@@ -45,6 +49,7 @@ struct process_identity {
 };
 
 struct kubelet;
+struct process_context;
 
 struct identity_opts {
 	const struct relabel_rule *rules;

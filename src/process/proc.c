@@ -17,11 +17,13 @@
 #include "process/proc.h"
 
 #include "base/chain.h"
+#include "base/clock.h"
 #include "base/file_read.h"
 #include "base/hex.h"
 #include "base/lru.h"
 #include "base/search.h"
 #include "base/vec.h"
+#include "process/process_context.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* /proc/PID/maps parsing */
@@ -320,6 +322,8 @@ static void proc_clear(struct proc *p)
 	free(p->service_name);
 	free(p->systemd_unit);
 	p->exe_path = p->cmdline = p->service_name = p->systemd_unit = NULL;
+	process_context__free(p->otel_ctx);
+	p->otel_ctx = NULL;
 }
 
 static struct proc_node *node_of(const struct lru_link *l)
@@ -684,6 +688,33 @@ static void read_identity(const struct proc_table *t, struct proc *p)
 	free(buf);
 }
 
+/*
+ * The process context its SDK published, if its maps name one: read again only when its
+ * timestamp moved. A context that cannot be read now (being written, refused) keeps the last one.
+ */
+static void read_context(struct proc *p)
+{
+	struct process_context *c;
+	uint64_t published;
+
+	p->otel_ctx_checked_ns = clock__ns(CLOCK_MONOTONIC);
+	for (size_t i = 0; i < p->maps.n; i++) {
+		const struct mapping *m = &p->maps.v[i];
+
+		if (!process_context__is_mapping(m))
+			continue;
+		if (p->otel_ctx && p->otel_ctx->header_addr == m->start &&
+		    process_context__published(p->pid, m->start, &published) == 0 &&
+		    (published == p->otel_ctx->published_ns || !published))
+			return;
+		if (process_context__read(p->pid, m->start, &c) == 0) {
+			process_context__free(p->otel_ctx);
+			p->otel_ctx = c;
+			return;
+		}
+	}
+}
+
 /* Read a fresh snapshot into p. On failure p is left as it was. */
 static int snapshot(const struct proc_table *t, struct proc *p)
 {
@@ -698,8 +729,10 @@ static int snapshot(const struct proc_table *t, struct proc *p)
 	read_comm(t, p->pid, p->comm);
 	free(p->exe_path);
 	p->exe_path = read_exe(t, p->pid);
-	if (!t->maps_only)
+	if (!t->maps_only) {
 		read_identity(t, p);
+		read_context(p);
+	}
 	p->exited = false;
 	return 0;
 }
@@ -841,6 +874,28 @@ int proc_table__refresh(struct proc_table *t, pid_t pid)
 	if (err == -ESRCH)
 		node->proc.exited = true;
 	return err;
+}
+
+void proc_table__check_context(struct proc_table *t, pid_t pid, uint64_t now_ns)
+{
+	struct proc_node *node = t && pid > 0 ? table_lookup(t, pid) : NULL;
+	struct proc *p = node ? &node->proc : NULL;
+
+	if (!p || p->exited || t->maps_only)
+		return;
+	if (p->otel_ctx) {
+		/* A moved timestamp or a gone mapping: the maps are read again with the context. */
+		uint64_t published;
+		int err = process_context__published(pid, p->otel_ctx->header_addr, &published);
+
+		if (!err && (published == p->otel_ctx->published_ns || !published))
+			return;
+		if (err == -ESRCH)
+			return;
+	} else if (now_ns - p->otel_ctx_checked_ns < PROC_CONTEXT_RESCAN_NS) {
+		return;
+	}
+	proc_table__refresh(t, pid);
 }
 
 int proc_table__mapping_path(const struct proc_table *t, pid_t pid, const struct mapping *m,

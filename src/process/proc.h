@@ -62,11 +62,15 @@ struct proc {
 			     */
 	char container_id[PROC_CONTAINER_ID_LEN + 1]; /* "" outside a container */
 	char *systemd_unit; /* "nginx" for nginx.service, from the cgroup path; NULL if none */
+	/* What its OpenTelemetry SDK published (process_context.h); NULL when none was found. */
+	struct process_context *otel_ctx;
+	uint64_t otel_ctx_checked_ns; /* CLOCK_MONOTONIC of the last look for one */
 	struct maps maps;
 	bool exited; /* the process was gone when it was last looked up: the snapshot stays */
 };
 
 struct proc_table;
+struct process_context;
 
 /*
  * proc_root is the directory that stands for /proc ("/proc" in production, a fixture directory in
@@ -89,6 +93,14 @@ struct proc *proc_table__get(struct proc_table *t, pid_t pid);
  * PID is read as by proc_table__get().
  */
 int proc_table__refresh(struct proc_table *t, pid_t pid);
+/*
+ * Keep a known process's OpenTelemetry process context current: re-read it when its header's
+ * timestamp moved (one 32-byte read), and look for one published late (an SDK that starts after
+ * main) by re-reading the maps, at most every PROC_CONTEXT_RESCAN_NS. Does nothing for an
+ * unknown or exited process.
+ */
+#define PROC_CONTEXT_RESCAN_NS (30ULL * 1000000000ULL)
+void proc_table__check_context(struct proc_table *t, pid_t pid, uint64_t now_ns);
 size_t proc_table__size(const struct proc_table *t);
 /* Bytes held by the table and its snapshots (what malloc was asked for, not its overhead). */
 size_t proc_table__memory(const struct proc_table *t);

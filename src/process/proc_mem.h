@@ -15,8 +15,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* The largest read proc_mem__read() takes: callers read headers, not buffers. */
-#define PROC_MEM_MAX_READ 4096
+/* The largest read proc_mem__read() takes: headers and small payloads, never a whole mapping. */
+#define PROC_MEM_MAX_READ 65536
 
 /*
  * Read exactly len bytes (at most PROC_MEM_MAX_READ) at addr in process pid into buf. 0, or

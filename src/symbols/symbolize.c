@@ -12,6 +12,7 @@
 
 #include "symbols/dso.h"
 #include "symbols/ksyms.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "symbols/perfmap.h"
 #include "process/proc.h"
@@ -455,8 +456,12 @@ void symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_addr
 
 int symbolizer__process_info(struct symbolizer *s, pid_t pid, struct process_info *out)
 {
-	struct proc *p = proc_table__get(s->procs, pid);
+	struct proc *p;
 
+	/* Asked once per process and window: where an SDK's process context is kept current. */
+	if (proc_table__get(s->procs, pid))
+		proc_table__check_context(s->procs, pid, clock__ns(CLOCK_MONOTONIC));
+	p = proc_table__get(s->procs, pid);
 	memset(out, 0, sizeof(*out));
 	out->container_id = "";
 	out->comm = "";
@@ -468,6 +473,7 @@ int symbolizer__process_info(struct symbolizer *s, pid_t pid, struct process_inf
 	out->container_id = p->container_id;
 	out->systemd_unit = p->systemd_unit;
 	out->comm = p->comm;
+	out->otel_ctx = p->otel_ctx;
 	return 0;
 }
 

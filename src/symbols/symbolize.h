@@ -54,6 +54,8 @@ struct frame_mapping {
 };
 
 /* What the process table knows of a process; strings valid until the next symbolizer call. */
+struct process_context;
+
 struct process_info {
 	const char *exe_path;	  /* NULL when unknown */
 	const char *cmdline;	  /* NULL when unknown */
@@ -61,6 +63,8 @@ struct process_info {
 	const char *container_id; /* "" outside containers */
 	const char *systemd_unit; /* "nginx" for nginx.service; NULL outside a service */
 	const char *comm;	  /* the process name; "" when unknown */
+	/* What its OpenTelemetry SDK published: its resource wins over all of the above */
+	const struct process_context *otel_ctx;
 };
 
 /* At most this many (function, file, line) entries per frame: an inline chain deeper than that

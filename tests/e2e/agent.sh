@@ -7,6 +7,8 @@
 #
 # One 60 s agent run (run_agent_scenario) against the local OTLP receiver feeds:
 #   agent_service     a process started with OTEL_SERVICE_NAME=checkout is service.name=checkout
+#   agent_process_context  an OTEP 4719 process context wins over OTEL_SERVICE_NAME, and one
+#                     published 4 s after start is found by the 30 s rescan
 #   agent_containers  processes in fake cgroups of each runtime form (Docker, containerd, CRI-O,
 #                     the cgroupfs kubepods form) get their container.id; the Docker one its
 #                     container.name from a fake Docker root
@@ -168,6 +170,12 @@ run_agent_scenario() {
 	AGENT_PID_UNIT=$WPID
 	agent_busy "$AGENT_DIR/hp_dropme" ""
 	AGENT_PID_DROP=$WPID
+	# OpenTelemetry process contexts (OTEP 4719): one published at start, one 4 s late, both
+	# beside an OTEL_SERVICE_NAME that they must win over.
+	start_bg env OTEL_SERVICE_NAME=env-name "$WL/otel_ctx" 70
+	AGENT_PID_CTX=$WPID
+	start_bg env OTEL_SERVICE_NAME=env-late "$WL/otel_ctx" 70 4000
+	AGENT_PID_CTX_LATE=$WPID
 
 	cat >"$conf" <<EOF
 frequency: 99
@@ -256,6 +264,26 @@ t_agent_service() {
 		fail agent_service "no resource with service.name=checkout and process.pid=$AGENT_PID_CHECKOUT; services seen: $(cut -f2 <<<"$AGENT_RESOURCES" | tr ';' '\n' | grep '^service.name=' | sort -u | tr '\n' ' ')"
 	else
 		pass agent_service "OTEL_SERVICE_NAME=checkout gave service.name=checkout in $(wc -l <<<"$r") windows"
+	fi
+}
+
+# The OTEP 4719 process context wins over OTEL_SERVICE_NAME from the first window; one published
+# after main is found by the rescan (PROC_CONTEXT_RESCAN_NS, 30 s) and wins from then on.
+t_agent_process_context() {
+	local first late_env late_ctx ctx_attrs="service.name=ctx-checkout;service.version=2.4.1"
+	need_agent_run agent_process_context || return
+	first=$(agent_resource service.name=ctx-checkout service.version=2.4.1 \
+		service.instance.id=ctx-instance-7 deployment.environment.name=e2e \
+		"process.pid=$AGENT_PID_CTX")
+	late_env=$(agent_resource service.name=env-late "process.pid=$AGENT_PID_CTX_LATE")
+	late_ctx=$(agent_resource service.name=ctx-checkout service.version=2.4.1 \
+		"process.pid=$AGENT_PID_CTX_LATE")
+	if [ -z "$first" ] || [ -n "$(agent_resource service.name=env-name)" ]; then
+		fail agent_process_context "pid $AGENT_PID_CTX: no window with $ctx_attrs and the other resource attributes, or one named env-name; its resources: $(grep -P "process.pid=$AGENT_PID_CTX(;|\t)" <<<"$AGENT_RESOURCES" | cut -f2 | head -3)"
+	elif [ -z "$late_ctx" ]; then
+		fail agent_process_context "the context published 4 s late was never read (pid $AGENT_PID_CTX_LATE, $(wc -l <<<"$late_env") windows as env-late); its resources: $(grep -P "process.pid=$AGENT_PID_CTX_LATE(;|\t)" <<<"$AGENT_RESOURCES" | cut -f2 | sort -u | head -3)"
+	else
+		pass agent_process_context "$(wc -l <<<"$first") windows of ctx-checkout over OTEL_SERVICE_NAME=env-name; the late publisher: $(grep -c . <<<"$late_env") windows as env-late, then $(wc -l <<<"$late_ctx") as ctx-checkout"
 	fi
 }
 

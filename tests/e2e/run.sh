@@ -47,6 +47,8 @@
 #                     a non-HTML output or an unreadable base
 #   render_formats    render reads cpu.out and a .txt folded file by content; unknown bytes exit 2,
 #                     as an unknown output format does; a corrupt pprof exits 1
+#   otel_process_context  a process publishing an OTEP 4719 context beside OTEL_SERVICE_NAME:
+#                     its OTLP resource is the published one
 #   readme_examples   every hostprof example of README.md runs and exits 0 (or says why it is
 #                     skipped), and its sample outputs match what hostprof prints
 #                     (tests/e2e/readme_examples.py)
@@ -1817,6 +1819,32 @@ t_jit_node() {
 	fi
 }
 
+# A process that publishes an OpenTelemetry process context (OTEP 4719, tests/e2e/otel_ctx.c)
+# beside OTEL_SERVICE_NAME: its resource, decoded by protoc, is the one it published.
+t_otel_process_context() {
+	local pid line want="service.name=ctx-checkout" a
+	start_bg env OTEL_SERVICE_NAME=env-name "$WL/otel_ctx" 4
+	pid=$WPID
+	sleep 0.3
+	hp otelctx profile --pid "$pid" --duration 2 --frequency "$FREQ" -o "$WORK/otelctx.otlp.pb"
+	stop_workload "$pid"
+	if [ "$HP_RC" -ne 0 ]; then
+		fail otel_process_context "capture failed: $(hp_failure otelctx)"
+		return
+	fi
+	protoc --decode="$OTLP_REQ" "${OTLP_PROTO_ARGS[@]}" <"$WORK/otelctx.otlp.pb" >"$WORK/otelctx.txt" 2>&1
+	line=$(python3 "$E2E/otlp_resources.py" "$WORK/otelctx.txt" | grep -P "process.pid=$pid(;|\t)" | cut -f2)
+	for a in service.name=ctx-checkout service.version=2.4.1 service.instance.id=ctx-instance-7 \
+		deployment.environment.name=e2e; do
+		case ";$line;" in *";$a;"*) ;; *)
+			fail otel_process_context "the resource of pid $pid lacks $a (the published context); it is: ${line:-none}"
+			return
+			;;
+		esac
+	done
+	pass otel_process_context "the published context is the resource ($want, service.version, service.instance.id, deployment.environment.name), over OTEL_SERVICE_NAME=env-name"
+}
+
 # The README's examples, run as written (tests/e2e/readme_examples.py says what it rewrites: PID
 # 1234 is cpu_ratio, receivers are the local recording receiver, durations 2 s).
 t_readme_examples() {
@@ -1857,10 +1885,10 @@ main() {
 		capture_ratio
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
-		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages html_views render_diff render_formats readme_examples terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
+		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages html_views render_diff render_formats readme_examples otel_process_context terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
 		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind python_perf_jit tailcall_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
-		agent_service agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \
+		agent_service agent_process_context agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \
 		agent_reload_pairs agent_sigterm agent_http agent_config_errors agent_print_config agent_soak \
 		idle_hint bad_pid bad_flags help_version not_root binaries_denied; do
 		wanted "$t" && "t_$t"

@@ -8,7 +8,7 @@ E2E_CFLAGS := -O2 -g -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -D_GNU_SOU
 
 E2E_BINS := $(addprefix $(E2E_DIR)/,cpu_ratio lib_ratio libhpwork.so syscalls short_lived cpu_threads \
 	sleeper mutex mmap_churn nofp libnofp.so nofp_dlopen nofp_exec_a nofp_exec_b cxx_throw \
-	jit_mmap)
+	jit_mmap otel_ctx)
 
 .PHONY: e2e-workloads
 e2e-workloads: $(E2E_BINS)
@@ -50,6 +50,11 @@ $(E2E_DIR)/sleeper: tests/e2e/sleeper.c tests/e2e/workloads.mk tests/e2e/workloa
 $(E2E_DIR)/mutex: tests/e2e/mutex.c tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)
 	$(call msg,WORKLOAD,$@)
 	$(Q)$(CC) $(E2E_CFLAGS) $< -o $@ -lpthread
+
+# Publishes an OpenTelemetry process context (OTEP 4719) as an SDK would.
+$(E2E_DIR)/otel_ctx: tests/e2e/otel_ctx.c tests/e2e/otel_publish.h tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CC) $(E2E_CFLAGS) $< -o $@
 
 # Generates its code at run time and names it in /tmp/perf-PID.map.
 $(E2E_DIR)/jit_mmap: tests/e2e/jit_mmap.c tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)
