@@ -16,6 +16,7 @@
 #include <bpf/bpf_tracing.h>
 #include "common.bpf.h"
 #include "unwind.bpf.h"
+#include "thread_ctx.bpf.h"
 
 /* Set by userspace between open and load. */
 const volatile bool include_idle = false;
@@ -35,6 +36,8 @@ HP_USTACKS_MAP(ustacks_0);
 HP_USTACKS_MAP(ustacks_1);
 COUNTS_MAP(counts_0);
 COUNTS_MAP(counts_1);
+HP_TCTX_MAP(tctx_0);
+HP_TCTX_MAP(tctx_1);
 
 /*
  * Map a bpf_get_stackid() error to a loss counter. -EFAULT means "no stack of this kind": that is
@@ -112,7 +115,7 @@ struct {
 } cpu_walk_progs SEC(".maps");
 
 static __always_inline int record(struct bpf_perf_event_data *ctx, const struct cpu_sample *smp,
-				  void *stacks, void *ustacks, void *counts)
+				  void *stacks, void *ustacks, void *counts, void *tctx)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct hp_sample_key key = {.pid = smp->tgid, .tid = smp->tid};
@@ -137,6 +140,8 @@ static __always_inline int record(struct bpf_perf_event_data *ctx, const struct 
 	key.kern_stack_id = err >= 0 ? err : -1;
 	if (err < 0)
 		count_stack_error(err, false, smp->in_kernel);
+	if (smp->has_mm)
+		key.thread_ctx = hp_read_thread_ctx(smp->tgid, tctx);
 
 	val = bpf_map_lookup_elem(counts, &key);
 	if (val) {
@@ -221,8 +226,8 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop_wal
 		}
 	}
 	if (buffer == 0)
-		return record(ctx, &smp, &stacks_0, &ustacks_0, &counts_0);
-	return record(ctx, &smp, &stacks_1, &ustacks_1, &counts_1);
+		return record(ctx, &smp, &stacks_0, &ustacks_0, &counts_0, &tctx_0);
+	return record(ctx, &smp, &stacks_1, &ustacks_1, &counts_1, &tctx_1);
 }
 
 /* Frame-pointer stacks, or the first program of the tail-call walk (kernels before 5.17). */
@@ -273,8 +278,8 @@ int hp_cpu_walk(struct bpf_perf_event_data *ctx)
 	else
 		bump(&losses, HP_LOSS_USER_STACK_MISSING);
 	if (active_buffer == 0)
-		return record(ctx, &smp, &stacks_0, &ustacks_0, &counts_0);
-	return record(ctx, &smp, &stacks_1, &ustacks_1, &counts_1);
+		return record(ctx, &smp, &stacks_0, &ustacks_0, &counts_0, &tctx_0);
+	return record(ctx, &smp, &stacks_1, &ustacks_1, &counts_1, &tctx_1);
 }
 
 /* Exec and exit: see hp_unwind_forget(). Loaded only with the walker. */

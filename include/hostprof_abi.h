@@ -27,6 +27,8 @@ struct hp_sample_key {
 	__u64 user_stack_hash; /* != 0: the user stack was walked with the unwind tables and is in
 				* the ustacks map of the same buffer under this key; user_stack_id
 				* is then -1 */
+	__u64 thread_ctx;      /* != 0: the thread's OpenTelemetry context record (OTEP 4947) is in
+				* the tctx map of the same buffer under this key */
 };
 
 struct hp_sample_value {
@@ -57,6 +59,7 @@ enum hp_loss {
 				  allocate in interrupt context, and may find none) */
 	HP_LOSS_MAP_UPDATE_FAILED, /* any other error (-EBUSY: the bucket was locked on this CPU) */
 	HP_LOSS_FOLLOW_FULL, /* a process a target started was not followed: target_pids was full */
+	HP_LOSS_THREAD_CTX_FULL, /* a thread context record had no room: the sample kept without */
 	HP_LOSS__COUNT,
 };
 
@@ -238,6 +241,43 @@ enum hp_unwind_stop {
 	HP_UNWIND_STOP__COUNT,
 };
 
+/*
+ * The OpenTelemetry thread context (OTEP 4947): the TLS variable otel_thread_ctx_v1 points at a
+ * record the SDK keeps for the span running on the thread. Userspace finds where the variable
+ * lies for each process that publishes one (symbols/thread_ctx_ref.h) and tells BPF how to get
+ * there from a thread's TLS pointer (x86_64 fsbase, arm64 tpidr_el0):
+ *   HP_TLS_STATIC  variable = tp + offset (the executable's TLS, and libraries loaded at start:
+ *                  static TLS, at a fixed distance from every thread's pointer)
+ *   HP_TLS_DTV     variable = dtv[module].block + offset, dtv read at tp + dtv_offset (a library
+ *                  loaded by dlopen: its block is allocated per thread, found in glibc's DTV)
+ */
+enum hp_tls_kind {
+	HP_TLS_NONE = 0,
+	HP_TLS_STATIC,
+	HP_TLS_DTV,
+};
+
+struct hp_tls_ref {
+	__u8 kind; /* enum hp_tls_kind */
+	__u8 pad[3];
+	__u32 module; /* HP_TLS_DTV: the module's index in the DTV */
+	__s64 offset;
+	__s64 dtv_offset; /* HP_TLS_DTV: where the DTV pointer lies from tp (glibc: 8, arm64 0) */
+};
+
+#define HP_THREAD_CTX_HEADER 28 /* trace-id, span-id, valid, trace-flags, attrs-data-size */
+#define HP_THREAD_CTX_ATTRS 612 /* 640 bytes in all, the OTEP's recommended bound */
+
+/* A thread context record as read: the OTEP's byte-packed layout, attrs cut at 612 bytes. */
+struct hp_thread_ctx {
+	__u8 trace_id[16];
+	__u8 span_id[8];
+	__u8 valid; /* 1: the record is valid */
+	__u8 trace_flags;
+	__u16 attrs_size; /* the bytes of attrs that hold entries {key index, length, bytes} */
+	__u8 attrs[HP_THREAD_CTX_ATTRS];
+};
+
 /* Values of the unwind_refresh map: what userspace should do for a process. */
 enum hp_unwind_request {
 	HP_UNWIND_REQ_LOAD = 1, /* a walk met code outside the loaded mappings (or no entry) */
@@ -271,7 +311,9 @@ _Static_assert(sizeof(struct hp_lock_value) == 48, "hp_lock_value layout");
 _Static_assert(__builtin_offsetof(struct hp_lock_value, ns) == 0 &&
 		       __builtin_offsetof(struct hp_lock_value, count) == 8,
 	       "hp_lock_value starts with ns, count");
-_Static_assert(sizeof(struct hp_sample_key) == 24, "hp_sample_key layout");
+_Static_assert(sizeof(struct hp_sample_key) == 32, "hp_sample_key layout");
+_Static_assert(sizeof(struct hp_thread_ctx) == 640, "hp_thread_ctx layout");
+_Static_assert(sizeof(struct hp_tls_ref) == 24, "hp_tls_ref layout");
 _Static_assert(sizeof(struct hp_raw_stack) == 8 + 8 * (HP_OFFCPU_USER_DEPTH + HP_OFFCPU_KERN_DEPTH),
 	       "hp_raw_stack layout");
 _Static_assert(sizeof(struct hp_offcpu_key) == 24, "hp_offcpu_key layout");

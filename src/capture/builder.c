@@ -12,6 +12,7 @@
 #include "hostprof_abi.h"
 #include "process/identity.h"
 #include "process/process_context.h"
+#include "capture/thread_ctx_link.h"
 
 /* Kernel addresses are shared by every process: they are cached under this pseudo-PID. */
 #define KERNEL_PID UINT32_MAX
@@ -32,6 +33,7 @@ struct builder {
 	size_t used;
 	struct identity *identity; /* NULL: the plain service name rules, nothing dropped */
 	struct process_identity *scratch;
+	struct thread_ctx_fields *ctx_scratch; /* one decoded thread context */
 	/* PIDs whose samples a rule leaves out, for as long as the profile window: ids of the
 	 * index are the PIDs themselves, and PID 0, which cannot be one, has its own flag. */
 	struct hash_index dropped;
@@ -132,6 +134,7 @@ void builder__delete(struct builder *b)
 	free(b->slots);
 	hash_index__free(&b->dropped);
 	free(b->scratch);
+	free(b->ctx_scratch);
 	free(b);
 }
 
@@ -450,6 +453,39 @@ static int64_t intern_labels(struct builder *b, const struct raw_sample *s,
 	return 0;
 }
 
+/* The span the sample served and the attributes its SDK attached (OTEP 4947). */
+static int intern_thread_ctx(struct builder *b, pid_t pid, const struct hp_thread_ctx *rec,
+			     struct profile_labels *labels)
+{
+	struct thread_ctx_fields *f = b->ctx_scratch;
+	int64_t idx;
+
+	if (!f && !(f = b->ctx_scratch = malloc(sizeof(*f))))
+		return -ENOMEM;
+	if (thread_ctx__decode(rec, symbolizer__process_context(b->sym, pid), f))
+		return 0;
+	if (f->trace_id[0]) {
+		if ((idx = profile__string(b->profile, f->trace_id)) < 0)
+			return (int)idx;
+		labels->trace_id = (uint32_t)idx;
+	}
+	if (f->span_id[0]) {
+		if ((idx = profile__string(b->profile, f->span_id)) < 0)
+			return (int)idx;
+		labels->span_id = (uint32_t)idx;
+	}
+	for (size_t i = 0; i < f->nr_attrs; i++) {
+		int64_t k = profile__string(b->profile, f->attrs[i].key);
+		int64_t v = profile__string(b->profile, f->attrs[i].value);
+
+		if (k < 0 || v < 0)
+			return -ENOMEM;
+		labels->ctx_attrs[labels->nr_ctx_attrs++] =
+			(struct profile_attr){(uint32_t)k, (uint32_t)v};
+	}
+	return 0;
+}
+
 /* The BPF program and the tracing glue that called it ("bpf_prog_...", "bpf_trace_run4",
  * "__bpf_trace_sched_switch", "__traceiter_sched_switch"), by name: their number differs between
  * tp_btf and raw_tp and across kernel versions. */
@@ -517,7 +553,9 @@ int builder__add_batch(struct builder *b, const struct sample_batch *batch, enum
 		idx = profile__stack(b->profile, locs, n);
 		if (idx < 0)
 			return idx;
-		if (intern_labels(b, s, &labels) < 0)
+		if (intern_labels(b, s, &labels) < 0 ||
+		    (s->thread_ctx && s->thread_ctx <= batch->nr_tctx &&
+		     intern_thread_ctx(b, s->pid, &batch->tctx[s->thread_ctx - 1], &labels) < 0))
 			return -ENOMEM;
 		labels.thread_state = (uint32_t)running;
 		if (kind == BATCH_OFFCPU) {

@@ -9,6 +9,7 @@
 
 #include "collect/bpf_session.h"
 #include "capture/builder.h"
+#include "capture/thread_ctx_link.h"
 #include "base/clock.h"
 #include "process/identity.h"
 #include "base/log.h"
@@ -51,6 +52,7 @@ struct capture {
 	struct collector_stats stats;
 	int64_t period_ns;
 	struct unwind_loader *unwinder;	 /* NULL: frame-pointer stacks only */
+	struct thread_ctx_link *tctx;	 /* which processes' thread contexts BPF reads */
 	struct debuginfod_fetch *fetch;	 /* NULL: no DEBUGINFOD_URLS */
 	uint64_t swept_ns;		 /* when exited processes were last let go */
 	uint64_t taken_ns;		 /* when requests were last taken */
@@ -255,6 +257,7 @@ static void load_tables(struct capture *cap, pid_t pid)
 	if (err && err != -ESRCH)
 		log_debug("unwind tables of PID %d: %s; its stacks use frame pointers", pid,
 			  strerror(-err));
+	thread_ctx_link__add(cap->tctx, pid);
 }
 
 /*
@@ -413,6 +416,11 @@ struct capture *capture__new(const struct config *c)
 	err = make_unwinder(cap);
 	if (err)
 		goto fail;
+	cap->tctx = thread_ctx_link__new(cap->session, cap->sym);
+	if (!cap->tctx) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	make_watch(cap);
 	err = make_profiles(cap);
 	if (err)
@@ -438,6 +446,7 @@ void capture__delete(struct capture *cap)
 	/* The watcher first: its thread reads the session's ring buffer. */
 	proc_watch__delete(cap->watch);
 	unwind_loader__delete(cap->unwinder);
+	thread_ctx_link__delete(cap->tctx);
 	symbolizer__delete(cap->sym);
 	debuginfod_fetch__delete(cap->fetch);
 	bpf_session__delete(cap->session);
@@ -455,9 +464,13 @@ int capture__add_pid(struct capture *cap, pid_t pid)
 
 int capture__track(struct capture *cap, pid_t pid)
 {
+	int err = symbolizer__track(cap->sym, pid);
+
 	if (cap->unwinder)
 		load_tables(cap, pid);
-	return symbolizer__track(cap->sym, pid);
+	else
+		thread_ctx_link__add(cap->tctx, pid);
+	return err;
 }
 
 int capture__start(struct capture *cap)
@@ -478,6 +491,8 @@ int capture__drain(struct capture *cap)
 	/* After the maps were read: every process in these samples that was watched is in. */
 	adopt_watched(cap);
 	n = add_batches(cap, &cap->batch, offcpu);
+	/* After the builders asked for each process's identity (and so its process context). */
+	thread_ctx_link__scan(cap->tctx, &cap->batch);
 	if (!n && lock)
 		n = builder__add_batch(cap->builders[SLOT_CONTENTION], lock, BATCH_LOCK, 0);
 	/* Here, where the caller's status line is cleared: the fetch thread never logs warnings. */
@@ -597,4 +612,9 @@ bool capture__unwind_report(struct capture *cap, struct unwind_report *out)
 	unwind_loader__stats(cap->unwinder, &out->tables);
 	bpf_session__read_unwind_stops(cap->session, out->stops);
 	return true;
+}
+
+void capture__thread_ctx_stats(const struct capture *cap, struct thread_ctx_link_stats *out)
+{
+	thread_ctx_link__stats(cap ? cap->tctx : NULL, out);
 }

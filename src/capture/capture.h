@@ -22,6 +22,7 @@
 #define CAPTURE_MAX_TYPES 4
 
 struct capture;
+struct thread_ctx_link_stats;
 
 /* Open and load the BPF programs the config's types need, and make the profiles. The window
  * starts now. NULL + errno; the reason has been logged. */
@@ -96,6 +97,8 @@ struct unwind_report {
 bool capture__unwind_report(struct capture *cap, struct unwind_report *out);
 /* The debug files fetched from debuginfod; false when it is off (DEBUGINFOD_URLS unset). */
 bool capture__debuginfod_stats(const struct capture *cap, struct debuginfod_fetch_stats *out);
+/* How many processes' OpenTelemetry thread contexts the sampler reads (thread_ctx_link.h). */
+void capture__thread_ctx_stats(const struct capture *cap, struct thread_ctx_link_stats *out);
 /* CPUs the sampler is (or was) attached to. */
 int capture__nr_cpus(const struct capture *cap);
 /* Processes recorded so far (in the first profile). */

@@ -21,6 +21,7 @@
 
 #include "collect/bpf_session.h"
 #include "capture/capture.h"
+#include "capture/thread_ctx_link.h"
 #include "base/clock.h"
 #include "cmd/cmd_options.h"
 #include "cmd/cmds.h"
@@ -273,6 +274,21 @@ static size_t count_processes(const struct profile *p)
 	return distinct;
 }
 
+/* Which processes' samples say the span they served (OTEP 4947): said only when some do. */
+static void print_thread_ctx(struct capture *cap)
+{
+	struct thread_ctx_link_stats t;
+
+	capture__thread_ctx_stats(cap, &t);
+	if (t.processes)
+		printf("Trace context: the spans of %" PRIu64 " process%s (OpenTelemetry thread "
+		       "context) are in the samples' trace_id and span_id\n",
+		       t.processes, t.processes == 1 ? "" : "es");
+	else if (t.failed)
+		printf("Trace context: a process declared an OpenTelemetry thread context that "
+		       "could not be found (-v says why)\n");
+}
+
 /* How user stacks were walked, and why walks ended: the first thing to read when stacks look
  * short. */
 static void print_unwinding(struct capture *cap)
@@ -427,7 +443,7 @@ static void print_summary(struct run *r, double elapsed_s)
 		printf("  %-44s %" PRIu64 "\n", collector__loss_name(i), st->losses[i]);
 		map_losses |= i != HP_LOSS_USER_STACK_MISSING && i != HP_LOSS_KERN_STACK_MISSING &&
 			      i != HP_LOSS_MAP_NO_MEMORY && i != HP_LOSS_MAP_UPDATE_FAILED &&
-			      i != HP_LOSS_FOLLOW_FULL;
+			      i != HP_LOSS_FOLLOW_FULL && i != HP_LOSS_THREAD_CTX_FULL;
 	}
 	if (map_losses)
 		printf("  (the BPF maps were too small for this load: raise --stack-map-entries "
@@ -449,6 +465,7 @@ static void print_summary(struct run *r, double elapsed_s)
 		       "behind)\n",
 		       ws.read, ws.missed, ws.dropped);
 	print_unwinding(r->cap);
+	print_thread_ctx(r->cap);
 	print_debuginfod(r->cap);
 	if (r->cfg->types & (PROFILE_TYPE_WALL | PROFILE_TYPE_OFFCPU))
 		printf("Off-CPU: %" PRIu64 " waits recorded\n", st->offcpu_events);

@@ -220,8 +220,9 @@ int bpf_session__drain(struct bpf_session *s, const struct drain_fns *fns, void 
 	struct bpf_map *stacks_maps[] = {s->skel->maps.stacks_0, s->skel->maps.stacks_1};
 	struct bpf_map *counts_maps[] = {s->skel->maps.counts_0, s->skel->maps.counts_1};
 	struct bpf_map *ustacks_maps[] = {s->skel->maps.ustacks_0, s->skel->maps.ustacks_1};
+	struct bpf_map *tctx_maps[] = {s->skel->maps.tctx_0, s->skel->maps.tctx_1};
 	uint32_t old = s->active, n;
-	int counts_fd, stacks_fd, ustacks_fd, ret = 0;
+	int counts_fd, stacks_fd, ustacks_fd, tctx_fd, ret = 0;
 
 	s->active = !old;
 	__atomic_store_n(&s->skel->bss->active_buffer, s->active, __ATOMIC_SEQ_CST);
@@ -234,6 +235,7 @@ int bpf_session__drain(struct bpf_session *s, const struct drain_fns *fns, void 
 	counts_fd = bpf_map__fd(counts_maps[old]);
 	stacks_fd = bpf_map__fd(stacks_maps[old]);
 	ustacks_fd = bpf_map__fd(ustacks_maps[old]);
+	tctx_fd = bpf_map__fd(tctx_maps[old]);
 	n = map_keys(counts_fd, s->keys, sizeof(*s->keys), s->max_keys);
 	for (uint32_t i = 0; i < n && ret == 0; i++) {
 		struct hp_sample_value value;
@@ -251,10 +253,14 @@ int bpf_session__drain(struct bpf_session *s, const struct drain_fns *fns, void 
 					    &e.user_stack_gone);
 		e.nr_kern = read_stack(stacks_fd, s->keys[i].kern_stack_id, s->stack_buf + USER_IPS,
 				       &e.kern_stack_gone);
+		if (s->keys[i].thread_ctx &&
+		    bpf_map_lookup_elem(tctx_fd, &s->keys[i].thread_ctx, &s->tctx_buf) == 0)
+			e.thread_ctx = &s->tctx_buf;
 		ret = fns->cpu ? fns->cpu(&e, ctx) : 0;
 	}
 
 	clear_drained(s, counts_fd, s->keys, sizeof(*s->keys), n, stacks_fd, ustacks_fd);
+	clear_map(tctx_fd, s->tctx_keys, sizeof(*s->tctx_keys), HP_TCTX_ENTRIES);
 	if (s->offcpu)
 		add_drained(drain_offcpu(s, old, ret ? NULL : fns->offcpu, ctx), &ret, &n);
 	if (s->lock)

@@ -200,6 +200,7 @@ static int configure(struct cpu_bpf *skel, const struct bpf_session_opts *opts, 
 	struct bpf_map *stacks[] = {skel->maps.stacks_0, skel->maps.stacks_1};
 	struct bpf_map *ustacks[] = {skel->maps.ustacks_0, skel->maps.ustacks_1};
 	struct bpf_map *counts[] = {skel->maps.counts_0, skel->maps.counts_1};
+	struct bpf_map *tctx[] = {skel->maps.tctx_0, skel->maps.tctx_1};
 	int err;
 
 	skel->rodata->filter_pids = opts->filter_pids;
@@ -217,6 +218,9 @@ static int configure(struct cpu_bpf *skel, const struct bpf_session_opts *opts, 
 	bpf_program__set_autoload(skel->progs.hp_unwind_exec, unwind);
 	bpf_program__set_autoload(skel->progs.hp_unwind_exit, unwind);
 	for (int i = 0; i < HP_NR_BUFFERS; i++) {
+		err = bpf_map__set_max_entries(tctx[i], HP_TCTX_ENTRIES);
+		if (err)
+			return err;
 		/* Frame-pointer stacks or walked ones: the other map needs no room. */
 		err = bpf_map__set_max_entries(stacks[i], opts->stack_map_entries);
 		if (!err)
@@ -418,7 +422,8 @@ struct bpf_session *bpf_session__new(const struct bpf_session_opts *opts)
 	s->keys = calloc(s->max_keys, sizeof(*s->keys));
 	s->stack_ids = calloc(s->max_stack_ids, sizeof(*s->stack_ids));
 	s->ustack_keys = calloc(s->max_stack_ids, sizeof(*s->ustack_keys));
-	if (!s->stack_buf || !s->keys || !s->stack_ids || !s->ustack_keys) {
+	s->tctx_keys = calloc(HP_TCTX_ENTRIES, sizeof(*s->tctx_keys));
+	if (!s->stack_buf || !s->keys || !s->stack_ids || !s->ustack_keys || !s->tctx_keys) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -482,10 +487,21 @@ void bpf_session__delete(struct bpf_session *s)
 	free(s->keys);
 	free(s->stack_ids);
 	free(s->ustack_keys);
+	free(s->tctx_keys);
 	free(s);
 }
 
 /* One target_pids for every object: the offcpu and lock objects reuse the cpu object's. */
+int bpf_session__set_thread_ctx(struct bpf_session *s, pid_t pid, const struct hp_tls_ref *ref)
+{
+	int fd = bpf_map__fd(s->skel->maps.thread_ctx_procs);
+	__u32 key = (__u32)pid;
+
+	if (!ref)
+		return bpf_map_delete_elem(fd, &key) ? -errno : 0;
+	return bpf_map_update_elem(fd, &key, ref, BPF_ANY) ? -errno : 0;
+}
+
 int bpf_session__add_pid(struct bpf_session *s, pid_t pid)
 {
 	__u32 key = pid;

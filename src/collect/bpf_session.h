@@ -46,6 +46,12 @@ int bpf_session__preflight(const char *btf_path, char *msg, size_t len);
 struct bpf_session *bpf_session__new(const struct bpf_session_opts *opts);
 void bpf_session__delete(struct bpf_session *s);
 
+/*
+ * Tell the sampler where a process keeps its thread context variable (struct hp_tls_ref), or
+ * forget it (ref NULL). 0 or -errno (-E2BIG: the map is full).
+ */
+int bpf_session__set_thread_ctx(struct bpf_session *s, pid_t pid, const struct hp_tls_ref *ref);
+
 /* Add a process (all its threads) to the kernel filter. 0 or -errno. */
 int bpf_session__add_pid(struct bpf_session *s, pid_t pid);
 
@@ -67,6 +73,9 @@ struct drained_entry {
 	uint32_t nr_kern;
 	bool user_stack_gone; /* the key named a user stack that the map no longer held */
 	bool kern_stack_gone;
+	/* The thread's OpenTelemetry context record when the sample had one (OTEP 4947), else
+	 * NULL; as raw as the process wrote it */
+	const struct hp_thread_ctx *thread_ctx;
 };
 
 typedef int (*drain_fn)(const struct drained_entry *e, void *ctx);

@@ -23,6 +23,7 @@ static const char *const loss_names[HP_LOSS__COUNT] = {
 	[HP_LOSS_MAP_NO_MEMORY] = "lost: no kernel memory for a map entry",
 	[HP_LOSS_MAP_UPDATE_FAILED] = "lost: a map update failed (busy or other)",
 	[HP_LOSS_FOLLOW_FULL] = "child process not followed: 1024 targets",
+	[HP_LOSS_THREAD_CTX_FULL] = "trace context lost: 4096 distinct ones in a second",
 };
 
 static const char *const state_names[HP_STATE__COUNT] = {
@@ -92,12 +93,14 @@ void sample_batch__reset(struct sample_batch *b)
 {
 	b->n = 0;
 	b->nr_ips = 0;
+	b->nr_tctx = 0;
 }
 
 void sample_batch__release(struct sample_batch *b)
 {
 	free(b->v);
 	free(b->ips);
+	free(b->tctx);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -210,6 +213,14 @@ static int on_entry(const struct drained_entry *e, void *ctx)
 	if (e->kern_stack_gone)
 		dc->stats->losses[HP_LOSS_KERN_STACK_MISSING] += s.count;
 	dc->stats->samples_drained += s.count;
+	if (e->thread_ctx) {
+		struct sample_batch *b = dc->batch;
+
+		if (VEC_RESERVE(b->tctx, b->cap_tctx, b->nr_tctx + 1))
+			return -ENOMEM;
+		b->tctx[b->nr_tctx++] = *e->thread_ctx;
+		s.thread_ctx = (uint32_t)b->nr_tctx;
+	}
 	return sample_batch__add(dc->batch, &s, e->user_ips, e->kern_ips);
 }
 

@@ -26,6 +26,8 @@ struct raw_sample {
 	uint32_t nr_kern;   /* kernel addresses, leaf first, at batch->ips[kern_off] */
 	size_t user_off;
 	size_t kern_off;
+	uint32_t thread_ctx; /* its OpenTelemetry thread context: batch->tctx[thread_ctx - 1]; 0:
+				none */
 };
 
 /* Samples of one drain. Reused from drain to drain: memory grows to the largest drain only. */
@@ -34,6 +36,8 @@ struct sample_batch {
 	size_t n, cap;
 	uint64_t *ips;
 	size_t nr_ips, cap_ips;
+	struct hp_thread_ctx *tctx; /* thread context records, as BPF read them */
+	size_t nr_tctx, cap_tctx;
 };
 
 struct collector_stats {

@@ -46,6 +46,7 @@ static void otlp_build__free(struct otlp_build *b)
 	free(b->srcs);
 	TABLE_FREE(&b->res);
 	TABLE_FREE(&b->attrs);
+	TABLE_FREE(&b->links);
 	TABLE_FREE(&b->stacks);
 	free(b->stack_locs);
 	TABLE_FREE(&b->locs);

@@ -40,8 +40,13 @@ enum {
 	LABEL_THREAD_STATE,
 	LABEL_LOCK_KIND,
 	LABEL_LOCK_ADDR,
+	LABEL_TRACE_ID,
+	LABEL_SPAN_ID,
 	NR_LABELS
 };
+
+/* Labels a sample may carry: the fixed ones, then its thread context's attributes. */
+#define MAX_SAMPLE_LABELS (NR_LABELS + PROFILE_MAX_CTX_ATTRS)
 
 /* A label's key, and whether its value is a number (else a model string index). */
 static const struct {
@@ -55,6 +60,9 @@ static const struct {
 	[LABEL_THREAD_STATE] = {"thread_state", false},
 	[LABEL_LOCK_KIND] = {"lock_kind", false},
 	[LABEL_LOCK_ADDR] = {"lock_addr", true},
+	/* The names Pyroscope's span profiles and Grafana's otel-profiling-go use. */
+	[LABEL_TRACE_ID] = {"trace_id", false},
+	[LABEL_SPAN_ID] = {"span_id", false},
 };
 
 /* (type, unit) pairs: sample_type[0], sample_type[1], then period_type. */
@@ -188,6 +196,14 @@ static int pprof_build__select(struct pprof_build *b,
 		pprof_build__use_string(b, s->labels.thread_name);
 		pprof_build__use_string(b, s->labels.thread_state);
 		pprof_build__use_string(b, s->labels.wait_kind);
+		pprof_build__use_string(b, s->labels.trace_id);
+		pprof_build__use_string(b, s->labels.span_id);
+		for (uint32_t k = 0; k < s->labels.nr_ctx_attrs; k++) {
+			pprof_build__use_string(b, s->labels.ctx_attrs[k].key);
+			pprof_build__use_string(b, s->labels.ctx_attrs[k].value);
+		}
+		b->need_label[LABEL_TRACE_ID] |= s->labels.trace_id != 0;
+		b->need_label[LABEL_SPAN_ID] |= s->labels.span_id != 0;
 		b->need_label[LABEL_PID] = b->need_label[LABEL_TID] = true;
 		b->need_label[LABEL_COMM] |= s->labels.comm != 0;
 		b->need_label[LABEL_THREAD_NAME] |= s->labels.thread_name != 0;
@@ -519,14 +535,14 @@ static int pprof_build__samples(struct pprof_build *b)
 		profile__stack_at(b->p, profile__sample_at(b->p, i)->stack, &depth);
 		nr_ids += depth;
 	}
-	if (nr > SIZE_MAX / (NR_LABELS * sizeof(*b->labels)))
+	if (nr > SIZE_MAX / (MAX_SAMPLE_LABELS * sizeof(*b->labels)))
 		return -ENOMEM;
 	b->samples = alloc_array(nr, sizeof(*b->samples));
 	b->sample_ptrs = alloc_array(nr, sizeof(*b->sample_ptrs));
 	b->location_ids = alloc_array(nr_ids, sizeof(*b->location_ids));
 	b->values = alloc_array(nr * NR_VALUES, sizeof(*b->values));
-	b->labels = alloc_array(nr * NR_LABELS, sizeof(*b->labels));
-	b->label_ptrs = alloc_array(nr * NR_LABELS, sizeof(*b->label_ptrs));
+	b->labels = alloc_array(nr * MAX_SAMPLE_LABELS, sizeof(*b->labels));
+	b->label_ptrs = alloc_array(nr * MAX_SAMPLE_LABELS, sizeof(*b->label_ptrs));
 	if (!b->samples || !b->sample_ptrs || !b->location_ids || !b->values || !b->labels ||
 	    !b->label_ptrs)
 		return -ENOMEM;
@@ -544,6 +560,8 @@ static int pprof_build__samples(struct pprof_build *b)
 			[LABEL_THREAD_STATE] = s->labels.thread_state,
 			[LABEL_LOCK_KIND] = s->labels.wait_kind,
 			[LABEL_LOCK_ADDR] = (int64_t)s->labels.wait_addr,
+			[LABEL_TRACE_ID] = s->labels.trace_id,
+			[LABEL_SPAN_ID] = s->labels.span_id,
 		};
 		size_t n = 0;
 
@@ -577,6 +595,14 @@ static int pprof_build__samples(struct pprof_build *b)
 			l->key = pprof_build__str(b, b->label_keys[k]);
 			l->str = pprof_build__str(b, num ? 0 : vals[k]);
 			l->num = num ? vals[k] : 0;
+			b->label_ptrs[nr_labels++] = l;
+			n++;
+		}
+		for (uint32_t k = 0; k < s->labels.nr_ctx_attrs; k++) {
+			l = &b->labels[nr_labels];
+			perftools__profiles__label__init(l);
+			l->key = pprof_build__str(b, s->labels.ctx_attrs[k].key);
+			l->str = pprof_build__str(b, s->labels.ctx_attrs[k].value);
 			b->label_ptrs[nr_labels++] = l;
 			n++;
 		}

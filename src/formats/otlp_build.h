@@ -59,8 +59,9 @@ typedef Opentelemetry__Proto__Common__V1__AnyValue pb_any_value;
 #define TABLE_ROOM(t)                                                                              \
 	(hash_index__reserve(&(t)->idx) ?: DICT_RESERVE((t)->arr, (t)->cap, (t)->nr + 1))
 
-/* thread.name, thread.id, thread.state, and a lock wait's kind and address */
-#define MAX_SAMPLE_ATTRS 5
+/* thread.name, thread.id, thread.state, a lock wait's kind and address, and the attributes of
+ * the sample's thread context */
+#define MAX_SAMPLE_ATTRS (5 + PROFILE_MAX_CTX_ATTRS)
 
 /* Attribute keys, interned on first use so that an unused key leaves no orphan string. */
 enum key {
@@ -127,10 +128,16 @@ struct dict_attr {
 	size_t slen;
 };
 
+/* A link_table entry: the trace and span a sample served (entry 0: all zero, none). */
+struct dict_link {
+	uint8_t trace_id[16];
+	uint8_t span_id[8];
+};
 /* One sample of the output: the model's samples, merged where OTLP sees no difference. */
 struct out_sample {
 	uint32_t res; /* resource index */
 	uint32_t stack;
+	uint32_t link; /* link_table index; 0: none */
 	uint32_t attrs[MAX_SAMPLE_ATTRS];
 	uint32_t nr_attrs;
 	int64_t value;
@@ -185,6 +192,7 @@ struct otlp_build {
 	size_t nr_stack_locs, cap_stack_locs;
 
 	TABLE(struct dict_attr) attrs;
+	TABLE(struct dict_link) links;
 
 	uint32_t keys[NR_KEYS]; /* string indices; 0 = not interned yet */
 	uint32_t frame_attr[5]; /* profile.frame.type attribute per type name; 0 = not yet */
@@ -219,6 +227,11 @@ int otlp_dict__init(struct otlp_build *b);
 int64_t otlp_dict__string(struct otlp_build *b, const char *s);
 int64_t otlp_dict__attr_string(struct otlp_build *b, enum key k, const char *value);
 int64_t otlp_dict__attr_int(struct otlp_build *b, enum key k, int64_t value);
+/* An attribute whose key is not one of enum key (a thread context's, named by its SDK). */
+int64_t otlp_dict__attr_kv(struct otlp_build *b, const char *key, const char *value);
+/* The link of a trace and span given in hex (32 and 16 digits); 0 when either is missing or not
+ * hex. */
+int64_t otlp_dict__link(struct otlp_build *b, const char *trace_hex, const char *span_hex);
 int64_t otlp_dict__mapping(struct otlp_build *b, const struct dict_mapping *m);
 int64_t otlp_dict__function(struct otlp_build *b, const struct dict_function *f);
 /* l's lines are the ones staged at lines[nr_lines..]: kept when the location is new. */

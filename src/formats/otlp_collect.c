@@ -316,7 +316,7 @@ int otlp_collect__processes(struct otlp_build *b)
 
 static uint64_t sample_hash(const struct out_sample *s)
 {
-	uint64_t h = hash_add(s->res, s->stack);
+	uint64_t h = hash_add(hash_add(s->res, s->stack), s->link);
 
 	for (uint32_t i = 0; i < s->nr_attrs; i++)
 		h = hash_add(h, s->attrs[i]);
@@ -329,7 +329,8 @@ static bool sample_eq(const void *ctx, uint32_t idx, const void *key)
 	const struct otlp_src *src = ctx;
 	const struct out_sample *x = &src->samples.arr[idx - 1], *k = key;
 
-	return x->res == k->res && x->stack == k->stack && x->nr_attrs == k->nr_attrs &&
+	return x->res == k->res && x->stack == k->stack && x->link == k->link &&
+	       x->nr_attrs == k->nr_attrs &&
 	       memcmp(x->attrs, k->attrs, k->nr_attrs * sizeof(x->attrs[0])) == 0;
 }
 
@@ -347,6 +348,31 @@ static int64_t src_thread_name(struct otlp_build *b, struct otlp_src *src, uint3
 	if (r > 0)
 		src->thread_name_map[idx] = r;
 	return r;
+}
+
+/* The span the sample served (link_table) and its thread context's attributes (OTEP 4947). */
+static int src_thread_ctx(struct otlp_build *b, const struct otlp_src *src,
+			  const struct profile_sample *s, struct out_sample *key)
+{
+	int64_t r;
+
+	if (s->labels.span_id) {
+		r = otlp_dict__link(b, profile__string_at(src->p, s->labels.trace_id),
+				    profile__string_at(src->p, s->labels.span_id));
+		if (r < 0)
+			return (int)r;
+		key->link = (uint32_t)r;
+	}
+	for (uint32_t i = 0; i < s->labels.nr_ctx_attrs && key->nr_attrs < MAX_SAMPLE_ATTRS; i++) {
+		r = otlp_dict__attr_kv(
+			b, or_empty(profile__string_at(src->p, s->labels.ctx_attrs[i].key)),
+			or_empty(profile__string_at(src->p, s->labels.ctx_attrs[i].value)));
+		if (r < 0)
+			return (int)r;
+		if (r > 0)
+			key->attrs[key->nr_attrs++] = (uint32_t)r;
+	}
+	return 0;
 }
 
 /*
@@ -401,6 +427,9 @@ static int src_add_sample(struct otlp_build *b, size_t k, const struct profile_s
 			return (int)r;
 		key.attrs[key.nr_attrs++] = r;
 	}
+	err = src_thread_ctx(b, src, s, &key);
+	if (err)
+		return err;
 
 	err = TABLE_ROOM(&src->samples);
 	if (err)

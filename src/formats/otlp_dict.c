@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/hash.h"
+#include "base/hex.h"
 #include "base/utf8.h"
 #include "formats/otlp_build.h"
 
@@ -137,6 +138,59 @@ int64_t otlp_dict__attr_int(struct otlp_build *b, enum key k, int64_t value)
 	return dict_attr(b, &a);
 }
 
+int64_t otlp_dict__attr_kv(struct otlp_build *b, const char *key, const char *value)
+{
+	struct dict_attr a = {.kind = ATTR_STRING};
+	int64_t k = otlp_dict__string(b, key);
+
+	if (k <= 0)
+		return k;
+	a.key = k;
+	a.slen = strlen(value);
+	a.sval = otlp_dict__valid_utf8(&b->arena, value, &a.slen);
+	if (!a.sval)
+		return -ENOMEM;
+	return dict_attr(b, &a);
+}
+
+static uint64_t link_hash(const struct dict_link *l)
+{
+	return hash_add(hash_bytes(l->trace_id, sizeof(l->trace_id)),
+			hash_bytes(l->span_id, sizeof(l->span_id)));
+}
+
+static bool link_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct otlp_build *b = ctx;
+
+	return !memcmp(&b->links.arr[idx], key, sizeof(struct dict_link));
+}
+
+/* n bytes from 2n hex digits; false when s is not exactly that. */
+static bool from_hex(uint8_t *out, size_t n, const char *s)
+{
+	if (!s || strlen(s) != 2 * n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		int hi = hex__digit(s[2 * i]), lo = hex__digit(s[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return false;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return true;
+}
+
+int64_t otlp_dict__link(struct otlp_build *b, const char *trace_hex, const char *span_hex)
+{
+	struct dict_link l;
+
+	if (!from_hex(l.trace_id, sizeof(l.trace_id), trace_hex) ||
+	    !from_hex(l.span_id, sizeof(l.span_id), span_hex))
+		return 0;
+	return DICT_INTERN(b, &b->links, &l, hash_fold(link_hash(&l)), link_eq);
+}
+
 static uint64_t mapping_hash(const struct dict_mapping *m)
 {
 	uint64_t h = hash_add(m->start, m->limit);
@@ -247,7 +301,8 @@ int64_t otlp_dict__stack_staged(struct otlp_build *b, size_t n)
 int otlp_dict__init(struct otlp_build *b)
 {
 	if (TABLE_INIT(&b->strs) || TABLE_INIT(&b->maps) || TABLE_INIT(&b->funcs) ||
-	    TABLE_INIT(&b->locs) || TABLE_INIT(&b->stacks) || TABLE_INIT(&b->attrs))
+	    TABLE_INIT(&b->locs) || TABLE_INIT(&b->stacks) || TABLE_INIT(&b->attrs) ||
+	    TABLE_INIT(&b->links))
 		return -ENOMEM;
 	b->strs.arr[0] = (struct dict_string){"", 0};
 	return 0;

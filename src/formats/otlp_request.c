@@ -165,8 +165,8 @@ static int build_dict_attrs(struct otlp_build *b)
 
 int otlp_request__dictionary(struct otlp_build *b)
 {
-	pb_link *link = arena__alloc(&b->arena, sizeof(*link));
-	pb_link **link_ptrs = arena__alloc(&b->arena, sizeof(*link_ptrs));
+	pb_link *link = arena__array(&b->arena, b->links.nr, sizeof(*link));
+	pb_link **link_ptrs = arena__array(&b->arena, b->links.nr, sizeof(*link_ptrs));
 	pb_stack *st = arena__array(&b->arena, b->stacks.nr, sizeof(*st));
 	pb_stack **st_ptrs = arena__array(&b->arena, b->stacks.nr, sizeof(*st_ptrs));
 	char **strs = arena__array(&b->arena, b->strs.nr, sizeof(*strs));
@@ -186,14 +186,17 @@ int otlp_request__dictionary(struct otlp_build *b)
 	if (err)
 		return err;
 
-	/* No samples carry links; the table holds only its zero entry. */
-	opentelemetry__proto__profiles__v1development__link__init(link);
-	link->trace_id.len = sizeof(zero_trace_id);
-	link->trace_id.data = (uint8_t *)zero_trace_id;
-	link->span_id.len = sizeof(zero_span_id);
-	link->span_id.data = (uint8_t *)zero_span_id;
-	link_ptrs[0] = link;
-	b->dict.n_link_table = 1;
+	/* Entry 0 is the zero link of samples that served no span (the table's zero entry is
+	 * all zero as well). */
+	for (size_t i = 0; i < b->links.nr; i++) {
+		opentelemetry__proto__profiles__v1development__link__init(&link[i]);
+		link[i].trace_id.len = sizeof(zero_trace_id);
+		link[i].trace_id.data = i ? b->links.arr[i].trace_id : (uint8_t *)zero_trace_id;
+		link[i].span_id.len = sizeof(zero_span_id);
+		link[i].span_id.data = i ? b->links.arr[i].span_id : (uint8_t *)zero_span_id;
+		link_ptrs[i] = &link[i];
+	}
+	b->dict.n_link_table = b->links.nr;
 	b->dict.link_table = link_ptrs;
 
 	for (size_t i = 0; i < b->strs.nr; i++)
@@ -346,6 +349,7 @@ static int build_samples(struct otlp_build *b, struct otlp_src *src)
 		ps->values = &values[pos];
 		for (uint32_t j = 0; j < o->nr_attrs; j++)
 			attrs[pos * MAX_SAMPLE_ATTRS + j] = (int32_t)o->attrs[j];
+		ps->link_index = (int32_t)o->link;
 		ps->n_attribute_indices = o->nr_attrs;
 		ps->attribute_indices = &attrs[pos * MAX_SAMPLE_ATTRS];
 		ptrs[pos] = ps;

@@ -371,8 +371,25 @@ struct sample_key {
 
 static uint32_t sample_hash(uint32_t stack, const struct profile_labels *l)
 {
-	return HASH_VALUES(0x73616d70, stack, l->pid, l->tid, l->comm, l->thread_name,
-			   l->thread_state, l->wait_kind, l->wait_addr);
+	uint32_t h = HASH_VALUES(0x73616d70, stack, l->pid, l->tid, l->comm, l->thread_name,
+				 l->thread_state, l->wait_kind, l->wait_addr, l->trace_id,
+				 l->span_id, l->nr_ctx_attrs);
+
+	for (uint32_t i = 0; i < l->nr_ctx_attrs && i < PROFILE_MAX_CTX_ATTRS; i++)
+		h = HASH_VALUES(h, l->ctx_attrs[i].key, l->ctx_attrs[i].value);
+	return h;
+}
+
+static bool same_ctx(const struct profile_labels *a, const struct profile_labels *b)
+{
+	if (a->trace_id != b->trace_id || a->span_id != b->span_id ||
+	    a->nr_ctx_attrs != b->nr_ctx_attrs)
+		return false;
+	for (uint32_t i = 0; i < a->nr_ctx_attrs && i < PROFILE_MAX_CTX_ATTRS; i++)
+		if (a->ctx_attrs[i].key != b->ctx_attrs[i].key ||
+		    a->ctx_attrs[i].value != b->ctx_attrs[i].value)
+			return false;
+	return true;
 }
 
 static bool sample_eq(const void *ctx, uint32_t idx, const void *key)
@@ -385,7 +402,7 @@ static bool sample_eq(const void *ctx, uint32_t idx, const void *key)
 	       s->labels.thread_name == k->labels->thread_name &&
 	       s->labels.thread_state == k->labels->thread_state &&
 	       s->labels.wait_kind == k->labels->wait_kind &&
-	       s->labels.wait_addr == k->labels->wait_addr;
+	       s->labels.wait_addr == k->labels->wait_addr && same_ctx(&s->labels, k->labels);
 }
 
 int profile__add_sample(struct profile *p, uint32_t stack, const struct profile_labels *labels,
@@ -398,8 +415,13 @@ int profile__add_sample(struct profile *p, uint32_t stack, const struct profile_
 
 	if (!labels || stack >= p->stacks.nr || !string_valid(p, labels->comm) ||
 	    !string_valid(p, labels->thread_name) || !string_valid(p, labels->thread_state) ||
-	    !string_valid(p, labels->wait_kind))
+	    !string_valid(p, labels->wait_kind) || !string_valid(p, labels->trace_id) ||
+	    !string_valid(p, labels->span_id) || labels->nr_ctx_attrs > PROFILE_MAX_CTX_ATTRS)
 		return -EINVAL;
+	for (uint32_t i = 0; i < labels->nr_ctx_attrs; i++)
+		if (!string_valid(p, labels->ctx_attrs[i].key) ||
+		    !string_valid(p, labels->ctx_attrs[i].value))
+			return -EINVAL;
 	hash = sample_hash(stack, labels);
 	idx = hash_index__find(&p->samples.idx, hash, sample_eq, p, &k);
 	if (!idx) {

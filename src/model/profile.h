@@ -38,6 +38,9 @@ struct profile_mapping {
 
 #define PROFILE_MAX_PROCESS_ATTRS 24
 
+/* Thread-context attributes kept per sample (the rest are dropped, counted by the builder). */
+#define PROFILE_MAX_CTX_ATTRS 8
+
 /* A resource attribute beyond the fixed ones (k8s.*, container.name, systemd.unit, and what
  * relabel rules add): string indices of its key and value. */
 struct profile_attr {
@@ -98,6 +101,12 @@ struct profile_labels {
 	 * user address or the kernel lock's), so that waits on one lock group together. */
 	uint32_t wait_kind;
 	uint64_t wait_addr;
+	/* The OpenTelemetry thread context the sample ran under (OTEP 4947): its trace and span as
+	 * 32 and 16 lowercase hex digits (string indices; 0: none), and the attributes its SDK
+	 * attached, named by the process's key map. */
+	uint32_t trace_id, span_id;
+	uint32_t nr_ctx_attrs;
+	struct profile_attr ctx_attrs[PROFILE_MAX_CTX_ATTRS];
 };
 
 struct profile_sample {

@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "symbols/perfmap.h"
+#include "symbols/thread_ctx_ref.h"
 #include "process/proc.h"
 
 /*
@@ -475,6 +476,19 @@ int symbolizer__process_info(struct symbolizer *s, pid_t pid, struct process_inf
 	out->comm = p->comm;
 	out->otel_ctx = p->otel_ctx;
 	return 0;
+}
+
+int symbolizer__thread_ctx_ref(struct symbolizer *s, pid_t pid, struct hp_tls_ref *out, char *why,
+			       size_t len)
+{
+	return thread_ctx_ref__resolve(s->procs, pid, out, why, len);
+}
+
+const struct process_context *symbolizer__process_context(struct symbolizer *s, pid_t pid)
+{
+	const struct proc *p = proc_table__get(s->procs, pid);
+
+	return p ? p->otel_ctx : NULL;
 }
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)

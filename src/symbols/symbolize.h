@@ -55,6 +55,7 @@ struct frame_mapping {
 
 /* What the process table knows of a process; strings valid until the next symbolizer call. */
 struct process_context;
+struct hp_tls_ref;
 
 struct process_info {
 	const char *exe_path;	  /* NULL when unknown */
@@ -127,6 +128,15 @@ void symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_addr
 
 /* What is known of a process (from its snapshot, also after it exited). 0, or -ESRCH. */
 int symbolizer__process_info(struct symbolizer *s, pid_t pid, struct process_info *out);
+
+/*
+ * Where process pid keeps its OpenTelemetry thread context variable (symbols/thread_ctx_ref.h),
+ * and the process context that names its attributes (NULL when it published none; valid until the
+ * next call into the symbolizer).
+ */
+int symbolizer__thread_ctx_ref(struct symbolizer *s, pid_t pid, struct hp_tls_ref *out, char *why,
+			       size_t len);
+const struct process_context *symbolizer__process_context(struct symbolizer *s, pid_t pid);
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out);
 /* Let go of the snapshots of processes gone for a whole window (see proc.h); how many. */

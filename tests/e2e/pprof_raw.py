@@ -14,6 +14,9 @@ Usage: pprof_raw.py COMMAND RAWFILE [ARGS]
   funcs RAWFILE               function names by samples (self), largest first
   threads RAWFILE FUNC        for the samples whose stack has FUNC: samples per thread_name, tid,
                               pid and comm label
+  labels RAWFILE FUNC KEY...  for the samples whose stack has FUNC: samples per combination of
+                              the labels KEY... (`-` for one a sample does not carry), as
+                              `N key=value,key=value`
   selftest                    check this parser against a built-in fixture
 """
 import collections
@@ -131,6 +134,16 @@ def threads(p, func):
     return out
 
 
+def label_sets(p, func, keys):
+    """Samples whose stack contains func, counted by their values of the labels keys."""
+    i = p.type_index("samples")
+    c = collections.Counter()
+    for s in p.samples:
+        if func in p.stack(s):
+            c[",".join("%s=%s" % (k, s.labels.get(k, "-")) for k in keys)] += s.values[i]
+    return c
+
+
 FIXTURE = """\
 PeriodType: cpu nanoseconds
 Period: 10101010
@@ -207,6 +220,9 @@ def main(argv):
             for k, counter in threads(p, args[0]).items():
                 for v, n in counter.most_common():
                     print("%s %s %d" % (k, v.replace(" ", "_"), n))
+        elif cmd == "labels" and len(args) >= 2:
+            for combo, n in label_sets(p, args[0], args[1:]).most_common():
+                print("%d %s" % (n, combo))
         else:
             return usage()
     except (OSError, RawError) as e:

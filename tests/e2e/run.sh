@@ -49,6 +49,9 @@
 #                     as an unknown output format does; a corrupt pprof exits 1
 #   otel_process_context  a process publishing an OTEP 4719 context beside OTEL_SERVICE_NAME:
 #                     its OTLP resource is the published one
+#   thread_context    OTEP 4947 thread contexts from the executable (local-exec), a TLSDESC
+#                     library and a dlopened one: >= 95% of in-span samples carry their span's
+#                     ids and attributes, none of the others; OTLP links
 #   readme_examples   every hostprof example of README.md runs and exits 0 (or says why it is
 #                     skipped), and its sample outputs match what hostprof prints
 #                     (tests/e2e/readme_examples.py)
@@ -1845,6 +1848,59 @@ t_otel_process_context() {
 	pass otel_process_context "the published context is the resource ($want, service.version, service.instance.id, deployment.environment.name), over OTEL_SERVICE_NAME=env-name"
 }
 
+# OTEP 4947 thread contexts, read in BPF at every sample: tests/e2e/otel_ctx.c runs span A on one
+# thread and span B on another, and no span between them, with the TLS variable in the
+# executable (local-exec), in a TLSDESC library loaded at start (static TLS) and dlopened
+# (dynamic TLS, through the DTV). Samples in in_span_a/in_span_b must carry their span's ids and
+# attributes (>= 95%), samples in no_span none; OTLP's link table holds both spans.
+t_thread_context() {
+	local wl pid raw out a b none msg="" bad=0 links
+	for wl in otel_ctx otel_ctx_lib otel_ctx_dl; do
+		start_workload "$wl" 5
+		pid=$WPID
+		sleep 0.5
+		hp "tctx_$wl" profile --pid "$pid" --duration 3 --frequency "$FREQ" \
+			-o "$WORK/tctx_$wl.pb.gz" -o "$WORK/tctx_$wl.otlp.pb"
+		stop_workload "$pid"
+		if [ "$HP_RC" -ne 0 ]; then
+			fail thread_context "capture of $wl failed: $(hp_failure "tctx_$wl")"
+			return
+		fi
+		raw=$WORK/tctx_$wl.raw
+		pprof -raw "$WORK/tctx_$wl.pb.gz" >"$raw" 2>&1
+		a=$(python3 "$E2E/pprof_raw.py" labels "$raw" in_span_a span_id trace_id http.route user.id)
+		b=$(python3 "$E2E/pprof_raw.py" labels "$raw" in_span_b span_id trace_id http.route user.id)
+		none=$(python3 "$E2E/pprof_raw.py" labels "$raw" no_span span_id)
+		out=$(python3 - "$a" "$b" "$none" <<'PY'
+import sys
+def share(text, want):
+    rows = [l.split(" ", 1) for l in text.splitlines() if l.strip()]
+    total = sum(int(n) for n, _ in rows)
+    hit = sum(int(n) for n, combo in rows if combo == want)
+    return hit, total
+a = share(sys.argv[1], "span_id=a1a1a1a1a1a1a1a1,trace_id=0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a01,http.route=/checkout,user.id=u-1")
+b = share(sys.argv[2], "span_id=b2b2b2b2b2b2b2b2,trace_id=0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b02,http.route=/cart,user.id=u-2b")
+n = share(sys.argv[3], "span_id=-")
+print("%d %d %d %d %d %d" % (a + b + n))
+PY
+)
+		read -r ah at bh bt nh nt <<<"$out"
+		links=$(protoc --decode="$OTLP_REQ" "${OTLP_PROTO_ARGS[@]}" <"$WORK/tctx_$wl.otlp.pb" 2>&1 | grep -c '^  link_table')
+		if [ "${at:-0}" -lt 20 ] || [ "${bt:-0}" -lt 20 ] || [ "${nt:-0}" -lt 20 ]; then
+			fail thread_context "$wl: too few samples (in_span_a $at, in_span_b $bt, no_span $nt); $(grep -m1 'thread context' "$WORK/tctx_$wl.err")"
+			bad=1
+		elif [ $((ah * 100)) -lt $((at * 95)) ] || [ $((bh * 100)) -lt $((bt * 95)) ] || [ "$nh" -ne "$nt" ]; then
+			fail thread_context "$wl: in_span_a $ah of $at samples carry span A and its attributes, in_span_b $bh of $bt span B (need >= 95%), no_span $nh of $nt carry no span (need all); a: $(tr '\n' ' ' <<<"$a") b: $(tr '\n' ' ' <<<"$b")"
+			bad=1
+		elif [ "$links" -ne 3 ]; then
+			fail thread_context "$wl: the OTLP link table has $links entries, want 3 (the zero link, span A, span B)"
+			bad=1
+		fi
+		msg="$msg $wl: A $ah/$at, B $bh/$bt, none $nh/$nt;"
+	done
+	[ "$bad" -eq 0 ] && pass thread_context "samples carrying their span's ids and attributes (pprof labels; OTLP link table of 3):${msg%;}"
+}
+
 # The README's examples, run as written (tests/e2e/readme_examples.py says what it rewrites: PID
 # 1234 is cpu_ratio, receivers are the local recording receiver, durations 2 s).
 t_readme_examples() {
@@ -1885,7 +1941,7 @@ main() {
 		capture_ratio
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
-		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages html_views render_diff render_formats readme_examples otel_process_context terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
+		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages html_views render_diff render_formats readme_examples otel_process_context thread_context terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
 		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind python_perf_jit tailcall_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		agent_service agent_process_context agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \

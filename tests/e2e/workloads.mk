@@ -8,7 +8,7 @@ E2E_CFLAGS := -O2 -g -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -D_GNU_SOU
 
 E2E_BINS := $(addprefix $(E2E_DIR)/,cpu_ratio lib_ratio libhpwork.so syscalls short_lived cpu_threads \
 	sleeper mutex mmap_churn nofp libnofp.so nofp_dlopen nofp_exec_a nofp_exec_b cxx_throw \
-	jit_mmap otel_ctx)
+	jit_mmap otel_ctx libotel_tls.so otel_ctx_lib otel_ctx_dl)
 
 .PHONY: e2e-workloads
 e2e-workloads: $(E2E_BINS)
@@ -51,10 +51,28 @@ $(E2E_DIR)/mutex: tests/e2e/mutex.c tests/e2e/workloads.mk tests/e2e/workload.h 
 	$(call msg,WORKLOAD,$@)
 	$(Q)$(CC) $(E2E_CFLAGS) $< -o $@ -lpthread
 
-# Publishes an OpenTelemetry process context (OTEP 4719) as an SDK would.
-$(E2E_DIR)/otel_ctx: tests/e2e/otel_ctx.c tests/e2e/otel_publish.h tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)
+# Publishes an OpenTelemetry process context (OTEP 4719) and thread contexts (OTEP 4947) as an
+# SDK would; the TLS variable three ways: in the executable (local-exec, exported in .dynsym as
+# the OTEP requires), in a TLSDESC library loaded at start, and in the same library dlopened.
+OTEL_CTX_DEPS := tests/e2e/otel_ctx.c tests/e2e/otel_tls.c tests/e2e/otel_publish.h \
+	tests/e2e/workloads.mk tests/e2e/workload.h
+$(E2E_DIR)/otel_ctx: $(OTEL_CTX_DEPS) | $(E2E_DIR)
 	$(call msg,WORKLOAD,$@)
-	$(Q)$(CC) $(E2E_CFLAGS) $< -o $@
+	$(Q)$(CC) $(E2E_CFLAGS) -DOTEL_TLS_IN_EXE $< -pthread \
+		-Wl,--export-dynamic-symbol=otel_thread_ctx_v1 -o $@
+
+$(E2E_DIR)/libotel_tls.so: tests/e2e/otel_tls.c tests/e2e/workloads.mk | $(E2E_DIR)
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CC) $(E2E_CFLAGS) -fPIC -mtls-dialect=gnu2 -shared -Wl,-soname,libotel_tls.so $< -o $@
+
+$(E2E_DIR)/otel_ctx_lib: $(OTEL_CTX_DEPS) $(E2E_DIR)/libotel_tls.so | $(E2E_DIR)
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CC) $(E2E_CFLAGS) -DOTEL_TLS_LIB $< -pthread -L$(E2E_DIR) -lotel_tls \
+		-Wl,-rpath,'$$ORIGIN' -o $@
+
+$(E2E_DIR)/otel_ctx_dl: $(OTEL_CTX_DEPS) $(E2E_DIR)/libotel_tls.so | $(E2E_DIR)
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CC) $(E2E_CFLAGS) -DOTEL_TLS_DLOPEN $< -pthread -ldl -Wl,-rpath,'$$ORIGIN' -o $@
 
 # Generates its code at run time and names it in /tmp/perf-PID.map.
 $(E2E_DIR)/jit_mmap: tests/e2e/jit_mmap.c tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)

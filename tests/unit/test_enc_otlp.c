@@ -1499,6 +1499,91 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
 	return remove(path);
 }
 
+/*
+ * Samples that served spans (OTEP 4947 thread context): one link_table entry per distinct
+ * (trace, span) after the zero link, each sample's link_index pointing at its own, the context's
+ * attributes as sample attributes; samples of one stack that differ only in span stay apart.
+ */
+static void test_links(void)
+{
+	static const uint32_t st[] = {1};
+	struct profile *p = profile__new(&cpu_desc);
+	struct profile_labels a = {.pid = 100, .tid = 101}, b = a, none = a;
+	struct profile_function f = {0};
+	struct profile_location l = {.kind = FRAME_NATIVE};
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	pb_request *req;
+	int64_t stack;
+
+	if (!p)
+		return;
+	f.name = f.system_name = str(p, "serve");
+	l.function = (uint32_t)profile__function(p, &f);
+	profile__location(p, &l);
+	stack = profile__stack(p, st, 1);
+	a.trace_id = str(p, "0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a01");
+	a.span_id = str(p, "a1a1a1a1a1a1a1a1");
+	a.nr_ctx_attrs = 1;
+	a.ctx_attrs[0] = (struct profile_attr){str(p, "http.route"), str(p, "/checkout")};
+	b.trace_id = a.trace_id;
+	b.span_id = str(p, "b2b2b2b2b2b2b2b2");
+	CHECK(stack > 0 && profile__add_sample(p, (uint32_t)stack, &a, 10, 1) == 0 &&
+		      profile__add_sample(p, (uint32_t)stack, &b, 40, 2) == 0 &&
+		      profile__add_sample(p, (uint32_t)stack, &none, 30, 3) == 0 &&
+		      profile__add_sample(p, (uint32_t)stack, &a, 10, 1) == 0,
+	      "samples with links");
+	CHECK(profile__nr_samples(p) == 4, "three distinct samples (and slot 0): %zu",
+	      profile__nr_samples(p));
+	CHECK(enc_otlp__encode((const struct profile *const[]){p}, 1, &opts, &buf, &len) == 0,
+	      "encode");
+	req = buf ? unpack_request(len, buf) : NULL;
+	CHECK(req && req->dictionary && req->dictionary->n_link_table == 3,
+	      "link table: the zero link and two spans (%zu)",
+	      req && req->dictionary ? req->dictionary->n_link_table : 0);
+	if (req && req->dictionary && req->dictionary->n_link_table == 3 &&
+	    req->n_resource_profiles == 1) {
+		const pb_dictionary *d = req->dictionary;
+		const Opentelemetry__Proto__Profiles__V1development__Profile *pr =
+			req->resource_profiles[0]->scope_profiles[0]->profiles[0];
+		int seen = 0;
+
+		CHECK(d->link_table[0]->trace_id.len == 16 && !d->link_table[0]->trace_id.data[0] &&
+			      d->link_table[0]->span_id.len == 8,
+		      "entry 0 is the all-zero link");
+		for (size_t i = 0; i < pr->n_samples; i++) {
+			const Opentelemetry__Proto__Profiles__V1development__Sample *sm =
+				pr->samples[i];
+			const Opentelemetry__Proto__Profiles__V1development__Link *lk =
+				d->link_table[sm->link_index];
+			const char *last_key =
+				sm->n_attribute_indices
+					? S(req,
+					    d->attribute_table
+						    [sm->attribute_indices[sm->n_attribute_indices -
+									   1]]
+							    ->key_strindex)
+					: "";
+
+			if (sm->values[0] == 30) /* none */
+				seen += sm->link_index == 0;
+			else if (sm->values[0] == 40) /* b */
+				seen += lk->span_id.data[0] == 0xb2 &&
+					lk->trace_id.data[15] == 0x01;
+			else if (sm->values[0] == 20) /* a, its two samples merged */
+				seen += lk->span_id.data[0] == 0xa1 &&
+					!strcmp(last_key, "http.route");
+		}
+		CHECK(seen == 3,
+		      "each sample points at its own link (and span A carries "
+		      "http.route): %d of 3",
+		      seen);
+	}
+	free_request(req);
+	free(buf);
+	profile__delete(p);
+}
+
 int main(void)
 {
 	struct profile *cpu, *off_cpu;
@@ -1514,6 +1599,7 @@ int main(void)
 		perror("mkdtemp");
 		return 1;
 	}
+	test_links();
 	cpu = build_cpu();
 	off_cpu = build_off_cpu();
 	if (!cpu || !off_cpu)
