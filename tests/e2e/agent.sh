@@ -428,7 +428,7 @@ print(" ".join(reversed(circuit[:-1])))' "${names[@]}")
 		agent_reload_config "$to" "$conf"
 		kill -HUP "$apid" 2>/dev/null
 		n=$((n + 1))
-		for _ in $(seq 150); do
+		for _ in $(seq 300); do
 			answered=$(grep -c 'configuration reloaded\|reload refused' "$log")
 			[ "$answered" -ge "$n" ] && break
 			kill -0 "$apid" 2>/dev/null || break
@@ -439,7 +439,7 @@ print(" ".join(reversed(circuit[:-1])))' "${names[@]}")
 			break
 		fi
 		if [ "$answered" -lt "$n" ]; then
-			bad="reload $n ($from to $to) was not answered within 15 s"
+			bad="reload $n ($from to $to) was not answered within 30 s"
 			break
 		fi
 		[ "$to" != broken ] && from=$to
