@@ -19,6 +19,7 @@
 #include "common.bpf.h"
 #include "futex.bpf.h"
 #include "unwind.bpf.h"
+#include "thread_ctx.bpf.h"
 
 #define TASK_RUNNING 0x0
 #define TASK_INTERRUPTIBLE 0x1
@@ -27,6 +28,18 @@
 const volatile __u64 min_block_ns = 0;
 
 /* Threads that are off the CPU right now; max_entries set by userspace. */
+/*
+ * The thread-context records of waits: written at switch-out, read by userspace when it drains the
+ * wait, which may be a window later; an LRU rather than a buffer set, since the wait ends in a
+ * set that switch-out could not know.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct hp_thread_ctx);
+} offcpu_tctx SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
@@ -122,6 +135,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	}
 	start->ts = bpf_ktime_get_ns();
 	start->state = classify(prev, preempt);
+	/* prev is current here: its TLS pointer and memory are the ones read. */
+	start->thread_ctx = BPF_CORE_READ(prev, mm) ? hp_read_thread_ctx(tgid, &offcpu_tctx) : 0;
 	n = bpf_get_stack(ctx, start->stack.kern, sizeof(start->stack.kern), 0);
 	start->stack.nr_kern = n > 0 ? n / sizeof(__u64) : 0;
 	n = 0;
@@ -166,6 +181,7 @@ static __always_inline void account(struct task_struct *next, struct hp_offcpu_s
 		.pid = BPF_CORE_READ(next, tgid),
 		.tid = BPF_CORE_READ(next, pid),
 		.state = start->state,
+		.thread_ctx = start->thread_ctx,
 	};
 	struct hp_offcpu_value *val, init = {.ns = delta, .count = 1};
 	long err;

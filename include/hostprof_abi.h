@@ -105,6 +105,7 @@ struct hp_offcpu_start {
 	__u64 ts;    /* bpf_ktime_get_ns() at switch-out; 0 when the thread is on a CPU */
 	__u32 state; /* enum hp_thread_state */
 	__u32 pad;
+	__u64 thread_ctx; /* the thread's context record at switch-out, in offcpu_tctx; 0: none */
 	struct hp_raw_stack stack;
 };
 
@@ -114,6 +115,7 @@ struct hp_offcpu_key {
 	__u64 stack_hash; /* key of the stack in the offcpu_stacks map of the same buffer */
 	__u32 state;
 	__u32 pad;
+	__u64 thread_ctx; /* != 0: the span the thread served when it blocked, in offcpu_tctx */
 };
 
 struct hp_offcpu_value {
@@ -316,7 +318,7 @@ _Static_assert(sizeof(struct hp_thread_ctx) == 640, "hp_thread_ctx layout");
 _Static_assert(sizeof(struct hp_tls_ref) == 24, "hp_tls_ref layout");
 _Static_assert(sizeof(struct hp_raw_stack) == 8 + 8 * (HP_OFFCPU_USER_DEPTH + HP_OFFCPU_KERN_DEPTH),
 	       "hp_raw_stack layout");
-_Static_assert(sizeof(struct hp_offcpu_key) == 24, "hp_offcpu_key layout");
+_Static_assert(sizeof(struct hp_offcpu_key) == 32, "hp_offcpu_key layout");
 _Static_assert(sizeof(struct hp_offcpu_value) == 48, "hp_offcpu_value layout");
 /* BPF's hp_wait_add() updates either value through its first two fields. */
 _Static_assert(__builtin_offsetof(struct hp_offcpu_value, ns) == 0 &&

@@ -98,6 +98,16 @@ static void clear_drained(struct bpf_session *s, int counts_fd, const void *keys
 }
 
 /* Drain and clear one buffer set of the off-CPU maps; fn NULL only clears. */
+/* A wait's thread context record, from the off-CPU object's LRU of them; NULL when it has none
+ * (or the LRU let it go: only when more than 4096 spans blocked since). */
+static const struct hp_thread_ctx *offcpu_thread_ctx(struct bpf_session *s, __u64 key)
+{
+	if (!key ||
+	    bpf_map_lookup_elem(bpf_map__fd(s->offcpu->maps.offcpu_tctx), &key, &s->tctx_buf))
+		return NULL;
+	return &s->tctx_buf;
+}
+
 static int drain_offcpu(struct bpf_session *s, uint32_t buf, drain_offcpu_fn fn, void *ctx)
 {
 	struct bpf_map *counts[] = {s->offcpu->maps.offcpu_counts_0,
@@ -117,6 +127,7 @@ static int drain_offcpu(struct bpf_session *s, uint32_t buf, drain_offcpu_fn fn,
 			continue;
 		if (!bpf_map_lookup_elem(stacks_fd, &s->offcpu_keys[i].stack_hash, &stack))
 			e.stack = &stack;
+		e.thread_ctx = offcpu_thread_ctx(s, s->offcpu_keys[i].thread_ctx);
 		ret = fn(&e, ctx);
 	}
 	map_delete_keys(counts_fd, s->offcpu_keys, sizeof(*s->offcpu_keys), n);
@@ -166,6 +177,8 @@ int bpf_session__drain_pending_offcpu(struct bpf_session *s, drain_offcpu_fn fn,
 			fclose(f);
 		}
 		key.state = start.state;
+		key.thread_ctx = start.thread_ctx;
+		e.thread_ctx = offcpu_thread_ctx(s, start.thread_ctx);
 		value.ns = now - start.ts;
 		ret = fn(&e, ctx);
 		n++;

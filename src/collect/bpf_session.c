@@ -248,6 +248,11 @@ static int offcpu_configure(struct offcpu_bpf *o, const struct bpf_session_opts 
 	if (!err)
 		err = bpf_map__reuse_fd(o->maps.target_pids,
 					bpf_map__fd(s->skel->maps.target_pids));
+	/* One list of where processes keep their thread context, which the cpu object's user
+	 * (capture/thread_ctx_link.h) writes. */
+	if (!err)
+		err = bpf_map__reuse_fd(o->maps.thread_ctx_procs,
+					bpf_map__fd(s->skel->maps.thread_ctx_procs));
 	o->rodata->min_block_ns = opts->offcpu_min_ns;
 	o->rodata->unwind_tables = s->unwinding && !s->tail_calls;
 	o->rodata->unwind_depth = opts->unwind_depth;

@@ -85,6 +85,7 @@ struct drained_offcpu {
 	const struct hp_offcpu_key *key;
 	const struct hp_offcpu_value *value;
 	const struct hp_raw_stack *stack;
+	const struct hp_thread_ctx *thread_ctx; /* the span it served when it blocked, or NULL */
 };
 
 typedef int (*drain_offcpu_fn)(const struct drained_offcpu *e, void *ctx);

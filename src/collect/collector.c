@@ -156,6 +156,14 @@ static int on_offcpu(const struct drained_offcpu *e, void *ctx)
 	};
 
 	copy_names(&s, e->value->thread_name, e->value->process_name);
+	if (e->thread_ctx) {
+		struct sample_batch *b = dc->offcpu;
+
+		if (VEC_RESERVE(b->tctx, b->cap_tctx, b->nr_tctx + 1))
+			return -ENOMEM;
+		b->tctx[b->nr_tctx++] = *e->thread_ctx;
+		s.thread_ctx = (uint32_t)b->nr_tctx;
+	}
 	if (!e->stack)
 		return sample_batch__add(dc->offcpu, &s, none, none);
 	s.nr_user =

@@ -15,6 +15,7 @@
  *   in_span_b: trace 0b0b...0b02, span b2b2b2b2b2b2b2b2, http.route=/cart (user.id written
  *              twice, the last one u-2b wins)
  *   no_span:   none
+ * and waits 10 ms in in_span_wait() (its span attached) and in no_span_wait() (none).
  * Built three ways (tests/e2e/workloads.mk): the variable in the executable (otel_ctx,
  * local-exec), in libotel_tls.so loaded at start (otel_ctx_lib, TLSDESC, static TLS), and in
  * libotel_tls.so loaded by dlopen (otel_ctx_dl, TLSDESC, dynamic TLS).
@@ -98,6 +99,25 @@ static DISTINCT unsigned long no_span(double s)
 	return burn(s) + NO_TAIL_CALL;
 }
 
+/* Waits, in a span and out of one: wall and off-CPU samples must say which. */
+static DISTINCT void in_span_wait(void)
+{
+	struct timespec ts = {0, 10 * 1000 * 1000};
+
+	KEEP_FRAME();
+	nanosleep(&ts, NULL);
+	__asm__ volatile("" ::: "memory");
+}
+
+static DISTINCT void no_span_wait(void)
+{
+	struct timespec ts = {0, 10 * 1000 * 1000};
+
+	KEEP_FRAME();
+	nanosleep(&ts, NULL);
+	__asm__ volatile("" ::: "memory");
+}
+
 static NOINLINE unsigned long ctx_work(double until)
 {
 	unsigned long acc = 1;
@@ -154,8 +174,10 @@ static void *serve(void *arg)
 	while (now() < w->until) {
 		attach(r);
 		w->acc += w->which == 0 ? in_span_a(0.03) : in_span_b(0.03);
+		in_span_wait();
 		attach(NULL);
 		w->acc += no_span(0.02);
+		no_span_wait();
 	}
 	return NULL;
 }

@@ -52,6 +52,8 @@
 #   thread_context    OTEP 4947 thread contexts from the executable (local-exec), a TLSDESC
 #                     library and a dlopened one: >= 95% of in-span samples carry their span's
 #                     ids and attributes, none of the others; OTLP links
+#   thread_context_wall  the same in a wall profile: waits in a span carry it (read at
+#                     switch-out), waits outside none
 #   readme_examples   every hostprof example of README.md runs and exits 0 (or says why it is
 #                     skipped), and its sample outputs match what hostprof prints
 #                     (tests/e2e/readme_examples.py)
@@ -1901,6 +1903,37 @@ PY
 	[ "$bad" -eq 0 ] && pass thread_context "samples carrying their span's ids and attributes (pprof labels; OTLP link table of 3):${msg%;}"
 }
 
+# The same spans in a wall profile: the 10 ms waits in in_span_wait carry the span the thread
+# served when it blocked (read at switch-out), those in no_span_wait none.
+t_thread_context_wall() {
+	local pid raw w none out
+	start_workload otel_ctx_lib 5
+	pid=$WPID
+	sleep 0.5
+	hp tctx_wall profile --pid "$pid" --duration 3 --frequency "$FREQ" --types cpu,wall \
+		-o "$WORK/tctx_wall.pb.gz"
+	stop_workload "$pid"
+	if [ "$HP_RC" -ne 0 ]; then
+		fail thread_context_wall "capture failed: $(hp_failure tctx_wall)"
+		return
+	fi
+	raw=$WORK/tctx_wall.raw
+	pprof -raw "$WORK/tctx_wall.wall.pb.gz" >"$raw" 2>&1
+	w=$(python3 "$E2E/pprof_raw.py" labels "$raw" in_span_wait span_id http.route)
+	none=$(python3 "$E2E/pprof_raw.py" labels "$raw" no_span_wait span_id)
+	out=$(awk -v part=w '{ n += $1; if ($2 == "span_id=a1a1a1a1a1a1a1a1,http.route=/checkout" || $2 == "span_id=b2b2b2b2b2b2b2b2,http.route=/cart") hit += $1 } END { print hit + 0, n + 0 }' <<<"$w")
+	read -r wh wt <<<"$out"
+	out=$(awk '{ n += $1; if ($2 == "span_id=-") hit += $1 } END { print hit + 0, n + 0 }' <<<"$none")
+	read -r nh nt <<<"$out"
+	if [ "${wt:-0}" -lt 20 ] || [ "${nt:-0}" -lt 20 ]; then
+		fail thread_context_wall "too few wall samples in the waits (in_span_wait $wt, no_span_wait $nt)"
+	elif [ $((wh * 100)) -lt $((wt * 95)) ] || [ "$nh" -ne "$nt" ]; then
+		fail thread_context_wall "in_span_wait: $wh of $wt samples carry their thread's span (need >= 95%); no_span_wait: $nh of $nt carry none (need all); $(tr '\n' ' ' <<<"$w")"
+	else
+		pass thread_context_wall "wall: $wh of $wt samples of waits in a span carry it, $nh of $nt outside carry none"
+	fi
+}
+
 # The README's examples, run as written (tests/e2e/readme_examples.py says what it rewrites: PID
 # 1234 is cpu_ratio, receivers are the local recording receiver, durations 2 s).
 t_readme_examples() {
@@ -1941,7 +1974,7 @@ main() {
 		capture_ratio
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
-		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages html_views render_diff render_formats readme_examples otel_process_context thread_context terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
+		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages html_views render_diff render_formats readme_examples otel_process_context thread_context thread_context_wall terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
 		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind python_perf_jit tailcall_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		agent_service agent_process_context agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \
