@@ -18,6 +18,7 @@
 #include "common.bpf.h"
 #include "futex.bpf.h"
 #include "unwind.bpf.h"
+#include "thread_ctx.bpf.h"
 
 /* include/trace/events/lock.h */
 #define LCB_F_SPIN (1U << 0)
@@ -59,6 +60,14 @@ HP_USTACKS_MAP(lock_ustacks_1);
 COUNTS_MAP(lock_counts_0);
 COUNTS_MAP(lock_counts_1);
 
+/* The spans waiters served, read by userspace when it drains their waits (see offcpu_tctx). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct hp_thread_ctx);
+} lock_tctx SEC(".maps");
+
 static __always_inline bool interesting(__u32 *tgid, __u32 *tid)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -90,6 +99,10 @@ static __always_inline void record(void *ctx, void *stacks, void *ustacks, void 
 	struct hp_lock_key key = {.pid = tgid, .tid = tid, .kind = b->kind, .addr = b->addr};
 	struct hp_lock_value *val, init = {.ns = delta, .count = 1};
 	long err;
+
+	/* The waiter is current: the span it served while it waited. */
+	if (BPF_CORE_READ(task, mm))
+		key.thread_ctx = hp_read_thread_ctx(tgid, &lock_tctx);
 
 	key.user_stack_id = -1;
 	if (walked) {

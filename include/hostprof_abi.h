@@ -158,6 +158,7 @@ struct hp_lock_key {
 	__u32 pad;
 	__u64 addr;	       /* the futex's user address, or the kernel lock's */
 	__u64 user_stack_hash; /* as in struct hp_sample_key */
+	__u64 thread_ctx;      /* != 0: the span the waiter served, in lock_tctx */
 };
 
 struct hp_lock_value {
@@ -308,7 +309,7 @@ _Static_assert(sizeof(struct hp_unwind_row) == 16, "hp_unwind_row layout");
 _Static_assert(sizeof(struct hp_unwind_mapping) == 40, "hp_unwind_mapping layout");
 _Static_assert(sizeof(struct hp_user_stack) == 8 + 8 * HP_UNWIND_MAX_DEPTH, "hp_user_stack");
 
-_Static_assert(sizeof(struct hp_lock_key) == 40, "hp_lock_key layout");
+_Static_assert(sizeof(struct hp_lock_key) == 48, "hp_lock_key layout");
 _Static_assert(sizeof(struct hp_lock_value) == 48, "hp_lock_value layout");
 _Static_assert(__builtin_offsetof(struct hp_lock_value, ns) == 0 &&
 		       __builtin_offsetof(struct hp_lock_value, count) == 8,

@@ -213,6 +213,9 @@ static int drain_lock(struct bpf_session *s, uint32_t buf, drain_lock_fn fn, voi
 					    e.key->user_stack_hash, s->stack_buf, &gone);
 		e.nr_kern =
 			read_stack(stacks_fd, e.key->kern_stack_id, s->stack_buf + USER_IPS, &gone);
+		if (e.key->thread_ctx && !bpf_map_lookup_elem(bpf_map__fd(s->lock->maps.lock_tctx),
+							      &e.key->thread_ctx, &s->tctx_buf))
+			e.thread_ctx = &s->tctx_buf;
 		ret = fn(&e, ctx);
 	}
 	clear_drained(s, counts_fd, s->lock_keys, sizeof(*s->lock_keys), n, stacks_fd, ustacks_fd);

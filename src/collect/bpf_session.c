@@ -363,6 +363,9 @@ static int lock_open(struct bpf_session *s, const struct bpf_session_opts *opts)
 	if (!err)
 		err = bpf_map__reuse_fd(s->lock->maps.target_pids,
 					bpf_map__fd(s->skel->maps.target_pids));
+	if (!err)
+		err = bpf_map__reuse_fd(s->lock->maps.thread_ctx_procs,
+					bpf_map__fd(s->skel->maps.thread_ctx_procs));
 	s->lock->rodata->min_wait_ns = opts->lock_min_ns;
 	s->lock->rodata->unwind_tables = s->unwinding && !s->tail_calls;
 	s->lock->rodata->unwind_depth = opts->unwind_depth;

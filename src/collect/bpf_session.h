@@ -98,6 +98,7 @@ struct drained_lock {
 	uint32_t nr_user;
 	const uint64_t *kern_ips;
 	uint32_t nr_kern;
+	const struct hp_thread_ctx *thread_ctx; /* the span the waiter served, or NULL */
 };
 
 typedef int (*drain_lock_fn)(const struct drained_lock *e, void *ctx);

@@ -143,6 +143,19 @@ static void copy_names(struct raw_sample *s, const char thread[HP_COMM_LEN],
 	s->process_name[HP_COMM_LEN - 1] = '\0';
 }
 
+/* A sample's thread context record, kept in its batch; 0 or -ENOMEM. */
+static int keep_thread_ctx(struct sample_batch *b, const struct hp_thread_ctx *rec,
+			   struct raw_sample *s)
+{
+	if (!rec)
+		return 0;
+	if (VEC_RESERVE(b->tctx, b->cap_tctx, b->nr_tctx + 1))
+		return -ENOMEM;
+	b->tctx[b->nr_tctx++] = *rec;
+	s->thread_ctx = (uint32_t)b->nr_tctx;
+	return 0;
+}
+
 static int on_offcpu(const struct drained_offcpu *e, void *ctx)
 {
 	struct drain_ctx *dc = ctx;
@@ -156,14 +169,8 @@ static int on_offcpu(const struct drained_offcpu *e, void *ctx)
 	};
 
 	copy_names(&s, e->value->thread_name, e->value->process_name);
-	if (e->thread_ctx) {
-		struct sample_batch *b = dc->offcpu;
-
-		if (VEC_RESERVE(b->tctx, b->cap_tctx, b->nr_tctx + 1))
-			return -ENOMEM;
-		b->tctx[b->nr_tctx++] = *e->thread_ctx;
-		s.thread_ctx = (uint32_t)b->nr_tctx;
-	}
+	if (keep_thread_ctx(dc->offcpu, e->thread_ctx, &s))
+		return -ENOMEM;
 	if (!e->stack)
 		return sample_batch__add(dc->offcpu, &s, none, none);
 	s.nr_user =
@@ -190,6 +197,8 @@ static int on_lock(const struct drained_lock *e, void *ctx)
 	};
 
 	copy_names(&s, e->value->thread_name, e->value->process_name);
+	if (keep_thread_ctx(dc->lock, e->thread_ctx, &s))
+		return -ENOMEM;
 	return sample_batch__add(dc->lock, &s, e->user_ips, e->kern_ips);
 }
 
@@ -221,14 +230,8 @@ static int on_entry(const struct drained_entry *e, void *ctx)
 	if (e->kern_stack_gone)
 		dc->stats->losses[HP_LOSS_KERN_STACK_MISSING] += s.count;
 	dc->stats->samples_drained += s.count;
-	if (e->thread_ctx) {
-		struct sample_batch *b = dc->batch;
-
-		if (VEC_RESERVE(b->tctx, b->cap_tctx, b->nr_tctx + 1))
-			return -ENOMEM;
-		b->tctx[b->nr_tctx++] = *e->thread_ctx;
-		s.thread_ctx = (uint32_t)b->nr_tctx;
-	}
+	if (keep_thread_ctx(dc->batch, e->thread_ctx, &s))
+		return -ENOMEM;
 	return sample_batch__add(dc->batch, &s, e->user_ips, e->kern_ips);
 }
 

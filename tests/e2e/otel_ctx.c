@@ -15,7 +15,8 @@
  *   in_span_b: trace 0b0b...0b02, span b2b2b2b2b2b2b2b2, http.route=/cart (user.id written
  *              twice, the last one u-2b wins)
  *   no_span:   none
- * and waits 10 ms in in_span_wait() (its span attached) and in no_span_wait() (none).
+ * and waits 10 ms in in_span_wait() (its span attached) and in no_span_wait() (none), and in its
+ * span takes a mutex three times that the other thread holds 5 ms at a time (in_span_lock()).
  * Built three ways (tests/e2e/workloads.mk): the variable in the executable (otel_ctx,
  * local-exec), in libotel_tls.so loaded at start (otel_ctx_lib, TLSDESC, static TLS), and in
  * libotel_tls.so loaded by dlopen (otel_ctx_dl, TLSDESC, dynamic TLS).
@@ -118,6 +119,24 @@ static DISTINCT void no_span_wait(void)
 	__asm__ volatile("" ::: "memory");
 }
 
+/* A lock both threads take in their spans: each waits on the other, so contention samples
+ * must say whose span waited. */
+static pthread_mutex_t shared = PTHREAD_MUTEX_INITIALIZER;
+
+static DISTINCT unsigned long in_span_lock(void)
+{
+	unsigned long acc;
+
+	KEEP_FRAME();
+	acc = 0;
+	for (int i = 0; i < 3; i++) {
+		pthread_mutex_lock(&shared);
+		acc += burn(0.005);
+		pthread_mutex_unlock(&shared);
+	}
+	return acc + NO_TAIL_CALL;
+}
+
 static NOINLINE unsigned long ctx_work(double until)
 {
 	unsigned long acc = 1;
@@ -175,6 +194,7 @@ static void *serve(void *arg)
 		attach(r);
 		w->acc += w->which == 0 ? in_span_a(0.03) : in_span_b(0.03);
 		in_span_wait();
+		w->acc += in_span_lock();
 		attach(NULL);
 		w->acc += no_span(0.02);
 		no_span_wait();

@@ -52,8 +52,8 @@
 #   thread_context    OTEP 4947 thread contexts from the executable (local-exec), a TLSDESC
 #                     library and a dlopened one: >= 95% of in-span samples carry their span's
 #                     ids and attributes, none of the others; OTLP links
-#   thread_context_wall  the same in a wall profile: waits in a span carry it (read at
-#                     switch-out), waits outside none
+#   thread_context_wall  the same in wall and contention profiles: waits in a span carry it
+#                     (read at switch-out, at the wait's end), waits outside none
 #   readme_examples   every hostprof example of README.md runs and exits 0 (or says why it is
 #                     skipped), and its sample outputs match what hostprof prints
 #                     (tests/e2e/readme_examples.py)
@@ -1907,11 +1907,11 @@ PY
 # served when it blocked (read at switch-out), those in no_span_wait none.
 t_thread_context_wall() {
 	local pid raw w none out
-	start_workload otel_ctx_lib 5
+	start_workload otel_ctx_lib 6
 	pid=$WPID
 	sleep 0.5
-	hp tctx_wall profile --pid "$pid" --duration 3 --frequency "$FREQ" --types cpu,wall \
-		-o "$WORK/tctx_wall.pb.gz"
+	hp tctx_wall profile --pid "$pid" --duration 4 --frequency "$FREQ" \
+		--types cpu,wall,contention -o "$WORK/tctx_wall.pb.gz"
 	stop_workload "$pid"
 	if [ "$HP_RC" -ne 0 ]; then
 		fail thread_context_wall "capture failed: $(hp_failure tctx_wall)"
@@ -1925,12 +1925,19 @@ t_thread_context_wall() {
 	read -r wh wt <<<"$out"
 	out=$(awk '{ n += $1; if ($2 == "span_id=-") hit += $1 } END { print hit + 0, n + 0 }' <<<"$none")
 	read -r nh nt <<<"$out"
-	if [ "${wt:-0}" -lt 20 ] || [ "${nt:-0}" -lt 20 ]; then
-		fail thread_context_wall "too few wall samples in the waits (in_span_wait $wt, no_span_wait $nt)"
+	pprof -raw "$WORK/tctx_wall.contention.pb.gz" >"$WORK/tctx_lock.raw" 2>&1
+	out=$(python3 "$E2E/pprof_raw.py" labels "$WORK/tctx_lock.raw" in_span_lock span_id http.route |
+		awk '{ n += $1; if ($2 == "span_id=a1a1a1a1a1a1a1a1,http.route=/checkout" || $2 == "span_id=b2b2b2b2b2b2b2b2,http.route=/cart") hit += $1 } END { print hit + 0, n + 0 }')
+	read -r lh lt <<<"$out"
+	# Counts of waits, not of timer samples: each thread waits about 20 times a second.
+	if [ "${wt:-0}" -lt 10 ] || [ "${nt:-0}" -lt 10 ] || [ "${lt:-0}" -lt 5 ]; then
+		fail thread_context_wall "too few samples in the waits (wall: in_span_wait $wt, no_span_wait $nt; contention: in_span_lock $lt)"
+	elif [ $((lh * 100)) -lt $((lt * 95)) ]; then
+		fail thread_context_wall "contention: $lh of $lt waits in in_span_lock carry their thread's span (need >= 95%)"
 	elif [ $((wh * 100)) -lt $((wt * 95)) ] || [ "$nh" -ne "$nt" ]; then
 		fail thread_context_wall "in_span_wait: $wh of $wt samples carry their thread's span (need >= 95%); no_span_wait: $nh of $nt carry none (need all); $(tr '\n' ' ' <<<"$w")"
 	else
-		pass thread_context_wall "wall: $wh of $wt samples of waits in a span carry it, $nh of $nt outside carry none"
+		pass thread_context_wall "wall: $wh of $wt samples of waits in a span carry it, $nh of $nt outside carry none; contention: $lh of $lt mutex waits in a span carry it"
 	fi
 }
 
