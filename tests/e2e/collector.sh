@@ -1,0 +1,271 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# shellcheck shell=bash
+# shellcheck disable=SC2317  # the tests are called indirectly, as "t_$name"
+#
+# End-to-end tests against a real OpenTelemetry Collector, sourced by run.sh (which provides
+# pass, fail, hp, start_workload, start_receiver, pprof, $WORK and the OTLP decoding arguments).
+#
+# The Collector is $COLLECTOR (default $OUTPUT/otelcol-hostprof, built by `make collector` with the
+# Collector's builder: tests/collector/), run with tests/collector/config.yaml and
+# --feature-gates=service.profilesSupport. Its OTLP receiver feeds two pipelines: the file
+# exporter (OTLP/JSON lines) with the debug exporter, and an otlphttp exporter that forwards to
+# the recording receiver (tests/receiver/http_receiver.py). What the Collector wrote is judged by
+# tests/e2e/otlp_compare.py against what hostprof wrote itself of the same capture:
+#   collector_http     `profile` over OTLP/HTTP (protobuf, gzip): the file exporter's profiles
+#                      equal hostprof's own request (-o x.otlp.pb: resources and all their
+#                      attributes, every stack with its sample attributes and value, windows,
+#                      periods, mappings), and their stacks and totals equal the pprof file's
+#   collector_grpc     the same over OTLP/gRPC (gzip) with --types cpu,wall and
+#                      --otlp-sample-type samples: samples/count and wall/nanoseconds each equal
+#                      the pprof file of their type
+#   collector_forward  the collector_http run's second pipeline: the Collector's own protobuf
+#                      re-encoding, as the recording receiver got it (gzip, on
+#                      /v1development/profiles), equals hostprof's own request
+#   collector_agent    `hostprof agent` (2 s windows, whole host) over OTLP/HTTP: every window
+#                      reaches the file exporter, equal (stacks and totals) to the agent's pprof
+#                      files of the same windows; a process started with OTEL_SERVICE_NAME has
+#                      that service.name and its pid; the forwarded requests equal the file's
+#                      profiles
+# A refused or dropped export fails the test with hostprof's error and the Collector's own log
+# lines (warnings and errors).
+
+COLLECTOR=${COLLECTOR:-$OUTPUT/otelcol-hostprof}
+COL_HTTP_RAN=0
+COL_HTTP_DIR=
+COL_SELFTEST=
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# start_collector DIR: starts the Collector, its file exporter writing DIR/file.json and its
+# forwarding pipeline sending to a recording receiver in DIR/fwd. Sets COL_PID, COL_HTTP and
+# COL_GRPC (ports), or COL_ERR and returns 1.
+start_collector() {
+	local dir=$1 i
+	COL_ERR=
+	COL_PID=
+	mkdir -p "$dir"
+	if [ ! -x "$COLLECTOR" ]; then
+		COL_ERR="no Collector at $COLLECTOR: make collector builds it"
+		return 1
+	fi
+	if [ -z "$COL_SELFTEST" ] && ! COL_SELFTEST=$(python3 "$E2E/otlp_compare.py" selftest 2>&1); then
+		COL_ERR="otlp_compare.py fails its self-test: $COL_SELFTEST"
+		COL_SELFTEST=
+		return 1
+	fi
+	start_receiver "$dir/fwd"
+	if [ -z "$RX_PORT" ]; then
+		COL_ERR="the recording receiver did not start"
+		return 1
+	fi
+	COL_HTTP=$(free_port)
+	COL_GRPC=$(free_port)
+	HP_COL_HTTP=$COL_HTTP HP_COL_GRPC=$COL_GRPC HP_COL_FILE=$dir/file.json \
+		HP_COL_FORWARD="http://127.0.0.1:$RX_PORT/v1development/profiles" \
+		"$COLLECTOR" --config "$ROOT/tests/collector/config.yaml" \
+		--feature-gates=service.profilesSupport >"$dir/collector.log" 2>&1 &
+	COL_PID=$!
+	PIDS+=("$COL_PID")
+	for i in $(seq 200); do
+		grep -q "Everything is ready" "$dir/collector.log" && return 0
+		kill -0 "$COL_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	COL_ERR="the Collector did not start: $(grep -v '^\s*$' "$dir/collector.log" | tail -3 | cut -c1-300 | tr '\n' ' ')"
+	stop_workload "$COL_PID"
+	return 1
+}
+
+# stop_collector: SIGTERM, which makes the file exporter flush, and waits for the exit.
+stop_collector() {
+	[ -n "$COL_PID" ] && stop_workload "$COL_PID"
+	COL_PID=
+}
+
+# collector_said DIR: the Collector's warnings and errors, on one line (for FAIL messages).
+collector_said() {
+	local said
+	said=$(grep -E $'\t(warn|error)\t' "$1/collector.log" | head -4 | cut -c1-400 | tr '\n' ' ')
+	echo "the Collector said: ${said:-nothing (no warning or error in its log)}"
+}
+
+compare() {
+	python3 "$E2E/otlp_compare.py" "$@"
+}
+
+# decode_bodies DIR: each recorded request body of DIR as protoc text (X.txt beside X.body); prints
+# the .txt files, comma-separated, or returns 1 naming what protoc refused.
+decode_bodies() {
+	local b list=
+	for b in "$1"/*.body; do
+		[ -e "$b" ] || continue
+		if ! protoc --decode="$OTLP_REQ" "${OTLP_PROTO_ARGS[@]}" <"$b" >"${b%.body}.txt" 2>&1; then
+			echo "protoc cannot decode $(basename "$b"): $(head -c 200 "${b%.body}.txt")"
+			return 1
+		fi
+		list=${list:+$list,}${b%.body}.txt
+	done
+	echo "$list"
+}
+
+# collector_judge TEST HPNAME DIR TYPE=PPROF...: what the Collector's file exporter wrote against
+# hostprof's own request DIR/hp.otlp.pb, and the profiles of each sample TYPE against the pprof
+# file PPROF. Prints the PASS/FAIL line.
+collector_judge() {
+	local test=$1 name=$2 dir=$3 out tp what= records samples
+	shift 3
+	if [ "$HP_RC" -ne 0 ]; then
+		fail "$test" "export to the Collector failed: $(hp_failure "$name"); $(collector_said "$dir")"
+		return
+	fi
+	if [ ! -s "$dir/file.json" ]; then
+		fail "$test" "hostprof exited 0 but the Collector's file exporter wrote nothing; $(collector_said "$dir")"
+		return
+	fi
+	if ! protoc --decode="$OTLP_REQ" "${OTLP_PROTO_ARGS[@]}" <"$dir/hp.otlp.pb" >"$dir/hp.txt" 2>&1; then
+		fail "$test" "protoc cannot decode hostprof's own request: $(head -c 200 "$dir/hp.txt")"
+		return
+	fi
+	if ! out=$(compare same text "$dir/hp.txt" json "$dir/file.json" 2>&1); then
+		fail "$test" "the Collector's profiles differ from hostprof's own request: $out; $(collector_said "$dir")"
+		return
+	fi
+	what=${out#equal: }
+	for tp in "$@"; do
+		pprof -raw "${tp#*=}" >"${tp#*=}.raw" 2>&1
+		if ! out=$(compare pprof json "$dir/file.json" "${tp%%=*}" "${tp#*=}.raw" 2>&1); then
+			fail "$test" "the Collector's ${tp%%=*} profiles differ from $(basename "${tp#*=}"): $out"
+			return
+		fi
+		what="$what; ${out#equal to pprof: } as in $(basename "${tp#*=}")"
+	done
+	# The debug exporter counts what reached the end of the first pipeline.
+	records=$(grep -o '"sample records": [0-9]*' "$dir/collector.log" | awk '{ s += $NF } END { print s + 0 }')
+	samples=$(sed -n 's/.* \([0-9]*\) samples, .*/\1/p' <<<"$what")
+	if [ "$records" != "$samples" ]; then
+		fail "$test" "the debug exporter logged $records sample records, hostprof sent $samples samples; $(collector_said "$dir")"
+		return
+	fi
+	pass "$test" "the Collector's file exporter equals hostprof's request: $what"
+}
+
+# One capture exported over OTLP/HTTP, for collector_http and collector_forward.
+run_collector_http() {
+	local pid dir=$WORK/col_http
+	COL_HTTP_RAN=1
+	COL_HTTP_DIR=$dir
+	start_collector "$dir" || return
+	start_workload cpu_ratio 60
+	pid=$WPID
+	sleep 0.3
+	hp colhttp profile --pid "$pid" --duration 2 --frequency "$FREQ" -o "$dir/hp.pb.gz" \
+		-o "$dir/hp.otlp.pb" --otlp-endpoint "http://127.0.0.1:$COL_HTTP/v1development/profiles"
+	stop_workload "$pid"
+	stop_collector
+}
+
+t_collector_http() {
+	[ "$COL_HTTP_RAN" = 1 ] || run_collector_http
+	[ -z "$COL_ERR" ] || { fail collector_http "$COL_ERR"; return; }
+	collector_judge collector_http colhttp "$COL_HTTP_DIR" cpu="$COL_HTTP_DIR/hp.pb.gz"
+}
+
+t_collector_forward() {
+	local dir list n out
+	[ "$COL_HTTP_RAN" = 1 ] || run_collector_http
+	[ -z "$COL_ERR" ] || { fail collector_forward "$COL_ERR"; return; }
+	dir=$COL_HTTP_DIR
+	n=$(find "$dir/fwd" -name '*.body' | wc -l)
+	if [ "$HP_RC" -ne 0 ]; then
+		fail collector_forward "export to the Collector failed: $(hp_failure colhttp)"
+	elif [ "$n" -ne 1 ]; then
+		fail collector_forward "the recording receiver got $n requests from the Collector, expected 1; $(collector_said "$dir")"
+	elif ! grep -q "^path /v1development/profiles$" "$dir/fwd/0000.meta" ||
+		! grep -q "^header content-encoding: gzip$" "$dir/fwd/0000.meta" ||
+		! grep -q "^header content-type: application/x-protobuf$" "$dir/fwd/0000.meta"; then
+		fail collector_forward "the forwarded request's path or headers: $(tr '\n' ' ' <"$dir/fwd/0000.meta")"
+	elif ! list=$(decode_bodies "$dir/fwd"); then
+		fail collector_forward "$list"
+	elif ! protoc --decode="$OTLP_REQ" "${OTLP_PROTO_ARGS[@]}" <"$dir/hp.otlp.pb" >"$dir/hp.txt" 2>&1; then
+		fail collector_forward "protoc cannot decode hostprof's own request: $(head -c 200 "$dir/hp.txt")"
+	elif ! out=$(compare same text "$dir/hp.txt" text "$list" 2>&1); then
+		fail collector_forward "the Collector's re-encoding differs from hostprof's request: $out"
+	else
+		pass collector_forward "the Collector's otlphttp exporter re-encoded the request (gzip, /v1development/profiles), protoc decodes it, equal to hostprof's: ${out#equal: }"
+	fi
+}
+
+# OTLP/gRPC with gzip, two profile types in one request, the samples/count form of cpu.
+t_collector_grpc() {
+	local pid dir=$WORK/col_grpc
+	start_collector "$dir" || { fail collector_grpc "$COL_ERR"; return; }
+	start_workload sleeper 60
+	pid=$WPID
+	sleep 0.3
+	hp colgrpc profile --pid "$pid" --duration 2 --frequency "$FREQ" --types cpu,wall \
+		--otlp-sample-type samples -o "$dir/hp.pb.gz" -o "$dir/hp.otlp.pb" \
+		--otlp-endpoint "http://127.0.0.1:$COL_GRPC" --otlp-protocol grpc --otlp-compression gzip
+	stop_workload "$pid"
+	stop_collector
+	collector_judge collector_grpc colgrpc "$dir" samples="$dir/hp.cpu.pb.gz" \
+		wall="$dir/hp.wall.pb.gz"
+}
+
+# The agent, whole host, 2 s windows, for about 7 s; pprof files of each window beside the export.
+t_collector_agent() {
+	local dir=$WORK/col_agent conf apid pid rc windows lines list out res vs_pprof
+	start_collector "$dir" || { fail collector_agent "$COL_ERR"; return; }
+	conf=$dir/agent.yaml
+	cat >"$conf" <<EOF
+frequency: 99
+upload_interval: 2s
+export:
+  deadline: 10s
+  directory: "$dir/files"
+  otlp:
+    endpoint: "http://127.0.0.1:$COL_HTTP/v1development/profiles"
+EOF
+	mkdir -p "$dir/files"
+	OTEL_SERVICE_NAME=hp-collector-e2e "$WL/cpu_ratio" 60 >/dev/null 2>&1 &
+	pid=$!
+	PIDS+=("$pid")
+	"$HOSTPROF" agent --config "$conf" >"$dir/agent.log" 2>&1 &
+	apid=$!
+	PIDS+=("$apid")
+	sleep 7
+	stop_workload "$pid"
+	kill -TERM "$apid"
+	wait "$apid"
+	rc=$?
+	stop_workload "$apid"
+	stop_collector
+	windows=$(find "$dir/files" -name 'cpu-*.pb.gz' | wc -l)
+	lines=$(grep -c . "$dir/file.json" 2>/dev/null)
+	if [ "$rc" -ne 0 ]; then
+		fail collector_agent "the agent exited $rc: $(grep -v '^$' "$dir/agent.log" | tail -3 | tr '\n' ' '); $(collector_said "$dir")"
+		return
+	elif ! grep -q "OTLP export: [0-9]* delivered, 0 not delivered" "$dir/agent.log"; then
+		fail collector_agent "the agent did not deliver every window: $(grep -E "OTLP export|refused|dropped" "$dir/agent.log" | head -3 | tr '\n' ' '); $(collector_said "$dir")"
+		return
+	elif [ "$windows" -lt 3 ] || [ "${lines:-0}" -ne "$windows" ]; then
+		fail collector_agent "$windows pprof windows written, the file exporter has ${lines:-0} lines, expected the same number, at least 3; $(collector_said "$dir")"
+		return
+	fi
+	pprof -raw "$dir"/files/cpu-*.pb.gz >"$dir/files.raw" 2>&1
+	if ! vs_pprof=$(compare pprof json "$dir/file.json" cpu "$dir/files.raw" 2>&1); then
+		fail collector_agent "the Collector's cpu profiles differ from the agent's pprof windows: $vs_pprof"
+		return
+	fi
+	res=$(compare resource json "$dir/file.json" | sed 's/^/;/; s/$/;/' | grep ";service.name=hp-collector-e2e;")
+	if ! grep -q ";process.pid=$pid;" <<<"$res" || ! grep -q ";process.executable.name=cpu_ratio;" <<<"$res"; then
+		fail collector_agent "no resource with service.name=hp-collector-e2e, process.pid=$pid, process.executable.name=cpu_ratio; got: $(head -c 300 <<<"$res")"
+	elif ! list=$(decode_bodies "$dir/fwd"); then
+		fail collector_agent "forwarded: $list"
+	elif ! out=$(compare same json "$dir/file.json" text "$list" 2>&1); then
+		fail collector_agent "the forwarded requests differ from the file exporter's profiles: $out"
+	else
+		pass collector_agent "$windows windows of 2 s reached the Collector, ${out#equal: }, equal to the agent's pprof windows (${vs_pprof#equal to pprof: }); cpu_ratio is service.name=hp-collector-e2e, pid $pid"
+	fi
+}
