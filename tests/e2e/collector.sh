@@ -18,6 +18,9 @@
 #   collector_grpc     the same over OTLP/gRPC (gzip) with --types cpu,wall and
 #                      --otlp-sample-type samples: samples/count and wall/nanoseconds each equal
 #                      the pprof file of their type
+#   collector_json     the same over OTLP/HTTP with JSON bodies, --types cpu,offcpu,contention of
+#                      a workload that fights over a mutex: cpu, off_cpu and contention each
+#                      equal the pprof file of their type
 #   collector_forward  the collector_http run's second pipeline: the Collector's own protobuf
 #                      re-encoding, as the recording receiver got it (gzip, on
 #                      /v1development/profiles), equals hostprof's own request
@@ -91,6 +94,15 @@ collector_said() {
 	echo "the Collector said: ${said:-nothing (no warning or error in its log)}"
 }
 
+# hp_said NAME: hostprof's exit status and its warnings and errors of run NAME, on one line: the
+# receiver's answer is in them, after the capture's progress lines.
+hp_said() {
+	local said
+	said=$(grep -E "warning|error|refused|not delivered" "$WORK/$1.err" "$WORK/$1.out" 2>/dev/null |
+		cut -d: -f2- | head -3 | cut -c1-400 | tr '\n' ' ')
+	echo "hostprof exited $HP_RC after $HP_SECS s: ${said:-$(hp_failure "$1")}"
+}
+
 compare() {
 	python3 "$E2E/otlp_compare.py" "$@"
 }
@@ -117,7 +129,7 @@ collector_judge() {
 	local test=$1 name=$2 dir=$3 out tp what= records samples
 	shift 3
 	if [ "$HP_RC" -ne 0 ]; then
-		fail "$test" "export to the Collector failed: $(hp_failure "$name"); $(collector_said "$dir")"
+		fail "$test" "export to the Collector failed: $(hp_said "$name"); $(collector_said "$dir")"
 		return
 	fi
 	if [ ! -s "$dir/file.json" ]; then
@@ -179,7 +191,7 @@ t_collector_forward() {
 	dir=$COL_HTTP_DIR
 	n=$(find "$dir/fwd" -name '*.body' | wc -l)
 	if [ "$HP_RC" -ne 0 ]; then
-		fail collector_forward "export to the Collector failed: $(hp_failure colhttp)"
+		fail collector_forward "export to the Collector failed: $(hp_said colhttp)"
 	elif [ "$n" -ne 1 ]; then
 		fail collector_forward "the recording receiver got $n requests from the Collector, expected 1; $(collector_said "$dir")"
 	elif ! grep -q "^path /v1development/profiles$" "$dir/fwd/0000.meta" ||
@@ -211,6 +223,20 @@ t_collector_grpc() {
 	stop_collector
 	collector_judge collector_grpc colgrpc "$dir" samples="$dir/hp.cpu.pb.gz" \
 		wall="$dir/hp.wall.pb.gz"
+}
+
+# OTLP/HTTP with a JSON body (gzip): the off-CPU and lock-contention profiles of a workload that
+# fights over a mutex, beside its cpu profile, in one request.
+t_collector_json() {
+	local dir=$WORK/col_json
+	start_collector "$dir" || { fail collector_json "$COL_ERR"; return; }
+	hp coljson profile --frequency "$FREQ" --types cpu,offcpu,contention -o "$dir/hp.pb.gz" \
+		-o "$dir/hp.otlp.pb" --otlp-protocol http/json \
+		--otlp-endpoint "http://127.0.0.1:$COL_HTTP/v1development/profiles" \
+		-- "$WL/mutex" 2 "$dir/mutex.measured"
+	stop_collector
+	collector_judge collector_json coljson "$dir" cpu="$dir/hp.cpu.pb.gz" \
+		off_cpu="$dir/hp.offcpu.pb.gz" contention="$dir/hp.contention.pb.gz"
 }
 
 # The agent, whole host, 2 s windows, for about 7 s; pprof files of each window beside the export.
