@@ -205,7 +205,7 @@ t_collector_forward() {
 	elif ! out=$(compare same text "$dir/hp.txt" text "$list" 2>&1); then
 		fail collector_forward "the Collector's re-encoding differs from hostprof's request: $out"
 	else
-		pass collector_forward "the Collector's otlphttp exporter re-encoded the request (gzip, /v1development/profiles), protoc decodes it, equal to hostprof's: ${out#equal: }"
+		pass collector_forward "the Collector's otlp_http exporter re-encoded the request (gzip, /v1development/profiles), protoc decodes it, equal to hostprof's: ${out#equal: }"
 	fi
 }
 
