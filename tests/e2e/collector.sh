@@ -72,7 +72,7 @@ start_collector() {
 	COL_PID=$!
 	PIDS+=("$COL_PID")
 	for i in $(seq 200); do
-		grep -q "Everything is ready" "$dir/collector.log" && return 0
+		grep -q "Everything is ready" "$dir/collector.log" 2>/dev/null && return 0
 		kill -0 "$COL_PID" 2>/dev/null || break
 		sleep 0.1
 	done

@@ -8,9 +8,10 @@ one ProfilesData per line) and the Collector's otlphttp exporter (protobuf again
 tests/receiver and decoded by protoc). Each is reduced to the same summary, independent of the
 order of tables and resources, which any encoder may choose freely:
 
-  per resource (keyed by its attributes), per profile type (`type/unit`): the period, the
-  windows (time_unix_nano, duration_nano), and the sample values summed by stack (function names,
-  leaf first), the sample's attributes and its link; plus every mapping's file and attributes.
+  per resource (keyed by its attributes), per profile type (`type/unit`): the period, the scope,
+  the windows (time_unix_nano, duration_nano, profile_id, ...), the sample values summed by stack
+  (function names, leaf first), the sample's attributes and its link, the timestamps; plus every
+  location that a sample uses, with its address, lines, attributes and mapping.
 
 Usage:
   otlp_compare.py summary FORMAT FILE...      print the summary (FORMAT: text or json)
@@ -231,8 +232,26 @@ class Dictionary:
 
     def mapping(self, i):
         m = self.at(self.mappings, num(i), "mapping")
-        return "%s %s" % (self.string(one(m, "filename_strindex", 0)),
-                          canon(self.attrs(many(m, "attribute_indices"))))
+        return "mapping %s [0x%x-0x%x @0x%x] %s" % (
+            self.string(one(m, "filename_strindex", 0)), num(one(m, "memory_start", 0)),
+            num(one(m, "memory_limit", 0)), num(one(m, "file_offset", 0)),
+            canon(self.attrs(many(m, "attribute_indices"))))
+
+    def location(self, i):
+        """A location with everything it says: address, mapping, lines, attributes."""
+        loc = self.at(self.locations, num(i), "location")
+        lines = []
+        for line in many(loc, "lines"):
+            fn = self.at(self.functions, num(one(line, "function_index", 0)), "function")
+            lines.append("%s/%s %s (start %d) line %d:%d" % (
+                self.string(one(fn, "name_strindex", 0)),
+                self.string(one(fn, "system_name_strindex", 0)),
+                self.string(one(fn, "filename_strindex", 0)), num(one(fn, "start_line", 0)),
+                num(one(line, "line", 0)), num(one(line, "column", 0))))
+        mi = num(one(loc, "mapping_index", 0))
+        return "location 0x%x in %s: %s %s" % (
+            num(one(loc, "address", 0)), self.mapping(mi) if mi else "-", " < ".join(lines),
+            canon(self.attrs(many(loc, "attribute_indices"))))
 
     def frames(self, stack_index):
         """Function names of a stack, leaf first, inlined frames expanded (innermost first)."""
@@ -250,9 +269,10 @@ class Dictionary:
 
 
 def summarize(msgs):
-    """{resource key: {"type/unit": profile summary}}, and the set of mappings in use."""
+    """{resource key: {"type/unit": profile summary}}, and the set of the locations and
+    mappings that samples use."""
     out = collections.defaultdict(dict)
-    mappings = set()
+    tables = set()
     for msg in msgs:
         d = Dictionary(one(msg, "dictionary", {}))
         for rp in many(msg, "resource_profiles"):
@@ -260,6 +280,11 @@ def summarize(msgs):
             rattrs = key_values(many(res, "attributes"), d)
             rkey = canon(rattrs)
             for sp in many(rp, "scope_profiles"):
+                sc = one(sp, "scope", {})
+                scope = "%s %s %s, schema %s %s" % (
+                    text(one(sc, "name")), text(one(sc, "version")),
+                    canon(key_values(many(sc, "attributes"), d)),
+                    text(one(rp, "schema_url")), text(one(sp, "schema_url")))
                 for p in many(sp, "profiles"):
                     st = one(p, "sample_type", {})
                     ptype = "%s/%s" % (d.string(one(st, "type_strindex", 0)),
@@ -270,9 +295,14 @@ def summarize(msgs):
                                                 d.string(one(pt, "type_strindex", 0)),
                                                 d.string(one(pt, "unit_strindex", 0))),
                         "windows": [], "stacks": collections.Counter(), "samples": 0,
-                        "total": 0, "attributes": canon(d.attrs(many(p, "attribute_indices")))})
-                    s["windows"].append("%d+%d" % (num(one(p, "time_unix_nano", 0)),
-                                                   num(one(p, "duration_nano", 0))))
+                        "total": 0, "attributes": canon(d.attrs(many(p, "attribute_indices"))),
+                        "scope": scope, "timestamps": []})
+                    # Fields hostprof may leave empty, which a re-encoding must keep all the same.
+                    s["windows"].append("%d+%d id %s dropped %d payload %s %d" % (
+                        num(one(p, "time_unix_nano", 0)), num(one(p, "duration_nano", 0)),
+                        ident(one(p, "profile_id")), num(one(p, "dropped_attributes_count", 0)),
+                        text(one(p, "original_payload_format")),
+                        len(one(p, "original_payload", b"") or b"")))
                     for smp in many(p, "samples"):
                         values = [num(v) for v in many(smp, "values")]
                         v = sum(values) if values else len(many(smp, "timestamps_unix_nano"))
@@ -284,16 +314,17 @@ def summarize(msgs):
                         s["stacks"][key] += v
                         s["samples"] += 1
                         s["total"] += v
+                        s["timestamps"].extend(num(t) for t in
+                                               many(smp, "timestamps_unix_nano"))
                         st_ = d.at(d.stacks, num(one(smp, "stack_index", 0)), "stack")
                         for li in many(st_, "location_indices"):
-                            loc = d.at(d.locations, num(li), "location")
-                            if num(one(loc, "mapping_index", 0)):
-                                mappings.add(d.mapping(one(loc, "mapping_index")))
+                            tables.add(d.location(li))
     for res in out.values():
         for s in res.values():
             s["windows"].sort()
+            s["timestamps"].sort()
             s["stacks"] = dict(s["stacks"])
-    return dict(out), mappings
+    return dict(out), tables
 
 
 def differences(a, b, name_a, name_b, limit=4):
@@ -312,7 +343,8 @@ def differences(a, b, name_a, name_b, limit=4):
                 diffs.append("profile type %s of %s only in %s" % (
                     ptype, rkey, name_a if pb is None else name_b))
                 continue
-            for field in ("period", "windows", "attributes", "total", "samples"):
+            for field in ("period", "windows", "attributes", "scope", "total", "samples",
+                          "timestamps"):
                 if pa[field] != pb[field]:
                     diffs.append("%s %s of %s: %s has %s, %s has %s" % (
                         ptype, field, rkey, name_a, pa[field], name_b, pb[field]))
@@ -322,12 +354,12 @@ def differences(a, b, name_a, name_b, limit=4):
                     diffs.append("%s stack [%s] of %s: %s has %d, %s has %d" % (
                         ptype, key[:200], rkey[:100], name_a, va, name_b, vb))
     for m in sorted(ma ^ mb):
-        diffs.append("mapping %s only in %s" % (m, name_a if m in ma else name_b))
+        diffs.append("%s only in %s" % (m[:300], name_a if m in ma else name_b))
     return diffs[:limit], len(diffs)
 
 
 def describe(summary):
-    res, mappings = summary
+    res, tables = summary
     types = collections.Counter()
     stacks = samples = 0
     for r in res.values():
@@ -335,9 +367,9 @@ def describe(summary):
             types[ptype] += s["total"]
             stacks += len(s["stacks"])
             samples += s["samples"]
-    return "%d resources, %s, %d samples, %d distinct stacks, %d mappings" % (
+    return "%d resources, %s, %d samples, %d distinct stacks, %d locations" % (
         len(res), ", ".join("%s %d" % kv for kv in sorted(types.items())), samples, stacks,
-        len(mappings))
+        len(tables))
 
 
 def against_pprof(summary, ptype_name, raw_path):
@@ -456,6 +488,11 @@ def selftest():
     js["resourceProfiles"][0]["scopeProfiles"][0]["profiles"][0]["samples"][1]["values"] = ["21"]
     diffs, n = differences(a, summarize([from_json(js)]), "text", "json")
     assert n == 2 and "stack [0x30;main" in " ".join(diffs), diffs
+    # A location moved to another address: the same stacks, a different location table.
+    js["resourceProfiles"][0]["scopeProfiles"][0]["profiles"][0]["samples"][1]["values"] = ["20"]
+    js["dictionary"]["locationTable"][2]["address"] = "33"
+    diffs, n = differences(a, summarize([from_json(js)]), "text", "json")
+    assert n == 2 and "location 0x21 in mapping /bin/x" in " ".join(diffs), diffs
     for bad in ["a {\n", "}\n", "a: \"x\n", "%%%\n"]:
         try:
             from_text(bad)
@@ -472,8 +509,8 @@ def main(argv):
             return 0
         if len(argv) >= 3 and argv[0] == "summary":
             msgs = [m for p in argv[2:] for m in load(argv[1], p)]
-            res, mappings = summarize(msgs)
-            print(json.dumps({"resources": res, "mappings": sorted(mappings)}, indent=1,
+            res, tables = summarize(msgs)
+            print(json.dumps({"resources": res, "locations": sorted(tables)}, indent=1,
                              sort_keys=True))
             return 0
         if len(argv) == 5 and argv[0] == "same":
