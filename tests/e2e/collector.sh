@@ -29,6 +29,7 @@
 #                      files of the same windows; a process started with OTEL_SERVICE_NAME has
 #                      that service.name and its pid; the forwarded requests equal the file's
 #                      profiles
+#   collector_agent_grpc  the same over OTLP/gRPC (gzip), with sample_type samples
 # A refused or dropped export fails the test with hostprof's error and the Collector's own log
 # lines (warnings and errors).
 
@@ -239,10 +240,15 @@ t_collector_json() {
 		off_cpu="$dir/hp.offcpu.pb.gz" contention="$dir/hp.contention.pb.gz"
 }
 
-# The agent, whole host, 2 s windows, for about 7 s; pprof files of each window beside the export.
-t_collector_agent() {
-	local dir=$WORK/col_agent conf apid pid rc windows lines list out res vs_pprof
-	start_collector "$dir" || { fail collector_agent "$COL_ERR"; return; }
+# run_collector_agent TEST PROTOCOL SAMPLE_TYPE: the agent, whole host, 2 s windows, for about 7 s,
+# exporting with PROTOCOL (http/protobuf or grpc) and export.otlp.sample_type SAMPLE_TYPE (cpu or
+# samples), with pprof files of each window beside the export. Prints the PASS/FAIL line.
+run_collector_agent() {
+	local test=$1 proto=$2 stype=$3 dir=$WORK/col_$1 conf apid pid rc windows lines list out res
+	local vs_pprof endpoint
+	start_collector "$dir" || { fail "$test" "$COL_ERR"; return; }
+	endpoint="http://127.0.0.1:$COL_HTTP/v1development/profiles"
+	[ "$proto" = grpc ] && endpoint="http://127.0.0.1:$COL_GRPC"
 	conf=$dir/agent.yaml
 	cat >"$conf" <<EOF
 frequency: 99
@@ -251,7 +257,10 @@ export:
   deadline: 10s
   directory: "$dir/files"
   otlp:
-    endpoint: "http://127.0.0.1:$COL_HTTP/v1development/profiles"
+    endpoint: "$endpoint"
+    protocol: $proto
+    compression: gzip
+    sample_type: $stype
 EOF
 	mkdir -p "$dir/files"
 	OTEL_SERVICE_NAME=hp-collector-e2e "$WL/cpu_ratio" 60 >/dev/null 2>&1 &
@@ -270,28 +279,37 @@ EOF
 	windows=$(find "$dir/files" -name 'cpu-*.pb.gz' | wc -l)
 	lines=$(grep -c . "$dir/file.json" 2>/dev/null)
 	if [ "$rc" -ne 0 ]; then
-		fail collector_agent "the agent exited $rc: $(grep -v '^$' "$dir/agent.log" | tail -3 | tr '\n' ' '); $(collector_said "$dir")"
+		fail "$test" "the agent exited $rc: $(grep -v '^$' "$dir/agent.log" | tail -3 | tr '\n' ' '); $(collector_said "$dir")"
 		return
 	elif ! grep -q "OTLP export: [0-9]* delivered, 0 not delivered" "$dir/agent.log"; then
-		fail collector_agent "the agent did not deliver every window: $(grep -E "OTLP export|refused|dropped" "$dir/agent.log" | head -3 | tr '\n' ' '); $(collector_said "$dir")"
+		fail "$test" "the agent did not deliver every window: $(grep -E "OTLP export|refused|dropped" "$dir/agent.log" | head -3 | tr '\n' ' '); $(collector_said "$dir")"
 		return
 	elif [ "$windows" -lt 3 ] || [ "${lines:-0}" -ne "$windows" ]; then
-		fail collector_agent "$windows pprof windows written, the file exporter has ${lines:-0} lines, expected the same number, at least 3; $(collector_said "$dir")"
+		fail "$test" "$windows pprof windows written, the file exporter has ${lines:-0} lines, expected the same number, at least 3; $(collector_said "$dir")"
 		return
 	fi
+	# go tool pprof merges the windows into one profile.
 	pprof -raw "$dir"/files/cpu-*.pb.gz >"$dir/files.raw" 2>&1
-	if ! vs_pprof=$(compare pprof json "$dir/file.json" cpu "$dir/files.raw" 2>&1); then
-		fail collector_agent "the Collector's cpu profiles differ from the agent's pprof windows: $vs_pprof"
+	if ! vs_pprof=$(compare pprof json "$dir/file.json" "$stype" "$dir/files.raw" 2>&1); then
+		fail "$test" "the Collector's $stype profiles differ from the agent's pprof windows: $vs_pprof"
 		return
 	fi
 	res=$(compare resource json "$dir/file.json" | sed 's/^/;/; s/$/;/' | grep ";service.name=hp-collector-e2e;")
 	if ! grep -q ";process.pid=$pid;" <<<"$res" || ! grep -q ";process.executable.name=cpu_ratio;" <<<"$res"; then
-		fail collector_agent "no resource with service.name=hp-collector-e2e, process.pid=$pid, process.executable.name=cpu_ratio; got: $(head -c 300 <<<"$res")"
+		fail "$test" "no resource with service.name=hp-collector-e2e, process.pid=$pid, process.executable.name=cpu_ratio; got: $(head -c 300 <<<"$res")"
 	elif ! list=$(decode_bodies "$dir/fwd"); then
-		fail collector_agent "forwarded: $list"
+		fail "$test" "forwarded: $list"
 	elif ! out=$(compare same json "$dir/file.json" text "$list" 2>&1); then
-		fail collector_agent "the forwarded requests differ from the file exporter's profiles: $out"
+		fail "$test" "the forwarded requests differ from the file exporter's profiles: $out"
 	else
-		pass collector_agent "$windows windows of 2 s reached the Collector, ${out#equal: }, equal to the agent's pprof windows (${vs_pprof#equal to pprof: }); cpu_ratio is service.name=hp-collector-e2e, pid $pid"
+		pass "$test" "$windows windows of 2 s over $proto reached the Collector, ${out#equal: }, equal to the agent's pprof windows (${vs_pprof#equal to pprof: }) and forwarded unchanged; cpu_ratio is service.name=hp-collector-e2e, pid $pid"
 	fi
+}
+
+t_collector_agent() {
+	run_collector_agent collector_agent http/protobuf cpu
+}
+
+t_collector_agent_grpc() {
+	run_collector_agent collector_agent_grpc grpc samples
 }
