@@ -269,6 +269,11 @@ EOF
 	"$HOSTPROF" agent --config "$conf" >"$dir/agent.log" 2>&1 &
 	apid=$!
 	PIDS+=("$apid")
+	# Seven seconds of sampling, from when the BPF programs are attached (slower on a busy host).
+	for _ in $(seq 300); do
+		grep -q "profiling the whole host" "$dir/agent.log" 2>/dev/null && break
+		sleep 0.1
+	done
 	sleep 7
 	stop_workload "$pid"
 	kill -TERM "$apid"
