@@ -24,6 +24,8 @@
 #   collector_forward  the collector_http run's second pipeline: the Collector's own protobuf
 #                      re-encoding, as the recording receiver got it (gzip, on
 #                      /v1development/profiles), equals hostprof's own request
+#   collector_refusal  the forward pipeline's receiver is down: the Collector answers 503 with its
+#                      own message, which hostprof reports after retrying until its deadline
 #   collector_agent    `hostprof agent` (2 s windows, whole host) over OTLP/HTTP: every window
 #                      reaches the file exporter, equal (stacks and totals) to the agent's pprof
 #                      files of the same windows; a process started with OTEL_SERVICE_NAME has
@@ -42,11 +44,11 @@ free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# start_collector DIR: starts the Collector, its file exporter writing DIR/file.json and its
-# forwarding pipeline sending to a recording receiver in DIR/fwd. Sets COL_PID, COL_HTTP and
-# COL_GRPC (ports), or COL_ERR and returns 1.
+# start_collector DIR [FORWARD_URL]: starts the Collector, its file exporter writing DIR/file.json
+# and its forwarding pipeline sending to a recording receiver in DIR/fwd (or to FORWARD_URL). Sets
+# COL_PID, COL_HTTP and COL_GRPC (ports), or COL_ERR and returns 1.
 start_collector() {
-	local dir=$1 i
+	local dir=$1 forward=${2:-} i
 	COL_ERR=
 	COL_PID=
 	mkdir -p "$dir"
@@ -59,15 +61,18 @@ start_collector() {
 		COL_SELFTEST=
 		return 1
 	fi
-	start_receiver "$dir/fwd"
-	if [ -z "$RX_PORT" ]; then
-		COL_ERR="the recording receiver did not start"
-		return 1
+	if [ -z "$forward" ]; then
+		start_receiver "$dir/fwd"
+		if [ -z "$RX_PORT" ]; then
+			COL_ERR="the recording receiver did not start"
+			return 1
+		fi
+		forward="http://127.0.0.1:$RX_PORT/v1development/profiles"
 	fi
 	COL_HTTP=$(free_port)
 	COL_GRPC=$(free_port)
 	HP_COL_HTTP=$COL_HTTP HP_COL_GRPC=$COL_GRPC HP_COL_FILE=$dir/file.json \
-		HP_COL_FORWARD="http://127.0.0.1:$RX_PORT/v1development/profiles" \
+		HP_COL_FORWARD="$forward" \
 		"$COLLECTOR" --config "$ROOT/tests/collector/config.yaml" \
 		--feature-gates=service.profilesSupport >"$dir/collector.log" 2>&1 &
 	COL_PID=$!
@@ -238,6 +243,36 @@ t_collector_json() {
 	stop_collector
 	collector_judge collector_json coljson "$dir" cpu="$dir/hp.cpu.pb.gz" \
 		off_cpu="$dir/hp.offcpu.pb.gz" contention="$dir/hp.contention.pb.gz"
+}
+
+# The forwarding pipeline's receiver is down: the Collector answers hostprof 503 (retryable) with
+# its own message, hostprof retries until --export-deadline and reports what the Collector said;
+# the local files are written all the same. (The file exporter gets every retry: the Collector
+# fans out before it knows the other pipeline failed.)
+t_collector_refusal() {
+	local pid dir=$WORK/col_refusal port said
+	port=$(free_port)
+	start_collector "$dir" "http://127.0.0.1:$port/v1development/profiles" ||
+		{ fail collector_refusal "$COL_ERR"; return; }
+	start_workload cpu_ratio 60
+	pid=$WPID
+	sleep 0.3
+	hp colrefusal profile --pid "$pid" --duration 1 --frequency "$FREQ" -o "$dir/hp.pb.gz" \
+		--otlp-endpoint "http://127.0.0.1:$COL_HTTP/v1development/profiles" --export-deadline 3
+	stop_workload "$pid"
+	stop_collector
+	said=$(grep -h "not delivered by the shutdown deadline" "$WORK/colrefusal.err" | head -1)
+	if [ "$HP_RC" -eq 0 ]; then
+		fail collector_refusal "hostprof exited 0 although the Collector refused every attempt; $(collector_said "$dir")"
+	elif [ ! -s "$dir/hp.pb.gz" ]; then
+		fail collector_refusal "the pprof file was not written"
+	elif ! grep -q "HTTP 503: .*$port" <<<"$said"; then
+		fail collector_refusal "hostprof did not report the Collector's answer (HTTP 503 naming the forward port $port): $(hp_said colrefusal)"
+	elif ! grep -q $'\terror\t.*Exporting failed' "$dir/collector.log"; then
+		fail collector_refusal "the Collector's log has no failed export: $(collector_said "$dir")"
+	else
+		pass collector_refusal "exit $HP_RC after $HP_SECS s (3 s deadline), pprof written, the file exporter got $(grep -c . "$dir/file.json" 2>/dev/null || echo 0) copies; hostprof reports the Collector's answer: $(sed 's/.*last error: //' <<<"$said" | cut -c1-200)"
+	fi
 }
 
 # run_collector_agent TEST PROTOCOL SAMPLE_TYPE: the agent, whole host, 2 s windows, for about 7 s,
