@@ -4,7 +4,7 @@
 
 The same capture reaches us three ways: hostprof's own request (`-o x.otlp.pb`, decoded by
 `protoc --decode` into its text format), the OpenTelemetry Collector's file exporter (OTLP/JSON,
-one ProfilesData per line) and the Collector's otlphttp exporter (protobuf again, recorded by
+one ProfilesData per line) and the Collector's otlp_http exporter (protobuf again, recorded by
 tests/receiver and decoded by protoc). Each is reduced to the same summary, independent of the
 order of tables and resources, which any encoder may choose freely:
 
@@ -25,8 +25,8 @@ Usage:
   otlp_compare.py resource FORMAT FILE          one line per resource: key=value;...
   otlp_compare.py selftest
 
-A FILE of format text may hold several requests one after another (concatenated protoc outputs
-are one valid text message with repeated fields); a json FILE holds one ProfilesData per line.
+A text FILE holds one request (each has its own dictionary: give several files for several
+requests); a json FILE holds one ProfilesData per line. Their profiles are summed together.
 """
 import codecs
 import collections
