@@ -8,7 +8,7 @@
 # The Collector is $COLLECTOR (default $OUTPUT/otelcol-hostprof, built by `make collector` with the
 # Collector's builder: tests/collector/), run with tests/collector/config.yaml and
 # --feature-gates=service.profilesSupport. Its OTLP receiver feeds two pipelines: the file
-# exporter (OTLP/JSON lines) with the debug exporter, and an otlphttp exporter that forwards to
+# exporter (OTLP/JSON lines) with the debug exporter, and an otlp_http exporter that forwards to
 # the recording receiver (tests/receiver/http_receiver.py). What the Collector wrote is judged by
 # tests/e2e/otlp_compare.py against what hostprof wrote itself of the same capture:
 #   collector_http     `profile` over OTLP/HTTP (protobuf, gzip): the file exporter's profiles
@@ -40,8 +40,15 @@ COL_HTTP_RAN=0
 COL_HTTP_DIR=
 COL_SELFTEST=
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+# free_ports N: N distinct free TCP ports of 127.0.0.1 on one line (all bound at once, so that
+# the kernel cannot hand out one twice).
+free_ports() {
+	python3 -c '
+import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))' "$1"
 }
 
 # start_collector DIR [FORWARD_URL]: starts the Collector, its file exporter writing DIR/file.json
@@ -69,8 +76,7 @@ start_collector() {
 		fi
 		forward="http://127.0.0.1:$RX_PORT/v1development/profiles"
 	fi
-	COL_HTTP=$(free_port)
-	COL_GRPC=$(free_port)
+	read -r COL_HTTP COL_GRPC <<<"$(free_ports 2)"
 	HP_COL_HTTP=$COL_HTTP HP_COL_GRPC=$COL_GRPC HP_COL_FILE=$dir/file.json \
 		HP_COL_FORWARD="$forward" \
 		"$COLLECTOR" --config "$ROOT/tests/collector/config.yaml" \
@@ -125,6 +131,7 @@ decode_bodies() {
 		fi
 		list=${list:+$list,}${b%.body}.txt
 	done
+	[ -n "$list" ] || { echo "the recording receiver got no request from the Collector"; return 1; }
 	echo "$list"
 }
 
@@ -251,7 +258,7 @@ t_collector_json() {
 # fans out before it knows the other pipeline failed.)
 t_collector_refusal() {
 	local pid dir=$WORK/col_refusal port said
-	port=$(free_port)
+	port=$(free_ports 1)
 	start_collector "$dir" "http://127.0.0.1:$port/v1development/profiles" ||
 		{ fail collector_refusal "$COL_ERR"; return; }
 	start_workload cpu_ratio 60
