@@ -55,7 +55,7 @@ print(" ".join(str(s.getsockname()[1]) for s in socks))' "$1"
 # and its forwarding pipeline sending to a recording receiver in DIR/fwd (or to FORWARD_URL). Sets
 # COL_PID, COL_HTTP and COL_GRPC (ports), or COL_ERR and returns 1.
 start_collector() {
-	local dir=$1 forward=${2:-} i
+	local dir=$1 forward=${2:-}
 	COL_ERR=
 	COL_PID=
 	mkdir -p "$dir"
@@ -83,7 +83,7 @@ start_collector() {
 		--feature-gates=service.profilesSupport >"$dir/collector.log" 2>&1 &
 	COL_PID=$!
 	PIDS+=("$COL_PID")
-	for i in $(seq 200); do
+	for _ in $(seq 200); do
 		grep -q "Everything is ready" "$dir/collector.log" 2>/dev/null && return 0
 		kill -0 "$COL_PID" 2>/dev/null || break
 		sleep 0.1
