@@ -144,6 +144,7 @@ include tests/browser/browser.mk
 include tests/fuzz/fuzz.mk
 -include bench/bench.mk
 include deploy.mk
+include tests/deploy/helm.mk
 
 $(OUTPUT)/tests/test_%: tests/unit/test_%.c tests/unit/check.h $(OUTPUT)/libhostprof.a | $(OUTPUT)/tests
 	$(call msg,CC,$@)
