@@ -143,6 +143,7 @@ include tests/grpc/grpc.mk
 include tests/browser/browser.mk
 include tests/fuzz/fuzz.mk
 -include bench/bench.mk
+include bench/symbolizers.mk
 include deploy.mk
 include tests/deploy/helm.mk
 
