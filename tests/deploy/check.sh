@@ -160,9 +160,9 @@ app_version=$("$helm" show chart "$chart" | sed -n 's/^appVersion: *//p' | tr -d
 # release (the merged values, .Chart.AppVersion, NOTES.txt rendered), for chartcheck to compare
 # the manifest with. JSON is YAML: helm template prints it as one more document.
 probe_template='{{- dict "values" .Values "appVersion" .Chart.AppVersion "notes" (include (printf "%s/templates/NOTES.txt" .Chart.Name) .) | toJson }}'
-# render_chart CHART OUT [VALUES...]: helm lint --strict (an undefined value is an error, a
-# warning fails), helm template into OUT/manifest.yaml, then chartcheck over Helm's output
-# (OUT/config.yaml, OUT/NOTES.txt).
+# render_chart CHART OUT [VALUES...]: helm lint --strict (a warning fails too), helm template
+# into OUT/manifest.yaml, then chartcheck over Helm's output (OUT/config.yaml, OUT/NOTES.txt).
+# Every step returns on failure itself: callers run it under || and `if`, where set -e is off.
 render_chart() {
 	local src=$1 out=$2 f
 	shift 2
@@ -170,16 +170,16 @@ render_chart() {
 	for f in "$@"; do
 		args+=(-f "$f")
 	done
-	mkdir -p "$out"
+	mkdir -p "$out" || return 1
 	"$helm" lint --strict --quiet "$src" "${args[@]}" >"$out/lint.txt" 2>&1 || {
 		grep -E '^\[(ERROR|WARNING)\]|^Error' "$out/lint.txt" >&2 || cat "$out/lint.txt" >&2
 		return 1
 	}
-	"$helm" template "$release" "$src" "${args[@]}" >"$out/manifest.yaml"
-	rm -rf "$tmp/probe-chart" && cp -r "$src" "$tmp/probe-chart"
-	echo "$probe_template" >"$tmp/probe-chart/templates/zz-probe.json"
+	"$helm" template "$release" "$src" "${args[@]}" >"$out/manifest.yaml" || return 1
+	rm -rf "$tmp/probe-chart" && cp -r "$src" "$tmp/probe-chart" || return 1
+	echo "$probe_template" >"$tmp/probe-chart/templates/zz-probe.json" || return 1
 	"$helm" template "$release" "$tmp/probe-chart" "${args[@]}" \
-		--show-only templates/zz-probe.json >"$out/probe.yaml"
+		--show-only templates/zz-probe.json >"$out/probe.yaml" || return 1
 	"$chk" manifest -python "$python" -manifest "$out/manifest.yaml" -probe "$out/probe.yaml" \
 		-namespace "$ns" -out "$out"
 }

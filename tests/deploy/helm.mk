@@ -1,7 +1,8 @@
 # The real Helm that make deploy-check lints and renders the chart with (tests/deploy/check.sh):
 # helm.sh/helm/v3 at HELM_VERSION, built by tests/deploy/build-helm.sh from the Go module proxy
 # into HELM_CACHE once; later runs, and other checkouts on the machine, reuse the binary.
-# Cold: about 150 s of CPU (75-90 s on 2 idle cores) and 400 MB of modules downloaded.
+# Cold: 148 s of CPU, 4 to 6 minutes on a shared 2-core VM, with 400 MB of modules downloaded
+# (and removed after); warm: nothing to do.
 # Included from the top Makefile: uses its $(Q) and $(msg).
 .PHONY: helm
 
