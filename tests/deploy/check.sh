@@ -14,10 +14,11 @@
 #      (tests/deploy/chartcheck: hostPID, capabilities, probes, mounts, the config against the
 #      pod, the token only in a Secret); written to $OUTPUT/deploy/<case>/ and linted;
 #   (and every config that a deployment ships loaded by `hostprof agent --print-config` itself);
-#   5. broken inputs that must fail: a template syntax error, an undefined value, an unknown
-#      function, invalid YAML, a pod without hostPID, probes on the wrong path, an unknown config
-#      key, a token header without a token, a token in clear, an incomplete example config, a
-#      unit that hides /proc/kallsyms, a unit with a typo;
+#   5. broken inputs that must fail: an appVersion that is not VERSION, a template syntax error,
+#      an undefined value (rendered as an empty field), an unknown function, invalid YAML, a pod
+#      without hostPID, probes on the wrong path, an unknown config key (in the chart's values
+#      and in the example config), a token header without a token, a token in clear, an
+#      incomplete example config, a unit that hides /proc/kallsyms, a unit with a typo;
 #   6. the Dockerfile's runtime packages against the libraries that build/hostprof needs (and two
 #      broken copies that must fail). The image itself is not built: that takes Docker and
 #      minutes.
@@ -153,9 +154,16 @@ yamllint --strict .yamllint systemd/config.yaml "$chart/Chart.yaml" "$chart/valu
 
 # --- 4. the chart -----------------------------------------------------------------------------
 version=$(cat VERSION)
-app_version=$("$helm" show chart "$chart" | sed -n 's/^appVersion: *//p' | tr -d "\"'")
-[ "$app_version" = "$version" ] ||
-	die "$chart/Chart.yaml: appVersion $app_version, but hostprof is $version (VERSION)"
+# The default image tag is the chart's appVersion, as Helm reads Chart.yaml.
+check_app_version() { # CHART
+	local app
+	app=$("$helm" show chart "$1" | sed -n 's/^appVersion: *//p' | tr -d "\"'") || return 1
+	[ "$app" = "$version" ] || {
+		echo "$1/Chart.yaml: appVersion $app, but hostprof is $version (VERSION)"
+		return 1
+	}
+}
+check_app_version "$chart" || die "appVersion"
 # The probe: a template added to a copy of the chart that prints what Helm computed for the
 # release (the merged values, .Chart.AppVersion, NOTES.txt rendered), for chartcheck to compare
 # the manifest with. JSON is YAML: helm template prints it as one more document.
@@ -239,6 +247,9 @@ break_chart() {
 	fi
 }
 render_copy() { render_chart "$tmp/$1" "$tmp/$1.out"; }
+rm -rf "$tmp/appversion" && cp -r "$chart" "$tmp/appversion"
+sed -i 's/^appVersion: .*/appVersion: "0.0.0-old"/' "$tmp/appversion/Chart.yaml"
+expect_fail "appVersion not VERSION" check_app_version "$tmp/appversion"
 break_chart syntax 's/nindent 4 }}/nindent 4 }/' configmap.yaml
 expect_fail "template syntax" render_copy syntax
 break_chart undefined 's/image.pullPolicy/image.pullPolicyy/' daemonset.yaml
