@@ -24,8 +24,8 @@ Per binary:
   raised so that the kernel takes 200,000 of them). Cold = that batch; warm = the list given
   twice in one batch, minus the cold time: the second pass's marginal cost with everything
   loaded. Each timing is the fastest of up to REPEAT (3) runs while they take under 10 s in all:
-  this machine is shared, and other work only ever slows a run down. blazecli comes from $BLAZECLI (make bench-symbolize builds a pinned one with cargo),
-  else from PATH.
+  this machine is shared, and other work only ever slows a run down. blazecli comes from
+  $BLAZECLI (make bench-symbolize builds a pinned one with cargo), else from PATH.
 - Peak RSS of each process: /usr/bin/time -f %M.
 - Agreement with eu-addr2line: the innermost frame's function and line (the function from DWARF,
   or from the symbol table where DWARF names none, as both do); then whole inline chains
@@ -36,7 +36,8 @@ Per binary:
 Writes OUTDIR/symbolize.md and OUTDIR/symbolize.json; prints the markdown. Numbers only, except
 the agreement target (>= 99%), which is reported as met or not.
 
-Usage: bench_symbolize.py BENCH_SYMBOLIZE OUTDIR   (environment: ADDRS=N, SEED=S, REPEAT=R, BLAZECLI=PATH)
+Usage: bench_symbolize.py BENCH_SYMBOLIZE OUTDIR
+       (environment: ADDRS=N, SEED=S, REPEAT=R, BLAZECLI=PATH)
 """
 
 import glob
