@@ -20,7 +20,8 @@ die() {
 want_go=1.26
 command -v go >/dev/null || die "go is missing: helm $version needs Go $want_go or newer on PATH"
 have_go=$(go env GOVERSION | sed -n 's/^go\([0-9]*\.[0-9]*\).*/\1/p')
-[ -n "$have_go" ] && [ "$(printf '%s\n' "$want_go" "$have_go" | sort -V | head -n 1)" = "$want_go" ] ||
+oldest=$(printf '%s\n' "$want_go" "$have_go" | sort -V | head -n 1)
+[ -n "$have_go" ] && [ "$oldest" = "$want_go" ] ||
 	die "helm $version needs Go $want_go or newer; $(command -v go) is $(go env GOVERSION)"
 # GOTOOLCHAIN=local: the machine's own Go, never one downloaded because go.mod asks for it.
 export GOTOOLCHAIN=local CGO_ENABLED=0 GO111MODULE=on

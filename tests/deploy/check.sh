@@ -50,7 +50,8 @@ die() {
 }
 
 [ -x "$bin" ] || die "$bin is missing: run make first"
-[ -n "$helm" ] && [ -x "$helm" ] || die "no helm in HELM=$helm: run make deploy-check (it builds one)"
+[ -n "$helm" ] && [ -x "$helm" ] ||
+	die "no helm in HELM=$helm: run make deploy-check (it builds one)"
 for cmd in go gofmt yamllint systemd-analyze dpkg-query; do
 	command -v "$cmd" >/dev/null || die "$cmd is missing: run make deps"
 done
@@ -164,10 +165,8 @@ check_app_version() { # CHART
 	}
 }
 check_app_version "$chart" || die "appVersion"
-# The probe: a template added to a copy of the chart that prints what Helm computed for the
-# release (the merged values, .Chart.AppVersion, NOTES.txt rendered), for chartcheck to compare
-# the manifest with. JSON is YAML: helm template prints it as one more document.
-probe_template='{{- dict "values" .Values "appVersion" .Chart.AppVersion "notes" (include (printf "%s/templates/NOTES.txt" .Chart.Name) .) | toJson }}'
+# The probe (tests/deploy/probe.tpl): a template added to a copy of the chart that prints what
+# Helm computed for the release, for chartcheck to compare the manifest with.
 # render_chart CHART OUT [VALUES...]: helm lint --strict (a warning fails too), helm template
 # into OUT/manifest.yaml, then chartcheck over Helm's output (OUT/config.yaml, OUT/NOTES.txt).
 # Every step returns on failure itself: callers run it under || and `if`, where set -e is off.
@@ -185,7 +184,7 @@ render_chart() {
 	}
 	"$helm" template "$release" "$src" "${args[@]}" >"$out/manifest.yaml" || return 1
 	rm -rf "$tmp/probe-chart" && cp -r "$src" "$tmp/probe-chart" || return 1
-	echo "$probe_template" >"$tmp/probe-chart/templates/zz-probe.json" || return 1
+	cp tests/deploy/probe.tpl "$tmp/probe-chart/templates/zz-probe.json" || return 1
 	"$helm" template "$release" "$tmp/probe-chart" "${args[@]}" \
 		--show-only templates/zz-probe.json >"$out/probe.yaml" || return 1
 	"$chk" manifest -python "$python" -manifest "$out/manifest.yaml" -probe "$out/probe.yaml" \
