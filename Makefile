@@ -143,8 +143,10 @@ include tests/grpc/grpc.mk
 include tests/browser/browser.mk
 include tests/fuzz/fuzz.mk
 -include bench/bench.mk
+include bench/symbolizers.mk
 include deploy.mk
 include tests/collector/collector.mk
+include tests/deploy/helm.mk
 
 $(OUTPUT)/tests/test_%: tests/unit/test_%.c tests/unit/check.h $(OUTPUT)/libhostprof.a | $(OUTPUT)/tests
 	$(call msg,CC,$@)

@@ -13,7 +13,7 @@
 #
 # make deploy-check (part of make test, after the unit tests): tests/deploy/check.sh. It installs
 # into a temporary directory only, and needs go, yamllint, python3-yaml and systemd-analyze
-# (make deps).
+# (make deps), and the real Helm, which tests/deploy/helm.mk builds once into a cache.
 .PHONY: install deploy-check
 
 PREFIX ?= /usr/local
@@ -45,4 +45,4 @@ install: $(OUTPUT)/hostprof
 	fi
 
 deploy-check: $(OUTPUT)/hostprof
-	$(Q)OUTPUT=$(OUTPUT) MAKE="$(MAKE)" tests/deploy/check.sh
+	$(Q)OUTPUT=$(OUTPUT) MAKE="$(MAKE)" HELM=$(HELM) tests/deploy/check.sh

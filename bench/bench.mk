@@ -62,10 +62,11 @@ bench-unwind: $(OUTPUT)/hostprof $(OUTPUT)/bench/deep_fp $(OUTPUT)/bench/deep_no
 		mv $(OUTPUT)/bench/unwind.md.tmp $(OUTPUT)/bench/unwind.md
 	$(Q)cat $(OUTPUT)/bench/unwind.md
 
-# DWARF symbolization: hostprof's dso layer (bench_symbolize) against eu-addr2line and addr2line
-# on 100,000 fixed addresses in libc (libc6-dbg) and libstdc++ (libstdc++6-12-dbg): addresses per
-# second cold and warm, peak RSS, agreement with eu-addr2line. A binary without its debug info is
-# skipped with the package to install. No root. Report: $(OUTPUT)/bench/symbolize.md and .json.
+# DWARF symbolization: hostprof's dso layer (bench_symbolize) against eu-addr2line, addr2line,
+# llvm-symbolizer and blazecli (bench/symbolizers.mk builds it) on 100,000 fixed addresses in libc
+# (libc6-dbg) and libstdc++ (libstdc++6-12-dbg): addresses per second cold and warm, peak RSS,
+# agreement with each. A binary without its debug info is skipped with the package to install.
+# No root. Report: $(OUTPUT)/bench/symbolize.md and .json.
 bench-symbolize: $(OUTPUT)/bench/bench_symbolize
 	$(Q)python3 bench/bench_symbolize.py $< $(OUTPUT)/bench > /dev/null
 	$(Q)cat $(OUTPUT)/bench/symbolize.md

@@ -223,7 +223,7 @@ static int run(int argc, char **argv)
 	/* No DWARF budget: the warm passes measure lookups with every CU's tables built (the
 	 * agent's budget would drop libc's, which are bigger than it, from time to time). */
 	if (c)
-		dso_cache__set_dwarf_budget(c, SIZE_MAX);
+		dso_cache__set_dwarf_budget(c, SIZE_MAX, NULL);
 	d = c ? dso_cache__get(c, st.st_dev, st.st_ino, argv[2], argv[2]) : NULL;
 	if (!d || !dso__readable(d)) {
 		fprintf(stderr, "bench_symbolize: %s: %s\n", argv[2],

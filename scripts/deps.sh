@@ -17,8 +17,9 @@ test_pkgs=(golang-go protobuf-compiler python3 clang-format cppcheck binutils op
 # The unwinding tests: libc's symbols (libc6-dbg) name the frames that stacks must pass through,
 # and perf (linux-perf) is the independent DWARF unwinder they are compared with.
 test_pkgs+=(libc6-dbg linux-perf)
-# make bench-symbolize compares hostprof's DWARF symbolization with eu-addr2line (elfutils) and
-# addr2line (binutils, above) on libc (libc6-dbg) and on libstdc++'s unstripped copy
+# make bench-symbolize compares hostprof's DWARF symbolization with eu-addr2line (elfutils),
+# addr2line (binutils, above), llvm-symbolizer (llvm, a build package) and blazecli (built with
+# cargo: bench/symbolizers.mk) on libc (libc6-dbg) and on libstdc++'s unstripped copy
 # (libstdc++6-12-dbg: C++ namespaces, classes and deep inlining).
 test_pkgs+=(elfutils libstdc++6-12-dbg)
 # GNU time (/usr/bin/time -f %M): the peak RSS of each process that benchmark compares.

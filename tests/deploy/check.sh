@@ -5,16 +5,20 @@
 #   1. the systemd unit: `make install` into a temporary prefix, then `systemd-analyze verify`
 #      (ExecStart= points at the installed copy of the real binary) and `security --offline`;
 #      `make install DESTDIR=` lays files out as documented and keeps an existing config;
-#   2. systemd/config.yaml against the config schema (every key present) and against the unit;
+#   2. systemd/config.yaml: every key the agent knows is set (the agent's --print-config names
+#      the file beside each key it took from it), and it agrees with the unit (chartcheck unit);
 #   3. yamllint --strict on the YAML written by hand (.yamllint);
-#   4. the Helm chart rendered by tests/deploy/helmrender (Go's text/template and the Helm
-#      functions the chart uses) with values.yaml, each example and tests/deploy/values-*.yaml,
-#      each result checked (helmrender/check.go) and linted; written to $OUTPUT/deploy/<case>/;
-#   5. broken inputs that must fail: a template syntax error, an undefined value, an unknown
-#      function, invalid YAML, a pod without hostPID, probes on the wrong path, an unknown config
-#      key, a token header without a token, a token in clear, an incomplete example config, a
-#      unit that hides /proc/kallsyms, a unit with a typo;
+#   4. the Helm chart, by the real Helm ($HELM, which make builds: tests/deploy/helm.mk):
+#      `helm lint --strict` and `helm template` with values.yaml, each example and
+#      tests/deploy/values-*.yaml; then what Helm does not check, over Helm's output
+#      (tests/deploy/chartcheck: hostPID, capabilities, probes, mounts, the config against the
+#      pod, the token only in a Secret); written to $OUTPUT/deploy/<case>/ and linted;
 #   (and every config that a deployment ships loaded by `hostprof agent --print-config` itself);
+#   5. broken inputs that must fail: an appVersion that is not VERSION, a template syntax error,
+#      an undefined value (rendered as an empty field), an unknown function, invalid YAML, a pod
+#      without hostPID, probes on the wrong path, an unknown config key (in the chart's values
+#      and in the example config), a token header without a token, a token in clear, an
+#      incomplete example config, a unit that hides /proc/kallsyms, a unit with a typo;
 #   6. the Dockerfile's runtime packages against the libraries that build/hostprof needs (and two
 #      broken copies that must fail). The image itself is not built: that takes Docker and
 #      minutes.
@@ -34,7 +38,10 @@ install_bin() {
 bin=$out/hostprof
 dir=$out/deploy
 chart=helm/hostprof
-render=$dir/helmrender
+chk=$dir/chartcheck
+helm=${HELM:-}
+release=hostprof
+ns=hostprof
 
 say() { printf '  %-8s %s\n' "$1" "$2"; }
 die() {
@@ -43,6 +50,8 @@ die() {
 }
 
 [ -x "$bin" ] || die "$bin is missing: run make first"
+[ -n "$helm" ] && [ -x "$helm" ] ||
+	die "no helm in HELM=$helm: run make deploy-check (it builds one)"
 for cmd in go gofmt yamllint systemd-analyze dpkg-query; do
 	command -v "$cmd" >/dev/null || die "$cmd is missing: run make deps"
 done
@@ -58,17 +67,23 @@ done
 tmp=$(mktemp -d /tmp/hostprof-deploy.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$dir"
+# Helm's own files (repository cache, plugins, registry logins): none of the user's, none kept.
+export HELM_CACHE_HOME=$tmp/helm/cache HELM_CONFIG_HOME=$tmp/helm/config \
+	HELM_DATA_HOME=$tmp/helm/data
+say HELM "$("$helm" version --template '{{.Version}} ({{.GoVersion}})') $helm"
 
-# --- the renderer ---------------------------------------------------------------------------
+# --- the checks Helm does not make ----------------------------------------------------------
 # Only the standard library: no module is downloaded (GOPROXY=off), and no newer toolchain.
-export GOPROXY=off GOFLAGS=-buildvcs=false GOTOOLCHAIN=local GO111MODULE=on
-if [ -z "$(go env GOCACHE 2>/dev/null)" ] || [ "$(go env GOCACHE)" = off ]; then
-	export GOCACHE=$dir/go-build
-fi
-say GO "$render"
-unformatted=$(gofmt -l tests/deploy/helmrender)
-[ -z "$unformatted" ] || die "gofmt: not formatted: $unformatted"
-(cd tests/deploy/helmrender && go vet . && go build -o "$render" .)
+(
+	export GOPROXY=off GOFLAGS=-buildvcs=false GOTOOLCHAIN=local GO111MODULE=on
+	if [ -z "$(go env GOCACHE 2>/dev/null)" ] || [ "$(go env GOCACHE)" = off ]; then
+		export GOCACHE=$dir/go-build
+	fi
+	say GO "$chk"
+	unformatted=$(gofmt -l tests/deploy/chartcheck)
+	[ -z "$unformatted" ] || die "gofmt: not formatted: $unformatted"
+	cd tests/deploy/chartcheck && go vet . && go build -o "$chk" .
+)
 
 # --- 1. the systemd unit --------------------------------------------------------------------
 say INSTALL "into $tmp/root (PREFIX, SYSCONFDIR)"
@@ -114,8 +129,24 @@ grep -q '^# a local change$' "$tmp/dest/etc/hostprof/config.yaml" ||
 	die "install: a second install replaced the existing config"
 
 # --- 2. the example config ------------------------------------------------------------------
-say SCHEMA "systemd/config.yaml (every key; agrees with the unit)"
-"$render" config -python "$python" -complete -unit systemd/hostprof.service systemd/config.yaml
+# The agent's --print-config ends each key it took from a file with "# FILE:LINE", and prints
+# those it defaulted bare: a bare key means the example does not document it. (The lines of a
+# relabel rule carry the mark on its last line only.)
+complete_config() { # FILE
+	local missing
+	missing=$(env -i PATH="$PATH" "$bin" agent --config "$1" --print-config |
+		awk '/^ *- / {rule = 1; next}
+			/^[a-z_]+:/ {rule = 0}
+			rule {next}
+			/^ *[a-z_]+: / && !/  # / {print}') || return 1
+	[ -z "$missing" ] || {
+		echo "$1 does not set, so --print-config shows the default:" $missing
+		return 1
+	}
+}
+say CONFIG "systemd/config.yaml (every key the agent prints; agrees with the unit)"
+complete_config systemd/config.yaml || die "systemd/config.yaml is incomplete"
+"$chk" unit -python "$python" -unit systemd/hostprof.service systemd/config.yaml
 
 # --- 3. YAML written by hand ----------------------------------------------------------------
 say YAMLLINT "systemd/config.yaml $chart/{Chart,values}.yaml $chart/examples tests/deploy"
@@ -124,15 +155,40 @@ yamllint --strict .yamllint systemd/config.yaml "$chart/Chart.yaml" "$chart/valu
 
 # --- 4. the chart -----------------------------------------------------------------------------
 version=$(cat VERSION)
-render_case() { # name, values files...
-	local name=$1
-	shift
-	local args=()
+# The default image tag is the chart's appVersion, as Helm reads Chart.yaml.
+check_app_version() { # CHART
+	local app
+	app=$("$helm" show chart "$1" | sed -n 's/^appVersion: *//p' | tr -d "\"'") || return 1
+	[ "$app" = "$version" ] || {
+		echo "$1/Chart.yaml: appVersion $app, but hostprof is $version (VERSION)"
+		return 1
+	}
+}
+check_app_version "$chart" || die "appVersion"
+# The probe (tests/deploy/probe.tpl): a template added to a copy of the chart that prints what
+# Helm computed for the release, for chartcheck to compare the manifest with.
+# render_chart CHART OUT [VALUES...]: helm lint --strict (a warning fails too), helm template
+# into OUT/manifest.yaml, then chartcheck over Helm's output (OUT/config.yaml, OUT/NOTES.txt).
+# Every step returns on failure itself: callers run it under || and `if`, where set -e is off.
+render_chart() {
+	local src=$1 out=$2 f
+	shift 2
+	local args=(--namespace "$ns")
 	for f in "$@"; do
 		args+=(-f "$f")
 	done
-	"$render" chart -python "$python" -chart "$chart" -app-version "$version" \
-		-out "$dir/$name" ${args[@]+"${args[@]}"}
+	mkdir -p "$out" || return 1
+	"$helm" lint --strict --quiet "$src" "${args[@]}" >"$out/lint.txt" 2>&1 || {
+		grep -E '^\[(ERROR|WARNING)\]|^Error' "$out/lint.txt" >&2 || cat "$out/lint.txt" >&2
+		return 1
+	}
+	"$helm" template "$release" "$src" "${args[@]}" >"$out/manifest.yaml" || return 1
+	rm -rf "$tmp/probe-chart" && cp -r "$src" "$tmp/probe-chart" || return 1
+	cp tests/deploy/probe.tpl "$tmp/probe-chart/templates/zz-probe.json" || return 1
+	"$helm" template "$release" "$tmp/probe-chart" "${args[@]}" \
+		--show-only templates/zz-probe.json >"$out/probe.yaml" || return 1
+	"$chk" manifest -python "$python" -manifest "$out/manifest.yaml" -probe "$out/probe.yaml" \
+		-namespace "$ns" -out "$out"
 }
 cases=(default oneuptime otel-collector token variants)
 for c in "${cases[@]}"; do
@@ -142,8 +198,9 @@ for c in "${cases[@]}"; do
 	token) files=("$chart/examples/values-oneuptime.yaml" tests/deploy/values-token.yaml) ;;
 	variants) files=(tests/deploy/values-variants.yaml) ;;
 	esac
-	say RENDER "$c -> $dir/$c/"
-	render_case "$c" ${files[@]+"${files[@]}"}
+	say HELM "lint, template, check: $c -> $dir/$c/"
+	rm -rf "${dir:?}/$c"
+	render_chart "$chart" "$dir/$c" ${files[@]+"${files[@]}"} || die "chart case $c failed"
 done
 say YAMLLINT "$dir/*/manifest.yaml config.yaml"
 lint_rendered=()
@@ -188,7 +245,10 @@ break_chart() {
 		die "break_chart $1: the sed script changed nothing"
 	fi
 }
-render_copy() { "$render" chart -python "$python" -chart "$tmp/$1" -out "$tmp/$1.out"; }
+render_copy() { render_chart "$tmp/$1" "$tmp/$1.out"; }
+rm -rf "$tmp/appversion" && cp -r "$chart" "$tmp/appversion"
+sed -i 's/^appVersion: .*/appVersion: "0.0.0-old"/' "$tmp/appversion/Chart.yaml"
+expect_fail "appVersion not VERSION" check_app_version "$tmp/appversion"
 break_chart syntax 's/nindent 4 }}/nindent 4 }/' configmap.yaml
 expect_fail "template syntax" render_copy syntax
 break_chart undefined 's/image.pullPolicy/image.pullPolicyy/' daemonset.yaml
@@ -201,26 +261,29 @@ break_chart hostpid 's/hostPID: true/hostPID: false/' daemonset.yaml
 expect_fail "no hostPID" render_copy hostpid
 break_chart probe 's|path: /readyz|path: /healthz|' daemonset.yaml
 expect_fail "readiness not on /readyz" render_copy probe
+# A key the agent does not know renders fine (the chart passes config: through): the agent must
+# refuse the config that Helm rendered.
 printf 'config:\n  frequncy: 19\n' >"$tmp/typo.yaml"
-expect_fail "unknown config key" "$render" chart -python "$python" -chart "$chart" \
-	-f "$tmp/typo.yaml" -out "$tmp/typo.out"
+render_chart "$chart" "$tmp/typo.out" "$tmp/typo.yaml" >/dev/null ||
+	die "the chart with config.frequncy did not render: the agent's check below would prove nothing"
+config=$tmp/typo.out/config.yaml
+expect_fail "unknown config key (chart)" agent_config
 printf 'token:\n  header: x-oneuptime-token\n  existingSecret: ""\n' >"$tmp/nosecret.yaml"
-expect_fail "token header without a token" "$render" chart -python "$python" -chart "$chart" \
-	-f "$tmp/nosecret.yaml" -out "$tmp/nosecret.out"
+expect_fail "token header without a token" render_chart "$chart" "$tmp/nosecret.out" \
+	"$tmp/nosecret.yaml"
 printf 'config:\n  export:\n    otlp:\n      headers:\n        x-oneuptime-token: abc\n' \
 	>"$tmp/clear.yaml"
-expect_fail "token in clear" "$render" chart -python "$python" -chart "$chart" \
-	-f "$chart/examples/values-oneuptime.yaml" -f "$tmp/clear.yaml" -out "$tmp/clear.out"
+expect_fail "token in clear" render_chart "$chart" "$tmp/clear.out" \
+	"$chart/examples/values-oneuptime.yaml" "$tmp/clear.yaml"
 grep -v '^  keep_files:' systemd/config.yaml >"$tmp/incomplete.yaml"
-expect_fail "example config without a key" "$render" config -python "$python" -complete \
-	"$tmp/incomplete.yaml"
+expect_fail "example config without a key" complete_config "$tmp/incomplete.yaml"
 sed 's/^ReadOnlyPaths=.*/ProtectKernelTunables=yes/' systemd/hostprof.service \
 	>"$tmp/tunables.service"
-expect_fail "unit hiding /proc/kallsyms" "$render" config -python "$python" \
+expect_fail "unit hiding /proc/kallsyms" "$chk" unit -python "$python" \
 	-unit "$tmp/tunables.service" systemd/config.yaml
 config=$tmp/typo-config.yaml
 sed 's/^frequency:/frequncy:/' systemd/config.yaml >"$config"
-expect_fail "unknown config key (hostprof agent)" agent_config
+expect_fail "unknown config key (systemd)" agent_config
 mkdir -p "$tmp/typo"
 sed 's/^NoNewPrivileges=/NoNewPrivilege=/' "$unit" >"$tmp/typo/hostprof.service"
 expect_fail "unit with a typo" verify_unit "$tmp/typo/hostprof.service"

@@ -1,8 +1,4 @@
-{{/*
-Named templates. tests/deploy/helmrender renders this chart without Helm and implements only the
-functions used here (include, required, default, toYaml, nindent, quote, b64enc, trunc,
-trimSuffix, deepCopy, set, sha256sum and Go's builtins): a new function needs a line there too.
-*/}}
+{{/* Named templates. */}}
 
 {{/* The chart's name, or nameOverride. */}}
 {{- define "hostprof.name" -}}

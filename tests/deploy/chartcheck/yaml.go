@@ -16,7 +16,7 @@ import json, sys
 try:
     import yaml
 except ImportError:
-    sys.exit("helmrender: PyYAML is missing: install python3-yaml (yamllint brings it)")
+    sys.exit("chartcheck: PyYAML is missing: install python3-yaml (yamllint brings it)")
 Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 out = []
 for path in sys.argv[1:]:

@@ -10,15 +10,15 @@ import (
 	"strings"
 )
 
-// What a rendered chart must hold, whatever the values: the DaemonSet that the agent needs
-// (host PIDs, the capabilities, the probes, the mounts), a config that the agent will accept and
+// What a rendered chart must hold, whatever the values, and what Helm does not check: the
+// DaemonSet that the agent needs (host PIDs, the capabilities, the probes, the mounts), a config
 // that agrees with the pod around it, and the token only ever in a Secret.
 
 type checker struct {
-	errs   []string
-	values map[string]interface{} // merged, numbers as float64
-	rel    release
-	chart  *chart
+	errs       []string
+	values     map[string]interface{} // as Helm computed them (numbers as float64)
+	namespace  string                 // the release's
+	appVersion string                 // Chart.yaml's
 }
 
 func (c *checker) fail(format string, args ...interface{}) {
@@ -87,14 +87,15 @@ func (c *checker) checkManifest(docs []interface{}, text string) (configText str
 		if clusterScoped[kind] && hasNS {
 			c.fail("%s %s: cluster-scoped, but has a namespace", kind, name)
 		}
-		if !clusterScoped[kind] && s(ns) != c.rel.namespace {
-			c.fail("%s %s: namespace %v, want the release's (%s)", kind, name, ns, c.rel.namespace)
+		if !clusterScoped[kind] && s(ns) != c.namespace {
+			c.fail("%s %s: namespace %v, want the release's (%s)", kind, name, ns, c.namespace)
 		}
 		for k, v := range m(at(doc, "metadata.labels")) {
 			if str, ok := v.(string); !ok || len(str) > 63 || !labelValue.MatchString(str) {
 				c.fail("%s %s: label %s=%v is not a valid label value", kind, name, k, v)
 			}
 		}
+		c.checkNulls(kind+" "+name, doc)
 		byKind[kind] = append(byKind[kind], doc)
 	}
 	for _, kind := range []string{"DaemonSet", "ConfigMap"} {
@@ -151,6 +152,29 @@ func (c *checker) checkManifest(docs []interface{}, text string) (configText str
 	return configText
 }
 
+// checkNulls: no field of the chart's objects is meant to be empty, and Helm renders a value
+// that values.yaml does not define as nothing (`helm lint` runs the templates without
+// missingkey=error): a null is a template that printed nothing, such as a misspelt value.
+func (c *checker) checkNulls(where string, v interface{}) {
+	switch t := v.(type) {
+	case map[string]interface{}:
+		for k, x := range t {
+			if x == nil {
+				c.fail("%s: %s is empty (a value the template printed as nothing: undefined?)", where,
+					k)
+			}
+			c.checkNulls(where+"."+k, x)
+		}
+	case []interface{}:
+		for i, x := range t {
+			if x == nil {
+				c.fail("%s[%d] is empty", where, i)
+			}
+			c.checkNulls(fmt.Sprintf("%s[%d]", where, i), x)
+		}
+	}
+}
+
 func (c *checker) checkSelector(ds map[string]interface{}) {
 	sel := m(at(ds, "spec.selector.matchLabels"))
 	labels := m(at(ds, "spec.template.metadata.labels"))
@@ -202,7 +226,7 @@ func (c *checker) container(pod map[string]interface{}) map[string]interface{} {
 func (c *checker) checkContainer(ctr map[string]interface{}) {
 	tag := s(c.val("image.tag"))
 	if tag == "" {
-		tag = s(c.chart.meta["appVersion"])
+		tag = c.appVersion
 	}
 	if want := s(c.val("image.repository")) + ":" + tag; ctr["image"] != want {
 		c.fail("container: image %v, want %s", ctr["image"], want)
@@ -292,7 +316,7 @@ func (c *checker) checkContainer(ctr map[string]interface{}) {
 	for _, x := range l(at(sc, "capabilities.add")) {
 		add = append(add, "CAP_"+strings.TrimPrefix(s(x), "CAP_"))
 	}
-	want = append(want, schemaCaps...)
+	want = append(want, contractCaps...)
 	sort.Strings(add)
 	sort.Strings(want)
 	if strings.Join(add, " ") != strings.Join(want, " ") {
@@ -394,10 +418,10 @@ func (c *checker) checkRBAC(byKind map[string][]map[string]interface{}, sa strin
 	for _, sub := range l(b["subjects"]) {
 		sub := m(sub)
 		ok = ok || (sub["kind"] == "ServiceAccount" && sub["name"] == sa &&
-			sub["namespace"] == c.rel.namespace)
+			sub["namespace"] == c.namespace)
 	}
 	if !ok {
-		c.fail("ClusterRoleBinding: does not bind ServiceAccount %s/%s", c.rel.namespace, sa)
+		c.fail("ClusterRoleBinding: does not bind ServiceAccount %s/%s", c.namespace, sa)
 	}
 }
 
@@ -430,13 +454,10 @@ func (c *checker) checkToken(text string, secrets map[string]map[string]interfac
 	}
 }
 
-// checkConfig checks the agent's config from the ConfigMap against the schema, and against
-// the pod that runs it: the listen port is the probes', the writable paths are on volumes, and
+// checkConfig checks the agent's config from the ConfigMap against the pod that runs it (that
+// the agent accepts it at all is `hostprof agent --print-config`'s to say, in check.sh): the listen port is the probes', the writable paths are on volumes, and
 // header files are in a mounted Secret.
 func (c *checker) checkConfig(cfg map[string]interface{}, docs []interface{}) {
-	for _, e := range validateConfig(cfg, false) {
-		c.fail("config.yaml: %s", e)
-	}
 	var ds map[string]interface{}
 	secrets := map[string]map[string]interface{}{}
 	for _, d := range docs {

@@ -89,7 +89,7 @@ func checkUnit(u unit, cfg map[string]interface{}) []string {
 		fail("ExecStart= does not run `hostprof agent --config /etc/hostprof/config.yaml`")
 	}
 
-	want := append([]string(nil), schemaCaps...)
+	want := append([]string(nil), contractCaps...)
 	sort.Strings(want)
 	for _, key := range []string{"Service.CapabilityBoundingSet", "Service.AmbientCapabilities"} {
 		got := u.words(key)

@@ -1,0 +1,3 @@
+module hostprof/tests/deploy/chartcheck
+
+go 1.19

@@ -1,3 +1,0 @@
-module hostprof/tests/deploy/helmrender
-
-go 1.19
