@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
 #include "formats/decode.h"
 #include "base/gzip.h"
 #include "base/vec.h"
@@ -509,6 +510,27 @@ static int decode_stack(struct otlp_dec *d, struct otlp_out *o, const pb_sample 
 	return 0;
 }
 
+/* The trace and span of a sample's link, in hex as the model keeps them; none when zero. */
+static int decode_link(struct otlp_out *o,
+		       const Opentelemetry__Proto__Profiles__V1development__Link *l,
+		       struct profile_labels *lb)
+{
+	char trace[33], span[17];
+	bool any = false;
+	int err;
+
+	if (!l || l->trace_id.len != 16 || l->span_id.len != 8)
+		return 0;
+	for (size_t i = 0; i < 8; i++)
+		any |= l->span_id.data[i] != 0;
+	if (!any)
+		return 0;
+	hex__encode(trace, l->trace_id.data, 16);
+	hex__encode(span, l->span_id.data, 8);
+	err = intern(o->p, trace, &lb->trace_id);
+	return err ? err : intern(o->p, span, &lb->span_id);
+}
+
 /* Sample si's attributes into its labels lb. */
 static int decode_labels(struct otlp_dec *d, struct otlp_out *o, const pb_sample *s, size_t rpi,
 			 size_t si, struct profile_labels *lb)
@@ -536,7 +558,19 @@ static int decode_labels(struct otlp_dec *d, struct otlp_out *o, const pb_sample
 			lb->tid = (uint32_t)iv;
 		else if (!strcmp(key, "hostprof.lock.address") && any_int(kv->value, &iv))
 			lb->wait_addr = (uint64_t)iv;
+		else if (v && lb->nr_ctx_attrs < PROFILE_MAX_CTX_ATTRS) {
+			/* Any other string attribute: a span's, as hostprof writes them. */
+			struct profile_attr *a = &lb->ctx_attrs[lb->nr_ctx_attrs];
+
+			err = intern(o->p, key, &a->key);
+			if (!err)
+				err = intern(o->p, v, &a->value);
+			if (!err)
+				lb->nr_ctx_attrs++;
+		}
 	}
+	if (!err && s->link_index > 0 && (size_t)s->link_index < d->dict->n_link_table)
+		err = decode_link(o, d->dict->link_table[s->link_index], lb);
 	return err;
 }
 

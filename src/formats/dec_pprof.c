@@ -76,6 +76,23 @@ static int64_t str(struct pprof_dec *d, int64_t idx, const char *what, uint64_t 
 	return d->strs[idx];
 }
 
+/* A label hostprof writes for itself, not a span attribute. */
+static bool known_label(const struct pprof_dec *d, int64_t key)
+{
+	static const char *const names[] = {"pid",	   "tid",	   "comm",
+					    "thread_name", "thread_state", "lock_kind",
+					    "lock_addr",   "trace_id",	   "span_id"};
+	const char *s;
+
+	if (key <= 0 || (uint64_t)key >= d->msg->n_string_table)
+		return true;
+	s = d->msg->string_table[key];
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(s, names[i]))
+			return true;
+	return false;
+}
+
 static int dec_strings(struct pprof_dec *d)
 {
 	const Perftools__Profiles__Profile *m = d->msg;
@@ -284,7 +301,7 @@ static int64_t find_type(const Perftools__Profiles__Profile *m, const char *type
 static int dec_samples(struct pprof_dec *d, size_t main_idx, size_t count_idx)
 {
 	const Perftools__Profiles__Profile *m = d->msg;
-	int64_t k_pid = -1, k_tid = -1, k_comm = -1, k_thread = -1;
+	int64_t k_pid = -1, k_tid = -1, k_comm = -1, k_thread = -1, k_trace = -1, k_span = -1;
 	uint32_t *stack = NULL, default_comm = 0;
 	size_t cap = 0;
 	int err = 0;
@@ -300,6 +317,10 @@ static int dec_samples(struct pprof_dec *d, size_t main_idx, size_t count_idx)
 			k_comm = (int64_t)i;
 		else if (!strcmp(s, "thread_name"))
 			k_thread = (int64_t)i;
+		else if (!strcmp(s, "trace_id"))
+			k_trace = (int64_t)i;
+		else if (!strcmp(s, "span_id"))
+			k_span = (int64_t)i;
 	}
 	/* Go's profiles have no process labels; their first mapping is the executable. Only
 	 * then: in a host-wide profile, a sample without comm is no process's in particular. */
@@ -348,7 +369,8 @@ static int dec_samples(struct pprof_dec *d, size_t main_idx, size_t count_idx)
 				lb.pid = (uint32_t)pl->num;
 			else if (pl->key == k_tid)
 				lb.tid = (uint32_t)pl->num;
-			else if (pl->key == k_comm || pl->key == k_thread) {
+			else if (pl->key == k_comm || pl->key == k_thread || pl->key == k_trace ||
+				 pl->key == k_span) {
 				v = str(d, pl->str, "label of sample", i);
 				if (v < 0) {
 					err = (int)v;
@@ -356,8 +378,26 @@ static int dec_samples(struct pprof_dec *d, size_t main_idx, size_t count_idx)
 				}
 				if (pl->key == k_comm)
 					lb.comm = (uint32_t)v;
-				else
+				else if (pl->key == k_thread)
 					lb.thread_name = (uint32_t)v;
+				else if (pl->key == k_trace)
+					lb.trace_id = (uint32_t)v;
+				else
+					lb.span_id = (uint32_t)v;
+			} else if (pl->str && k_span >= 0 &&
+				   lb.nr_ctx_attrs < PROFILE_MAX_CTX_ATTRS &&
+				   !known_label(d, pl->key)) {
+				/* In a profile with spans, the other string labels are the spans'
+				 * attributes (hostprof writes them so). */
+				int64_t k = str(d, pl->key, "label key of sample", i);
+
+				v = str(d, pl->str, "label of sample", i);
+				if (k < 0 || v < 0) {
+					err = (int)(k < 0 ? k : v);
+					goto out;
+				}
+				lb.ctx_attrs[lb.nr_ctx_attrs++] =
+					(struct profile_attr){(uint32_t)k, (uint32_t)v};
 			}
 		}
 		st = profile__stack(d->p, stack, depth);

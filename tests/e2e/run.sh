@@ -1900,7 +1900,16 @@ PY
 		fi
 		msg="$msg $wl: A $ah/$at, B $bh/$bt, none $nh/$nt;"
 	done
-	[ "$bad" -eq 0 ] && pass thread_context "samples carrying their span's ids and attributes (pprof labels; OTLP link table of 3):${msg%;}"
+	# render reads the spans back: OTLP's links and pprof's labels survive a conversion.
+	"$HOSTPROF" render "$WORK/tctx_otel_ctx_lib.otlp.pb" -o "$WORK/tctx_rt.pb.gz" >/dev/null 2>&1
+	pprof -raw "$WORK/tctx_rt.pb.gz" >"$WORK/tctx_rt.raw" 2>&1
+	a=$(python3 "$E2E/pprof_raw.py" labels "$WORK/tctx_rt.raw" in_span_a span_id trace_id http.route)
+	if ! grep -q '^[0-9]* span_id=a1a1a1a1a1a1a1a1,trace_id=0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a01,http.route=/checkout$' <<<"$a" ||
+		grep -q 'span_id=-' <<<"$a"; then
+		fail thread_context "render of the OTLP file lost the spans: in_span_a: $(tr '\n' ' ' <<<"$a")"
+		bad=1
+	fi
+	[ "$bad" -eq 0 ] && pass thread_context "samples carrying their span's ids and attributes (pprof labels; OTLP link table of 3; kept by render OTLP -> pprof):${msg%;}"
 }
 
 # The same spans in a wall profile: the 10 ms waits in in_span_wait carry the span the thread
