@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "capture/thread_ctx_link.h"
 #include "collect/collector.h"
 #include "hostprof_abi.h"
 
@@ -117,6 +118,7 @@ static int render_debuginfod(struct metrics_text *m, const struct capture *cap)
 static int render_samples(struct metrics_text *m, struct capture *cap)
 {
 	const struct collector_stats *cs = capture__stats(cap);
+	struct thread_ctx_link_stats ts;
 	char reasons[HP_LOSS__COUNT][48];
 	struct labelled lost[HP_LOSS__COUNT];
 	struct labelled kinds[] = {
@@ -130,6 +132,7 @@ static int render_samples(struct metrics_text *m, struct capture *cap)
 		lost[i] = (struct labelled){reasons[i], cs->losses[i]};
 	}
 
+	capture__thread_ctx_stats(cap, &ts);
 	const struct family_row rows[] = {
 		FAMILY("hostprof_samples_total", METRICS_COUNTER,
 		       "Events the kernel programs saw: cpu samples, off-CPU waits, lock waits.",
@@ -144,6 +147,14 @@ static int render_samples(struct metrics_text *m, struct capture *cap)
 		    capture__samples_left_out(cap)),
 		ONE("hostprof_drains_total", METRICS_COUNTER, "Times the BPF maps were drained.",
 		    cs->drains),
+		ONE("hostprof_trace_context_processes", METRICS_GAUGE,
+		    "Processes whose OpenTelemetry thread context (the span of each sample) the "
+		    "sampler reads.",
+		    ts.processes),
+		ONE("hostprof_samples_unlinked_total", METRICS_COUNTER,
+		    "Samples kept without their span: their window had linked the most spans it "
+		    "may (16384).",
+		    ts.samples_unlinked),
 	};
 
 	return families(m, rows, NR(rows));

@@ -9,6 +9,7 @@
 #include "symbols/demangle.h"
 #include "base/hash.h"
 #include "base/hash_index.h"
+#include "base/vec.h"
 #include "hostprof_abi.h"
 #include "process/identity.h"
 #include "process/process_context.h"
@@ -34,6 +35,11 @@ struct builder {
 	struct identity *identity; /* NULL: the plain service name rules, nothing dropped */
 	struct process_identity *scratch;
 	struct thread_ctx_fields *ctx_scratch; /* one decoded thread context */
+	/* Distinct spans of the window (by their span_id string), up to BUILDER_MAX_LINKS. */
+	uint8_t *span_seen;
+	size_t cap_span_seen;
+	uint32_t nr_links;
+	uint64_t links_dropped; /* samples kept without their span, past the cap */
 	/* PIDs whose samples a rule leaves out, for as long as the profile window: ids of the
 	 * index are the PIDs themselves, and PID 0, which cannot be one, has its own flag. */
 	struct hash_index dropped;
@@ -76,6 +82,11 @@ struct builder *builder__new(struct profile *p, struct symbolizer *sym, size_t m
 void builder__set_identity(struct builder *b, struct identity *id)
 {
 	b->identity = id;
+}
+
+uint64_t builder__links_dropped(const struct builder *b)
+{
+	return b->links_dropped;
 }
 
 uint64_t builder__samples_dropped(const struct builder *b)
@@ -135,6 +146,7 @@ void builder__delete(struct builder *b)
 	hash_index__free(&b->dropped);
 	free(b->scratch);
 	free(b->ctx_scratch);
+	free(b->span_seen);
 	free(b);
 }
 
@@ -454,9 +466,37 @@ static int64_t intern_labels(struct builder *b, const struct raw_sample *s,
 }
 
 /* The span the sample served and the attributes its SDK attached (OTEP 4947). */
-static int intern_thread_ctx(struct builder *b, pid_t pid, const struct hp_thread_ctx *rec,
-			     struct profile_labels *labels)
+/*
+ * Is this span (its span_id string) one the window may link? A window links at most
+ * BUILDER_MAX_LINKS spans: past them, samples are kept without theirs and counted, so that a
+ * service with a span per request cannot grow the link table without bound.
+ */
+static int admit_span(struct builder *b, uint32_t span, uint64_t count, bool *ok)
 {
+	*ok = true;
+	if (span < b->cap_span_seen && b->span_seen[span])
+		return 0;
+	if (b->nr_links >= BUILDER_MAX_LINKS) {
+		*ok = false;
+		b->links_dropped += count;
+		return 0;
+	}
+	if (span >= b->cap_span_seen) {
+		size_t had = b->cap_span_seen;
+
+		if (VEC_RESERVE(b->span_seen, b->cap_span_seen, (size_t)span + 1))
+			return -ENOMEM;
+		memset(b->span_seen + had, 0, b->cap_span_seen - had);
+	}
+	b->span_seen[span] = 1;
+	b->nr_links++;
+	return 0;
+}
+
+static int intern_thread_ctx(struct builder *b, pid_t pid, const struct hp_thread_ctx *rec,
+			     uint64_t count, struct profile_labels *labels)
+{
+	bool admitted;
 	struct thread_ctx_fields *f = b->ctx_scratch;
 	int64_t idx;
 
@@ -472,7 +512,10 @@ static int intern_thread_ctx(struct builder *b, pid_t pid, const struct hp_threa
 	if (f->span_id[0]) {
 		if ((idx = profile__string(b->profile, f->span_id)) < 0)
 			return (int)idx;
-		labels->span_id = (uint32_t)idx;
+		if (admit_span(b, (uint32_t)idx, count, &admitted))
+			return -ENOMEM;
+		labels->span_id = admitted ? (uint32_t)idx : 0;
+		labels->trace_id = admitted ? labels->trace_id : 0;
 	}
 	for (size_t i = 0; i < f->nr_attrs; i++) {
 		int64_t k = profile__string(b->profile, f->attrs[i].key);
@@ -555,7 +598,8 @@ int builder__add_batch(struct builder *b, const struct sample_batch *batch, enum
 			return idx;
 		if (intern_labels(b, s, &labels) < 0 ||
 		    (s->thread_ctx && s->thread_ctx <= batch->nr_tctx &&
-		     intern_thread_ctx(b, s->pid, &batch->tctx[s->thread_ctx - 1], &labels) < 0))
+		     intern_thread_ctx(b, s->pid, &batch->tctx[s->thread_ctx - 1], s->count,
+				       &labels) < 0))
 			return -ENOMEM;
 		labels.thread_state = (uint32_t)running;
 		if (kind == BATCH_OFFCPU) {

@@ -38,6 +38,10 @@ struct identity;
 void builder__set_identity(struct builder *b, struct identity *id);
 /* Samples (raw counts) that identity rules left out. */
 uint64_t builder__samples_dropped(const struct builder *b);
+/* Spans linked per window at most; samples of more spans are kept without their link. */
+#define BUILDER_MAX_LINKS 16384
+/* Samples kept without their span because the window had BUILDER_MAX_LINKS already. */
+uint64_t builder__links_dropped(const struct builder *b);
 /* Lookups of the (pid, address) → location cache that found the location, and that had to
  * symbolize the address. */
 void builder__cache_stats(const struct builder *b, uint64_t *hits, uint64_t *misses);

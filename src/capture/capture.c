@@ -63,6 +63,7 @@ struct capture {
 	struct identity *identity;     /* borrowed; NULL: the plain service name rules */
 	uint64_t window_start_mono;    /* CLOCK_MONOTONIC at the start of the window */
 	uint64_t samples_left_out;     /* by identity rules, in windows already handed out */
+	uint64_t samples_unlinked;     /* past the link cap, in windows already handed out */
 	uint64_t loc_hits, loc_misses; /* location caches of the windows already handed out */
 };
 
@@ -205,6 +206,7 @@ int capture__rotate(struct capture *cap, struct profile **out, size_t *n)
 				    profile__desc(cap->profiles[slot])->time_nanos, duration);
 		out[(*n)++] = cap->profiles[slot];
 		builder__cache_stats(cap->builders[slot], &hits, &misses);
+		cap->samples_unlinked += builder__links_dropped(cap->builders[slot]);
 		cap->loc_hits += hits;
 		cap->loc_misses += misses;
 		builder__delete(cap->builders[slot]);
@@ -617,4 +619,10 @@ bool capture__unwind_report(struct capture *cap, struct unwind_report *out)
 void capture__thread_ctx_stats(const struct capture *cap, struct thread_ctx_link_stats *out)
 {
 	thread_ctx_link__stats(cap ? cap->tctx : NULL, out);
+	if (!cap)
+		return;
+	out->samples_unlinked = cap->samples_unlinked;
+	for (int slot = 0; slot < NR_SLOTS; slot++)
+		if (cap->builders[slot])
+			out->samples_unlinked += builder__links_dropped(cap->builders[slot]);
 }

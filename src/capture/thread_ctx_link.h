@@ -51,6 +51,9 @@ struct thread_ctx_link;
 struct thread_ctx_link_stats {
 	uint64_t processes; /* processes whose variable BPF reads now */
 	uint64_t failed;    /* tries that found no way to it (the reason is logged at debug) */
+	/* samples kept without their span: their window had BUILDER_MAX_LINKS spans already
+	 * (over all profile types; filled by capture__thread_ctx_stats()) */
+	uint64_t samples_unlinked;
 };
 
 /* NULL with errno set. */

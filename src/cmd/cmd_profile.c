@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "collect/bpf_session.h"
+#include "capture/builder.h"
 #include "capture/capture.h"
 #include "capture/thread_ctx_link.h"
 #include "base/clock.h"
@@ -287,6 +288,10 @@ static void print_thread_ctx(struct capture *cap)
 	else if (t.failed)
 		printf("Trace context: a process declared an OpenTelemetry thread context that "
 		       "could not be found (-v says why)\n");
+	if (t.samples_unlinked)
+		printf("  %" PRIu64 " samples kept without their span: more than %d spans in a "
+		       "window\n",
+		       t.samples_unlinked, BUILDER_MAX_LINKS);
 }
 
 /* How user stacks were walked, and why walks ended: the first thing to read when stacks look

@@ -282,8 +282,10 @@ t_agent_process_context() {
 		fail agent_process_context "pid $AGENT_PID_CTX: no window with $ctx_attrs and the other resource attributes, or one named env-name; its resources: $(grep -P "process.pid=$AGENT_PID_CTX(;|\t)" <<<"$AGENT_RESOURCES" | cut -f2 | head -3)"
 	elif [ -z "$late_ctx" ]; then
 		fail agent_process_context "the context published 4 s late was never read (pid $AGENT_PID_CTX_LATE, $(wc -l <<<"$late_env") windows as env-late); its resources: $(grep -P "process.pid=$AGENT_PID_CTX_LATE(;|\t)" <<<"$AGENT_RESOURCES" | cut -f2 | sort -u | head -3)"
+	elif ! awk '/^hostprof_trace_context_processes / { found = $2 >= 1 } END { exit !found }' "$AGENT_METRICS" 2>/dev/null; then
+		fail agent_process_context "/metrics: hostprof_trace_context_processes is not >= 1 although otel_ctx publishes a thread context: $(grep '^hostprof_trace_context' "$AGENT_METRICS")"
 	else
-		pass agent_process_context "$(wc -l <<<"$first") windows of ctx-checkout over OTEL_SERVICE_NAME=env-name; the late publisher: $(grep -c . <<<"$late_env") windows as env-late, then $(wc -l <<<"$late_ctx") as ctx-checkout"
+		pass agent_process_context "$(wc -l <<<"$first") windows of ctx-checkout over OTEL_SERVICE_NAME=env-name; the late publisher: $(grep -c . <<<"$late_env") windows as env-late, then $(wc -l <<<"$late_ctx") as ctx-checkout; /metrics: $(grep '^hostprof_trace_context_processes' "$AGENT_METRICS")"
 	fi
 }
 

@@ -6,6 +6,7 @@
  * kept out of it while their binary's debug file is being fetched.
  */
 #include "capture/builder.h"
+#include "base/vec.h"
 #include "check.h"
 #include "symbols/debuginfod_fetch.h"
 #include "fake_proc.h"
@@ -225,9 +226,65 @@ out:
 	unsetenv("DEBUGINFOD_CACHE_PATH");
 }
 
+/*
+ * Samples of more spans than a window may link (BUILDER_MAX_LINKS): the first spans keep their
+ * link, the rest are kept without it and counted, and a span already linked stays linked.
+ */
+static void test_link_cap(void)
+{
+	struct profile_desc d = {.sample_type = "cpu", .sample_unit = "nanoseconds", .period = 1};
+	struct symbolizer_opts o = {.proc_root = root, .max_procs = 8, .max_dsos = 8};
+	struct profile *p = profile__new(&d);
+	struct symbolizer *sym = symbolizer__new(&o);
+	struct builder *b = p && sym ? builder__new(p, sym, 1024) : NULL;
+	struct sample_batch batch = {0};
+	size_t linked = 0, unlinked = 0, extra = 10, added = 0;
+	struct hp_thread_ctx rec = {.valid = 1};
+
+	CHECK(b != NULL, "setup failed: %s", strerror(errno));
+	if (!b)
+		goto out;
+	for (size_t i = 0; i < BUILDER_MAX_LINKS + extra + 1; i++) {
+		struct raw_sample s = sample(1, 1, 0, 0);
+		/* The last sample is the first span again: still linked. */
+		uint32_t span = i == BUILDER_MAX_LINKS + extra ? 0 : (uint32_t)i;
+
+		memcpy(rec.span_id, &span, sizeof(span));
+		rec.span_id[7] = 1;
+		rec.trace_id[0] = 1;
+		if (VEC_RESERVE(batch.tctx, batch.cap_tctx, batch.nr_tctx + 1))
+			break;
+		batch.tctx[batch.nr_tctx++] = rec;
+		s.thread_ctx = (uint32_t)batch.nr_tctx;
+		added += sample_batch__add(&batch, &s, NULL, NULL) == 0;
+	}
+	CHECK(added == BUILDER_MAX_LINKS + extra + 1, "added %zu samples", added);
+	CHECK(builder__add_batch(b, &batch, BATCH_CPU, 1) == 0, "add_batch");
+	for (size_t i = 1; i < profile__nr_samples(p); i++) {
+		const struct profile_sample *ps = profile__sample_at(p, i);
+
+		if (ps->labels.span_id)
+			linked += (size_t)ps->count;
+		else
+			unlinked += (size_t)ps->count;
+	}
+	CHECK(linked == BUILDER_MAX_LINKS + 1 && unlinked == extra,
+	      "%zu samples linked (want %d: the cap, and the first span again), %zu not (want "
+	      "%zu)",
+	      linked, BUILDER_MAX_LINKS + 1, unlinked, extra);
+	CHECK(builder__links_dropped(b) == extra, "counted: %llu",
+	      (unsigned long long)builder__links_dropped(b));
+out:
+	sample_batch__release(&batch);
+	builder__delete(b);
+	symbolizer__delete(sym);
+	profile__delete(p);
+}
+
 int main(void)
 {
 	fake_proc__create();
+	test_link_cap();
 	test_batch(262144);
 	/* The smallest cache is emptied again and again: the profile must not change. */
 	test_batch(1);
