@@ -7,11 +7,11 @@
 BENCH_SRCS := $(wildcard bench/bench_*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
 
-.PHONY: bench bench-otlp bench-sched bench-html bench-unwind bench-symbolize bench-soak bench-report \
+.PHONY: bench bench-otlp bench-sched bench-html bench-unwind bench-thread-ctx bench-symbolize bench-soak bench-report \
 	bench-smoke
 
 # The report comes last: it gathers what the others wrote.
-bench: bench-otlp bench-sched bench-html bench-unwind bench-symbolize bench-soak bench-report
+bench: bench-otlp bench-sched bench-html bench-unwind bench-thread-ctx bench-symbolize bench-soak bench-report
 
 $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
@@ -61,6 +61,14 @@ bench-unwind: $(OUTPUT)/hostprof $(OUTPUT)/bench/deep_fp $(OUTPUT)/bench/deep_no
 		$(OUTPUT)/bench/deep_nofp $(OUTPUT)/bench/bench_tables > $(OUTPUT)/bench/unwind.md.tmp && \
 		mv $(OUTPUT)/bench/unwind.md.tmp $(OUTPUT)/bench/unwind.md
 	$(Q)cat $(OUTPUT)/bench/unwind.md
+
+# The OpenTelemetry thread context: the CPU sampler's run time per sample with a process that
+# publishes one (read at every sample) and one that does not. Report: $(OUTPUT)/bench/thread_ctx.md
+bench-thread-ctx: $(OUTPUT)/hostprof e2e-workloads | $(OUTPUT)/bench
+	$(Q)bench/bench_thread_ctx.sh $(OUTPUT)/hostprof $(OUTPUT)/e2e/otel_ctx_lib \
+		> $(OUTPUT)/bench/thread_ctx.md.tmp && \
+		mv $(OUTPUT)/bench/thread_ctx.md.tmp $(OUTPUT)/bench/thread_ctx.md
+	$(Q)cat $(OUTPUT)/bench/thread_ctx.md
 
 # DWARF symbolization: hostprof's dso layer (bench_symbolize) against eu-addr2line, addr2line,
 # llvm-symbolizer and blazecli (bench/symbolizers.mk builds it) on 100,000 fixed addresses in libc
