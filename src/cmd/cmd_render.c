@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cmd/cmd_options.h"
@@ -25,6 +26,8 @@
 struct render_opts {
 	const char *base;
 	unsigned int top;
+	const char *trace_id; /* keep only the samples of this trace (hex), or NULL */
+	const char *span_id;  /* ... of this span */
 };
 
 #define RENDER_FIELD(f)                                                                            \
@@ -39,6 +42,17 @@ static const struct opt_def defs[] = {
 	 .value_name = "OLD",
 	 .help = "compare the inputs with the profile OLD (any input format): print the functions "
 		 "whose share changed most, and with -o x.html write a differential flame graph"},
+	{.name = "trace-id",
+	 .type = OPT_STRING,
+	 RENDER_FIELD(trace_id),
+	 .value_name = "HEX",
+	 .help = "keep only the samples that served this trace (32 hex digits; profiles of "
+		 "processes that publish an OpenTelemetry thread context carry it)"},
+	{.name = "span-id",
+	 .type = OPT_STRING,
+	 RENDER_FIELD(span_id),
+	 .value_name = "HEX",
+	 .help = "keep only the samples that served this span (16 hex digits)"},
 	{.name = "top",
 	 .type = OPT_UINT,
 	 RENDER_FIELD(top),
@@ -81,7 +95,8 @@ const struct opt_command render_command = {
 		    "  hostprof render cpu.pb.gz -o cpu.html\n"
 		    "  hostprof render host.folded -o host.pb.gz -o host.html\n"
 		    "  go test -cpuprofile cpu.out ./... && hostprof render cpu.out -o go.html\n"
-		    "  hostprof render --base before.pb.gz after.pb.gz -o diff.html --top 10\n",
+		    "  hostprof render --base before.pb.gz after.pb.gz -o diff.html --top 10\n"
+		    "  hostprof render cpu.pb.gz --span-id a1a1a1a1a1a1a1a1 -o span.html\n",
 };
 
 static bool ends_with(const char *s, const char *suffix)
@@ -210,6 +225,38 @@ static int parse_render_args(int argc, char **argv, struct config *cfg, struct r
 	return options__exit_status(&render_command, rc, err);
 }
 
+/* Is the sample's span (or trace) the one asked for? Hex compared without case. */
+static bool served(const struct profile *p, const struct profile_sample *s, void *ctx)
+{
+	const struct render_opts *ro = ctx;
+	const char *trace = profile__string_at(p, s->labels.trace_id);
+	const char *span = profile__string_at(p, s->labels.span_id);
+
+	return (!ro->trace_id || (s->labels.trace_id && !strcasecmp(trace, ro->trace_id))) &&
+	       (!ro->span_id || (s->labels.span_id && !strcasecmp(span, ro->span_id)));
+}
+
+/* --trace-id and --span-id: keep what served them; 0, or 1 when no sample of any input did. */
+static int keep_served(struct profile **profiles, size_t nr, struct render_opts *ro)
+{
+	size_t kept = 0;
+
+	if (!ro->trace_id && !ro->span_id)
+		return 0;
+	for (size_t i = 0; i < nr; i++)
+		kept += profile__keep_samples(profiles[i], served, ro);
+	if (kept)
+		return 0;
+	fprintf(stderr,
+		"hostprof render: no sample served %s%s%s%s%s: spans are in the profiles of "
+		"processes that publish an OpenTelemetry thread context (README: Profiles linked "
+		"to traces)\n",
+		ro->trace_id ? "trace " : "", ro->trace_id ? ro->trace_id : "",
+		ro->trace_id && ro->span_id ? " and " : "", ro->span_id ? "span " : "",
+		ro->span_id ? ro->span_id : "");
+	return 1;
+}
+
 /* Decodes argv[first..] into profiles; 0 or the exit status. */
 static int decode_inputs(char **paths, int nr_paths, struct profile **profiles, size_t *nr)
 {
@@ -272,6 +319,8 @@ int do_render(int argc, char **argv)
 	status = decode_inputs(argv + first, argc - first, profiles, &nr);
 	if (!status && ro.base)
 		status = decode_inputs((char *[]){(char *)ro.base}, 1, bases, &nr_bases);
+	if (!status)
+		status = keep_served(profiles, nr, &ro);
 	if (status)
 		goto out;
 	if (ro.base)

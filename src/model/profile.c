@@ -437,6 +437,27 @@ int profile__add_sample(struct profile *p, uint32_t stack, const struct profile_
 	return 0;
 }
 
+size_t profile__keep_samples(struct profile *p,
+			     bool (*keep)(const struct profile *p, const struct profile_sample *s,
+					  void *ctx),
+			     void *ctx)
+{
+	size_t kept = 1;
+
+	/* Compacted in place, then indexed again: the kept samples stay in their order. */
+	for (size_t i = 1; i < p->samples.nr; i++)
+		if (keep(p, &p->samples.arr[i], ctx))
+			p->samples.arr[kept++] = p->samples.arr[i];
+	p->samples.nr = kept;
+	hash_index__clear(&p->samples.idx);
+	for (size_t i = 1; i < kept; i++) {
+		/* Fewer entries than before: the index has room for them all. */
+		hash_index__insert(&p->samples.idx, (uint32_t)i,
+				   sample_hash(p->samples.arr[i].stack, &p->samples.arr[i].labels));
+	}
+	return kept - 1;
+}
+
 /* --- lifetime --- */
 
 static char *dup_or_empty(const char *s)

@@ -187,6 +187,15 @@ const struct profile_line *profile__location_lines(const struct profile *p, uint
 /* Location indices of a stack, leaf first; *n receives the depth (NULL and 0 for stack 0). */
 const uint32_t *profile__stack_at(const struct profile *p, uint32_t idx, size_t *n);
 size_t profile__nr_samples(const struct profile *p);
+/*
+ * Keep only the samples keep() accepts (render's --span-id, say), in their order; the tables
+ * they no longer reach stay, and encoders write only what samples reach. Returns the samples
+ * kept.
+ */
+size_t profile__keep_samples(struct profile *p,
+			     bool (*keep)(const struct profile *p, const struct profile_sample *s,
+					  void *ctx),
+			     void *ctx);
 const struct profile_sample *profile__sample_at(const struct profile *p, size_t idx);
 
 /* The display name of a location: its function's name, else its "[unknown] ..." label

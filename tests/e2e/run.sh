@@ -1856,7 +1856,7 @@ t_otel_process_context() {
 # (dynamic TLS, through the DTV). Samples in in_span_a/in_span_b must carry their span's ids and
 # attributes (>= 95%), samples in no_span none; OTLP's link table holds both spans.
 t_thread_context() {
-	local wl pid raw out a b none msg="" bad=0 links
+	local wl pid raw out a b none msg="" bad=0 links rc
 	for wl in otel_ctx otel_ctx_lib otel_ctx_dl; do
 		start_workload "$wl" 5
 		pid=$WPID
@@ -1909,7 +1909,24 @@ PY
 		fail thread_context "render of the OTLP file lost the spans: in_span_a: $(tr '\n' ' ' <<<"$a")"
 		bad=1
 	fi
-	[ "$bad" -eq 0 ] && pass thread_context "samples carrying their span's ids and attributes (pprof labels; OTLP link table of 3; kept by render OTLP -> pprof):${msg%;}"
+	# --span-id keeps that span's samples alone; a span no sample served is an error.
+	"$HOSTPROF" render "$WORK/tctx_otel_ctx_lib.pb.gz" --span-id B2B2B2B2B2B2B2B2 \
+		-o "$WORK/tctx_b.pb.gz" >/dev/null 2>&1
+	pprof -raw "$WORK/tctx_b.pb.gz" >"$WORK/tctx_b.raw" 2>&1
+	b=$(python3 "$E2E/pprof_raw.py" labels "$WORK/tctx_b.raw" in_span_b span_id)
+	a=$(python3 "$E2E/pprof_raw.py" labels "$WORK/tctx_b.raw" in_span_a span_id)
+	none=$("$HOSTPROF" render "$WORK/tctx_otel_ctx_lib.pb.gz" --span-id 00000000000000ff \
+		-o "$WORK/tctx_none.pb.gz" 2>&1)
+	rc=$?
+	if ! grep -q '^[0-9]* span_id=b2b2b2b2b2b2b2b2$' <<<"$b" || [ -n "$a" ] ||
+		[ "$(python3 "$E2E/pprof_raw.py" labels "$WORK/tctx_b.raw" main span_id | grep -vc 'span_id=b2b2b2b2b2b2b2b2$')" -ne 0 ]; then
+		fail thread_context "render --span-id b2...: in_span_b: $(tr '\n' ' ' <<<"$b"); in_span_a (want none): $(tr '\n' ' ' <<<"$a")"
+		bad=1
+	elif [ "$rc" -ne 1 ] || ! grep -q 'no sample served span 00000000000000ff' <<<"$none"; then
+		fail thread_context "render --span-id of a span nobody served: exit $rc (want 1), said: $none"
+		bad=1
+	fi
+	[ "$bad" -eq 0 ] && pass thread_context "samples carrying their span's ids and attributes (pprof labels; OTLP link table of 3; kept by render OTLP -> pprof; render --span-id keeps one span):${msg%;}"
 }
 
 # The same spans in a wall profile: the 10 ms waits in in_span_wait carry the span the thread
