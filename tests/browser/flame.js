@@ -25,7 +25,6 @@
 'use strict';
 
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
 
 const TOL = 0.01; // shares: +-1 point of the full width
@@ -47,25 +46,9 @@ try {
 	usage(`expected numbers are not JSON (a file or a string): ${e.message}`);
 }
 const outDir = path.resolve(outArg || path.dirname(pageFile));
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-if (!fs.existsSync(CHROMIUM)) {
-	console.error(`flame: FAIL: ${CHROMIUM} is missing (apt-get install chromium, or make deps-test)`);
-	process.exit(1);
-}
-let chromium;
-try {
-	({ chromium } = require('playwright-core'));
-} catch (e) {
-	console.error('flame: FAIL: playwright-core is not installed (make browser-deps)');
-	process.exit(1);
-}
+const { launch, checker } = require('./chromium');
 
-const failures = [];
-const notes = [];
-function check(ok, msg) {
-	if (!ok) failures.push(msg);
-	return ok;
-}
+const { failures, notes, check } = checker();
 const pc = (x) => `${(100 * x).toFixed(2)}%`;
 const baseName = (n) => n.replace(/ \(\d+\)$/, '');
 
@@ -133,16 +116,7 @@ async function checkWidths(page, t, label) {
 async function main() {
 	const t0 = Date.now();
 	fs.mkdirSync(outDir, { recursive: true });
-	const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostprof-chromium-'));
-	const ctx = await chromium.launchPersistentContext(profileDir, {
-		executablePath: CHROMIUM,
-		headless: true,
-		args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-			'--disable-background-networking', '--disable-component-update', '--disable-sync'],
-		viewport: { width: 1400, height: 900 },
-		deviceScaleFactor: 1,
-		timeout: 30000,
-	});
+	const { ctx, close } = await launch('flame');
 	try {
 		const page = ctx.pages()[0] || await ctx.newPage();
 		const errors = [];
@@ -226,8 +200,7 @@ async function main() {
 		check(errors.length === 0, `page errors: ${errors.join('; ')}`);
 		notes.push(`page load+render ${renderMs} ms; whole browser test ${Date.now() - t0} ms; screenshots in ${outDir}`);
 	} finally {
-		await ctx.close();
-		fs.rmSync(profileDir, { recursive: true, force: true });
+		await close();
 	}
 }
 

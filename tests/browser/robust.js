@@ -17,7 +17,6 @@
 'use strict';
 
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
 
 function usage(msg) {
@@ -34,18 +33,7 @@ try {
 	usage(`cannot read ${expArg}: ${e.message}`);
 }
 if (!Array.isArray(expected.pages) || !expected.pages.length) usage('no pages in the expected numbers');
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-if (!fs.existsSync(CHROMIUM)) {
-	console.log(`robust: FAIL: ${CHROMIUM} is missing (apt-get install chromium, or make deps-test)`);
-	process.exit(1);
-}
-let chromium;
-try {
-	({ chromium } = require('playwright-core'));
-} catch (e) {
-	console.log('robust: FAIL: playwright-core is not installed (make browser-deps)');
-	process.exit(1);
-}
+const { launch, checker } = require('./chromium');
 
 async function checkPage(ctx, exp) {
 	const problems = [];
@@ -99,17 +87,8 @@ async function checkPage(ctx, exp) {
 }
 
 async function main() {
-	const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostprof-chromium-'));
 	let failed = 0;
-	const ctx = await chromium.launchPersistentContext(profileDir, {
-		executablePath: CHROMIUM,
-		headless: true,
-		args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-			'--disable-background-networking', '--disable-component-update', '--disable-sync'],
-		viewport: { width: 1400, height: 900 },
-		deviceScaleFactor: 1,
-		timeout: 30000,
-	});
+	const { ctx, close } = await launch('robust');
 	try {
 		for (const exp of expected.pages) {
 			const { problems, summary } = await checkPage(ctx, exp);
@@ -122,8 +101,7 @@ async function main() {
 			}
 		}
 	} finally {
-		await ctx.close();
-		fs.rmSync(profileDir, { recursive: true, force: true });
+		await close();
 	}
 	return failed;
 }

@@ -26,7 +26,6 @@
 'use strict';
 
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
 
 const [specArg, outArg] = process.argv.slice(2);
@@ -36,21 +35,9 @@ if (!specArg || !outArg) {
 }
 const spec = JSON.parse(fs.readFileSync(specArg, 'utf8'));
 const outDir = path.resolve(outArg);
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-let chromium;
-try {
-	({ chromium } = require('playwright-core'));
-} catch (e) {
-	console.log('views: FAIL playwright-core is not installed (make browser-deps)');
-	process.exit(1);
-}
+const { launch, checker } = require('./chromium');
 
-const failures = [];
-const notes = [];
-function check(ok, msg) {
-	if (!ok) failures.push(msg);
-	return ok;
-}
+const { failures, notes, check } = checker();
 const pc = (x) => `${(100 * x).toFixed(2)}%`;
 const view = (page) => page.evaluate(() => window.__hostprof.view());
 
@@ -306,16 +293,7 @@ async function checkBig(ctx) {
 
 async function main() {
 	fs.mkdirSync(outDir, { recursive: true });
-	const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostprof-chromium-'));
-	const ctx = await chromium.launchPersistentContext(profileDir, {
-		executablePath: CHROMIUM,
-		headless: true,
-		args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-			'--disable-background-networking', '--disable-component-update', '--disable-sync'],
-		viewport: { width: 1400, height: 900 },
-		deviceScaleFactor: 1,
-		timeout: 30000,
-	});
+	const { ctx, close } = await launch('views');
 	try {
 		for (const [k, f] of [['capture', checkCapture], ['deep', checkDeep], ['diff', checkDiff], ['big', checkBig]]) {
 			if (!spec[k]) continue;
@@ -326,8 +304,7 @@ async function main() {
 			}
 		}
 	} finally {
-		await ctx.close();
-		fs.rmSync(profileDir, { recursive: true, force: true });
+		await close();
 	}
 }
 

@@ -100,8 +100,12 @@ static DISTINCT unsigned long no_span(double s)
 	return burn(s) + NO_TAIL_CALL;
 }
 
-/* Waits, in a span and out of one: wall and off-CPU samples must say which. */
-static DISTINCT void in_span_wait(void)
+/*
+ * Waits, in a span and out of one: wall and off-CPU samples must say which. Through sleep_10ms(),
+ * a frame of its own: a frame-pointer walk (off-CPU stacks before Linux 5.17) starts from libc's
+ * nanosleep, which keeps no frame, and so loses its caller's caller, not in_span_wait.
+ */
+static DISTINCT void sleep_10ms(void)
 {
 	struct timespec ts = {0, 10 * 1000 * 1000};
 
@@ -110,12 +114,17 @@ static DISTINCT void in_span_wait(void)
 	__asm__ volatile("" ::: "memory");
 }
 
+static DISTINCT void in_span_wait(void)
+{
+	KEEP_FRAME();
+	sleep_10ms();
+	__asm__ volatile("" ::: "memory");
+}
+
 static DISTINCT void no_span_wait(void)
 {
-	struct timespec ts = {0, 10 * 1000 * 1000};
-
 	KEEP_FRAME();
-	nanosleep(&ts, NULL);
+	sleep_10ms();
 	__asm__ volatile("" ::: "memory");
 }
 

@@ -61,9 +61,11 @@ $(E2E_DIR)/otel_ctx: $(OTEL_CTX_DEPS) | $(E2E_DIR)
 	$(Q)$(CC) $(E2E_CFLAGS) -DOTEL_TLS_IN_EXE $< -pthread \
 		-Wl,--export-dynamic-symbol=otel_thread_ctx_v1 -o $@
 
+# TLSDESC: gcc calls it gnu2 on x86_64, desc on aarch64 (where it is the default anyway).
+TLSDESC_FLAG = $(if $(filter aarch64%,$(shell $(CC) -dumpmachine)),-mtls-dialect=desc,-mtls-dialect=gnu2)
 $(E2E_DIR)/libotel_tls.so: tests/e2e/otel_tls.c tests/e2e/workloads.mk | $(E2E_DIR)
 	$(call msg,WORKLOAD,$@)
-	$(Q)$(CC) $(E2E_CFLAGS) -fPIC -mtls-dialect=gnu2 -shared -Wl,-soname,libotel_tls.so $< -o $@
+	$(Q)$(CC) $(E2E_CFLAGS) -fPIC $(TLSDESC_FLAG) -shared -Wl,-soname,libotel_tls.so $< -o $@
 
 $(E2E_DIR)/otel_ctx_lib: $(OTEL_CTX_DEPS) $(E2E_DIR)/libotel_tls.so | $(E2E_DIR)
 	$(call msg,WORKLOAD,$@)
