@@ -29,6 +29,10 @@ The checks, each on the guest's own files:
                 kernel-lock line where the kernel has no lock tracepoints
   agent         the agent wrote at least two windows and exited 0 on SIGTERM; a window decodes
                 with go tool pprof and holds cpu_ratio's burn_c
+  thread_ctx    otel_ctx_lib's OpenTelemetry thread contexts: >= 95% of the cpu samples in
+                in_span_a carry span a1a1...; none in no_span; >= 95% of the wall samples of
+                in_span_wait carry their thread's span (read from the TLS pointer, through a
+                TLSDESC library's static TLS)
 """
 import os
 import re
@@ -306,8 +310,36 @@ class Kernel:
         return "%d windows; the first holds %d samples, %d in burn_c" % (
             len(windows), p.total("samples"), burn)
 
+    def check_thread_ctx(self):
+        c = Capture(self.d, "thread_ctx")
+        c.require_ok()
+        cpu = pprof(c.path(".cpu.pb.gz"))
+        wall = pprof(c.path(".wall.pb.gz"))
+
+        def spans(p, func):
+            i = p.type_index("samples")
+            out = {}
+            for s in p.samples:
+                if func in p.stack(s):
+                    k = s.labels.get("span_id", "-")
+                    out[k] = out.get(k, 0) + s.values[i]
+            return out
+
+        a, none, w = spans(cpu, "in_span_a"), spans(cpu, "no_span"), spans(wall, "in_span_wait")
+        na, nn, nw = sum(a.values()), sum(none.values()), sum(w.values())
+        ha = a.get("a1a1a1a1a1a1a1a1", 0)
+        hw = w.get("a1a1a1a1a1a1a1a1", 0) + w.get("b2b2b2b2b2b2b2b2", 0)
+        if na < 20 or nn < 20 or nw < 10:
+            raise Failed("too few samples: in_span_a %d, no_span %d, in_span_wait (wall) %d"
+                         % (na, nn, nw))
+        if ha < 0.95 * na or none.get("-", 0) != nn or hw < 0.95 * nw:
+            raise Failed("in_span_a %s, no_span %s, in_span_wait %s (want span a1.. on >= 95%%, "
+                         "none, a span on >= 95%%)" % (a, none, w))
+        return "span A on %d of %d in_span_a samples, none on %d no_span ones; wall: %d of %d " \
+            "waits in a span carry it" % (ha, na, nn, hw, nw)
+
     CHECKS = ["cpu_split", "cpu_main", "cpu_formats", "nofp", "python", "wall", "contention",
-              "agent"]
+              "agent", "thread_ctx"]
 
 
 def main(argv):

@@ -19,6 +19,8 @@
 #   wall       sleeper (30% compute, 70% nanosleep) with --types cpu,wall,offcpu
 #   contention mutex (4 threads on one pthread mutex, the workload times its own waits)
 #   agent      `hostprof agent --output-dir` for two windows while cpu_ratio runs
+#   thread_ctx otel_ctx_lib (OpenTelemetry process and thread contexts, spans on two threads,
+#              the TLS variable in a TLSDESC library) with --types cpu,wall
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 export HOME=${HOME:-/root}
 WL=${WL:-/opt/e2e}
@@ -115,7 +117,7 @@ run_agent() {
 }
 
 [ -z "${HPK_HOST:-}" ] && echo "@@HPK KERNEL $(uname -r) $(uname -m)@@"
-for case in ${HPK_CASES:-cpu_fp cpu_nofp python wall contention agent}; do
+for case in ${HPK_CASES:-cpu_fp cpu_nofp python wall contention agent thread_ctx}; do
 	case $case in
 	cpu_fp)
 		by_pid cpu_fp 6 "$WL/cpu_ratio" 60 "$OUT/cpu_fp.truth" -- --frequency $FREQ \
@@ -134,6 +136,9 @@ for case in ${HPK_CASES:-cpu_fp cpu_nofp python wall contention agent}; do
 		emit_outputs contention ;;
 	agent)
 		run_agent ;;
+	thread_ctx)
+		by_pid thread_ctx 4 "$WL/otel_ctx_lib" 60 -- --frequency $FREQ --types cpu,wall \
+			-o "$OUT/thread_ctx.pb.gz" ;;
 	*)
 		echo "guest: unknown case $case" >&2 ;;
 	esac
