@@ -1977,7 +1977,9 @@ t_readme_examples() {
 	start_receiver "$rx"
 	[ -n "$RX_PORT" ] || { fail readme_examples "the test receiver did not start"; return; }
 	sleep 0.3
-	out=$(python3 "$E2E/readme_examples.py" --readme "$ROOT/README.md" --hostprof "$HOSTPROF" \
+	# The e2e run's Go cache, as pprof() uses: go tool pprof is built once, not per command.
+	out=$(GOCACHE=$WORK/gocache GOTOOLCHAIN=local python3 "$E2E/readme_examples.py" \
+		--readme "$ROOT/README.md" --hostprof "$HOSTPROF" \
 		--pid "$pid" --receiver "http://127.0.0.1:$RX_PORT" --work "$dir" 2>&1)
 	stop_workload "$pid"
 	printf '%s\n' "$out" >"$WORK/readme_examples.log"
