@@ -143,6 +143,7 @@ include tests/grpc/grpc.mk
 include tests/browser/browser.mk
 include tests/fuzz/fuzz.mk
 -include bench/bench.mk
+-include bench/otelprof.mk
 include deploy.mk
 
 $(OUTPUT)/tests/test_%: tests/unit/test_%.c tests/unit/check.h $(OUTPUT)/libhostprof.a | $(OUTPUT)/tests
