@@ -26,6 +26,16 @@ command -v "$GO" >/dev/null || {
 	echo "otelprof: '$GO' not found: the OpenTelemetry eBPF profiler is built with Go (>= 1.24)" >&2
 	exit 1
 }
+# Older ones (Debian's golang-go in bookworm is 1.19) stop at the module's `go 1.24` line with
+# less to go on than this.
+gov=$("$GO" env GOVERSION)
+case $gov in
+go1.2[4-9]* | go1.[3-9][0-9]* | go[2-9]*) ;;
+*)
+	echo "otelprof: $GO is $gov; the OpenTelemetry eBPF profiler needs Go >= 1.24 (GO=/path/to/go)" >&2
+	exit 1
+	;;
+esac
 
 stamp=$(cd "$here" && cat go.mod go.sum overlay/rlimit.go receiver/main.go build.sh | sha256sum | cut -d' ' -f1)
 if [ -x "$DIR/ebpf-profiler" ] && [ -x "$DIR/otlp-profiles-receiver" ] &&
