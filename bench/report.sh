@@ -35,8 +35,8 @@
 #     gathered at the end.
 #
 # Usage (root): bench/report.sh [--smoke] OUTDIR
-#   --smoke: one short repetition of everything (about 20 s), for `make test`: it shows that the
-#   report is produced and well-formed, not what the numbers are.
+#   --smoke: one short repetition of everything (about a minute), for `make test`: it shows that
+#   the report is produced and well-formed, not what the numbers are.
 # Environment: HOSTPROF, FIXEDWORK, PINGPONG, WL (the e2e workloads directory), PY (the python3
 # of the memory and fidelity sections: the distribution's), OTELPROF_DIR (ebpf-profiler and
 # otlp-profiles-receiver, from bench/otelprof/build.sh), REPS (rounds), RUNS (runs of the work
@@ -309,18 +309,19 @@ for rep in $(seq "$REPS"); do
 	PROF_PID=$!
 	BG+=("$PROF_PID")
 	sleep "$SETTLE"
+	# The agent's sched_switch program: hp_offcpu_switch, or its _loop or _raw variant.
 	read -r b0 n0 < <(bpftool -j prog show 2>/dev/null | python3 -c '
 import json, sys
 t = n = 0
 for p in json.load(sys.stdin):
-    if p.get("name", "").endswith("switch"): t += p.get("run_time_ns", 0); n += p.get("run_cnt", 0)
+    if "offcpu_switch" in p.get("name", ""): t += p.get("run_time_ns", 0); n += p.get("run_cnt", 0)
 print(t, n)')
 	record "sched.agent.trips_per_s.$rep" "$("$PINGPONG" "$SCHED_SECS")"
 	read -r b1 n1 < <(bpftool -j prog show 2>/dev/null | python3 -c '
 import json, sys
 t = n = 0
 for p in json.load(sys.stdin):
-    if p.get("name", "").endswith("switch"): t += p.get("run_time_ns", 0); n += p.get("run_cnt", 0)
+    if "offcpu_switch" in p.get("name", ""): t += p.get("run_time_ns", 0); n += p.get("run_cnt", 0)
 print(t, n)')
 	stop_profiler
 	record "sched.agent.switch_events.$rep" $((n1 - n0))
