@@ -92,11 +92,22 @@ def main():
     if j.get("raw", {}).get("otel", {}).get("requests", 0) < 1:
         problems.append("no OTLP request of the OpenTelemetry eBPF profiler reached its receiver "
                         "in the overhead runs")
+    # Not the fidelity itself (a smoke counts seconds of samples), but that the stacks were read,
+    # ordered and named at all: none reaching main, or a leaf of nofp never named, is a fault of
+    # the capture or of the receiver's decoding, not noise.
     for who in ["hostprof", "otel"]:
         for comm in ["nofp", "python3"]:
-            n = j.get("fidelity", {}).get(who, {}).get(comm, {}).get("samples", 0)
-            if n < 1:
+            f = j.get("fidelity", {}).get(who, {}).get(comm, {})
+            if f.get("samples", 0) < 1:
                 problems.append(f"fidelity: no samples of {comm} in {who}'s profile")
+            elif not f.get("reach_main"):
+                problems.append(f"fidelity: none of the {f['samples']} samples of {comm} in "
+                                f"{who}'s profile reach main (fidelity-{who}.folded)")
+        shares = j.get("fidelity", {}).get(who, {}).get("nofp", {}).get("shares", {})
+        missing = [x for x in ["nofp_leaf_a", "nofp_leaf_b", "nofp_leaf_c"] if x not in shares]
+        if missing:
+            problems.append(f"fidelity: {', '.join(missing)} never a leaf in {who}'s profile of "
+                            f"nofp (fidelity-{who}.folded)")
     for p in problems:
         print(f"check_report: {p}")
     if not problems:
