@@ -144,6 +144,7 @@ include tests/browser/browser.mk
 include tests/fuzz/fuzz.mk
 -include bench/bench.mk
 include bench/symbolizers.mk
+-include bench/otelprof.mk
 include deploy.mk
 include tests/collector/collector.mk
 include tests/deploy/helm.mk

@@ -86,9 +86,10 @@ bench-soak: $(OUTPUT)/hostprof e2e-workloads | $(OUTPUT)/bench
 		mv $(OUTPUT)/bench/soak.txt.tmp $(OUTPUT)/bench/soak.txt
 	$(Q)cat $(OUTPUT)/bench/soak.txt
 
-# The overhead budget side by side with perf and bpftrace: $(OUTPUT)/bench/report.md and
-# report.json (bench/report.sh says what is measured). bench-smoke is its 20-second form, which
-# `make test` runs to show the report is produced and well-formed.
+# The overhead budget side by side with perf, bpftrace and the OpenTelemetry eBPF profiler
+# (bench/otelprof.mk): $(OUTPUT)/bench/report.md and report.json (bench/report.sh says what is
+# measured). bench-smoke is its one-minute form, which `make test` runs to show the report is
+# produced and well-formed.
 $(OUTPUT)/bench/fixedwork: bench/fixedwork.c | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g $< -o $@ -lz -lpthread
