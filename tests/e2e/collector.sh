@@ -24,6 +24,9 @@
 #   collector_forward  the collector_http run's second pipeline: the Collector's own protobuf
 #                      re-encoding, as the recording receiver got it (gzip, on
 #                      /v1development/profiles), equals hostprof's own request
+#   collector_links    otel_ctx_lib, whose samples serve OpenTelemetry spans: the file
+#                      exporter keeps each sample's link (2 spans) and attributes, equal to
+#                      hostprof's own request
 #   collector_refusal  the forward pipeline's receiver is down: the Collector answers 503 with its
 #                      own message, which hostprof reports after retrying until its deadline
 #   collector_agent    `hostprof agent` (2 s windows, whole host) over OTLP/HTTP: every window
@@ -220,6 +223,26 @@ t_collector_forward() {
 	else
 		pass collector_forward "the Collector's otlp_http exporter re-encoded the request (gzip, /v1development/profiles), protoc decodes it, equal to hostprof's: ${out#equal: }"
 	fi
+}
+
+# Samples linked to spans (OTEP 4947, tests/e2e/otel_ctx.c as otel_ctx_lib): the Collector keeps
+# each sample's link and the spans' attributes, compared with hostprof's own request.
+t_collector_links() {
+	local pid dir=$WORK/col_links spans
+	start_collector "$dir" || { fail collector_links "$COL_ERR"; return; }
+	start_workload otel_ctx_lib 60
+	pid=$WPID
+	sleep 0.5
+	hp collinks profile --pid "$pid" --duration 2 --frequency "$FREQ" -o "$dir/hp.pb.gz" \
+		-o "$dir/hp.otlp.pb" --otlp-endpoint "http://127.0.0.1:$COL_HTTP/v1development/profiles"
+	stop_workload "$pid"
+	stop_collector
+	spans=$(grep -o '"spanId":"[^"]*"' "$dir/file.json" 2>/dev/null | sort -u | grep -vc '"spanId":""')
+	if [ "$HP_RC" -eq 0 ] && [ "${spans:-0}" -lt 2 ]; then
+		fail collector_links "the Collector's file output holds ${spans:-0} span ids, want the workload's 2 (a1.. and b2..)"
+		return
+	fi
+	collector_judge collector_links collinks "$dir" cpu="$dir/hp.pb.gz"
 }
 
 # OTLP/gRPC with gzip, two profile types in one request, the samples/count form of cpu.
