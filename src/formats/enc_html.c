@@ -9,12 +9,12 @@
  * within each process, as before the page could group, keeps the tree that small: merged across
  * processes first, the same 100k stacks keep ten times as many nodes, and the page would take
  * seconds to load. The page gets that tree as two arrays (each node's parent and frame) and the
- * samples as (node, process, thread, thread state, value), merged on those keys: it then builds
- * the tree it draws for the grouping (executable, process, service or none) and filters (thread,
- * state) the reader picks, and the callers and callees of a function, by skipping the process
- * level and regrouping. Frames are indices into one frame table, and strings into one string
- * table, shared by all types (and by the base profiles of a differential page, so that a frame of
- * both sides is one frame).
+ * samples as (node, process, thread, thread state, span, value), merged on those keys: it then
+ * builds the tree it draws for the grouping (executable, process, service or none) and filters
+ * (thread, state, span) the reader picks, and the callers and callees of a function, by skipping
+ * the process level and regrouping. Frames are indices into one frame table, and strings into one
+ * string table, shared by all types (and by the base profiles of a differential page, so that a
+ * frame of both sides is one frame).
  *
  * The data goes in a <script type="application/json"> block; '<', '>' and '&' are written as
  * \u escapes, so no name can close the block ("</script") or open a comment in it.
@@ -394,7 +394,8 @@ static int64_t html_build__out_frame(struct html_build *b, uint32_t frame)
 /*
  * What one profile becomes on the page: the pruned tree as parent and frame arrays (a node's
  * parent comes before it), the processes, and the samples merged by (node, process, thread,
- * state). The page builds its trees from these, for the grouping and filters the reader picks.
+ * state, span). The page builds its trees from these, for the grouping and filters the reader
+ * picks.
  */
 struct page_node {
 	uint32_t parent, frame; /* page frame index */
@@ -407,6 +408,7 @@ struct page_proc {
 
 struct page_sample {
 	uint32_t node, proc, tid, thread, state; /* proc: index in procs; thread, state: strings */
+	uint32_t span; /* page string of the span the sample served (OTEP 4947); 0: none */
 	int64_t value;
 };
 
@@ -491,7 +493,7 @@ static bool sample_eq(const void *ctx, uint32_t id, const void *key)
 	const struct page_sample *a = &((const struct emit *)ctx)->samples.arr[id], *k = key;
 
 	return a->node == k->node && a->proc == k->proc && a->tid == k->tid &&
-	       a->thread == k->thread && a->state == k->state;
+	       a->thread == k->thread && a->state == k->state && a->span == k->span;
 }
 
 /*
@@ -537,7 +539,7 @@ static int emit__samples(struct emit *e)
 	for (size_t i = 1; i < nr; i++) {
 		const struct profile_sample *s = profile__sample_at(e->p, i);
 		struct page_sample key;
-		int64_t proc, th, st, id;
+		int64_t proc, th, st, sp, id;
 		uint64_t h;
 
 		if (!s->value)
@@ -545,15 +547,17 @@ static int emit__samples(struct emit *e)
 		proc = emit__proc(e, &s->labels);
 		th = html_build__page_str(e->b, profile__string_at(e->p, s->labels.thread_name));
 		st = html_build__page_str(e->b, profile__string_at(e->p, s->labels.thread_state));
-		if (proc < 0 || th < 0 || st < 0)
-			return (int)(proc < 0 ? proc : th < 0 ? th : st);
+		sp = html_build__page_str(e->b, profile__string_at(e->p, s->labels.span_id));
+		if (proc < 0 || th < 0 || st < 0 || sp < 0)
+			return (int)(proc < 0 ? proc : th < 0 ? th : st < 0 ? st : sp);
 		memset(&key, 0, sizeof(key));
 		key.node = e->out[e->b->leaf[i]];
 		key.proc = (uint32_t)proc;
 		key.tid = s->labels.tid;
 		key.thread = (uint32_t)th;
 		key.state = (uint32_t)st;
-		h = hash_add(hash_mix64(key.node), key.proc);
+		key.span = (uint32_t)sp;
+		h = hash_add(hash_mix64(key.node), key.proc ^ (uint64_t)key.span << 32);
 		h = hash_add(hash_add(h, key.tid), key.thread);
 		id = TABLE_ADD(&e->samples, SIZE_MAX, &key, hash_fold(hash_add(h, key.state)),
 			       sample_eq, e);
@@ -612,9 +616,11 @@ static void emit__json(const struct emit *e, FILE *f)
 	for (size_t i = 1; i < e->samples.nr; i++) {
 		const struct page_sample *s = &e->samples.arr[i];
 
-		fprintf(f, "%s%" PRIu32 ",%" PRId64 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32,
+		fprintf(f,
+			"%s%" PRIu32 ",%" PRId64 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32
+			",%" PRIu32,
 			i > 1 ? "," : "", s->node, s->value, s->proc - 1, s->tid, s->thread,
-			s->state);
+			s->state, s->span);
 	}
 	fputs("]", f);
 }

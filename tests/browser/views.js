@@ -65,8 +65,9 @@ async function rawSamples(page, type) {
 	return page.evaluate((type) => {
 		const d = JSON.parse(document.getElementById('data').textContent);
 		const p = d.profiles.find((x) => x.type === type), out = [];
-		for (let i = 0; i < p.s.length; i += 6)
-			out.push({ value: p.s[i + 1], tid: String(p.s[i + 3]), state: d.strings[p.s[i + 5]] });
+		for (let i = 0; i < p.s.length; i += 7)
+			out.push({ value: p.s[i + 1], tid: String(p.s[i + 3]), state: d.strings[p.s[i + 5]],
+				span: d.strings[p.s[i + 6]] });
 		return out;
 	}, type);
 }
@@ -291,11 +292,35 @@ async function checkBig(ctx) {
 	await close(page, 'big');
 }
 
+// The span filter: a capture of a service whose samples serve OpenTelemetry spans. Picking one
+// span leaves exactly the embedded samples of that span (and its function, not the other
+// thread's).
+async function checkSpans(ctx) {
+	const page = await open(ctx, spec.spans);
+	check(await page.isVisible('#span'), 'spans: the span filter is hidden on a profile with spans');
+	const spans = await page.$$eval('#span option', (os) => os.map((o) => o.value).filter((x) => x));
+	check(spans.includes(spec.span), `spans: ${spec.span} is not among the filter's spans: ${spans.join(' ')}`);
+	const raw = await rawSamples(page, 'cpu');
+	const all = raw.reduce((s, x) => s + x.value, 0);
+	const want = raw.filter((x) => x.span === spec.span).reduce((s, x) => s + x.value, 0);
+	await page.selectOption('#span', spec.span);
+	const v = await view(page);
+	const names = v.frames.map((f) => f.name);
+	check(v.total === want && want > 0 && want < all, `span ${spec.span}: total ${v.total}, its samples sum to ${want} of ${all}`);
+	check(names.includes(spec.in_span) && !names.includes(spec.other_span),
+		`span ${spec.span}: frames should hold ${spec.in_span} and not ${spec.other_span}`);
+	check(v.span === spec.span && (await page.evaluate(() => location.hash)).includes(`sp=${spec.span}`),
+		'span: the hook and the URL hash name the span');
+	notes.push(`span ${spec.span}: total ${v.total} of ${all}, ${spans.length} spans listed`);
+	await shot(page, 'span');
+	await close(page, 'spans');
+}
+
 async function main() {
 	fs.mkdirSync(outDir, { recursive: true });
 	const { ctx, close } = await launch('views');
 	try {
-		for (const [k, f] of [['capture', checkCapture], ['deep', checkDeep], ['diff', checkDiff], ['big', checkBig]]) {
+		for (const [k, f] of [['capture', checkCapture], ['spans', checkSpans], ['deep', checkDeep], ['diff', checkDiff], ['big', checkBig]]) {
 			if (!spec[k]) continue;
 			try {
 				await f(ctx);

@@ -1648,7 +1648,7 @@ EOF
 # a differential page of hand-made folded files with known shares, and a 100k-stack page whose
 # load time is printed. Screenshots views-*.png in $OUTPUT/browser.
 t_html_views() {
-	local a b c d=$WORK/views out rc shots=$OUTPUT/browser
+	local a b c a2 d=$WORK/views out rc shots=$OUTPUT/browser
 	if [ ! -x /usr/bin/chromium ] || ! command -v node >/dev/null ||
 		[ ! -d "$ROOT/tests/browser/node_modules/playwright-core" ]; then
 		fail html_views "chromium, node or tests/browser/node_modules/playwright-core is missing (make deps-test browser-deps)"
@@ -1671,6 +1671,16 @@ t_html_views() {
 		fail html_views "capture of two cpu_ratio and a sleeper failed: $(hp_failure hviews)"
 		return
 	fi
+	# A service whose samples serve OpenTelemetry spans, for the span filter.
+	start_workload otel_ctx_lib 60
+	a2=$WPID
+	sleep 0.5
+	hp hviews_spans profile --pid "$a2" --duration 2 --frequency "$FREQ" -o "$d/spans.html"
+	stop_workload "$a2"
+	if [ "$HP_RC" -ne 0 ] || [ ! -s "$d/spans.html" ]; then
+		fail html_views "capture of otel_ctx_lib failed: $(hp_failure hviews_spans)"
+		return
+	fi
 	awk 'BEGIN { s = "p;main"; for (i = 0; i < 300; i++) s = s ";f" i; print s " 1"; print "p;main;wide 99" }' \
 		>"$d/deep.folded"
 	printf '%s\n' 'app;main;grow 20' 'app;main;shrink 40' 'app;main;same 20' 'app;main;gone 20' \
@@ -1691,6 +1701,7 @@ t_html_views() {
 	fi
 	cat >"$d/spec.json" <<EOS
 {"capture": "$d/capture.html", "exe": "cpu_ratio", "pids": [$a, $b], "fn": "burn_c", "caller": "main",
+ "spans": "$d/spans.html", "span": "a1a1a1a1a1a1a1a1", "in_span": "in_span_a", "other_span": "in_span_b",
  "deep": "$d/deep.html", "diff": "$d/diff.html", "gone": "gone",
  "deltas": {"grow": 0.1, "shrink": -0.3, "same": -0.1, "fresh": 0.5},
  "big": "$d/big.html"}
