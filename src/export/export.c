@@ -460,14 +460,16 @@ void exporter__shutdown(struct exporter *e, int64_t deadline_ms, struct exporter
 	e->st.undelivered = e->st.queued;
 	/* Errors, not warnings: they say why profiles were lost, which -q must still show. */
 	if (e->st.undelivered)
-		log_error("%s: %" PRIu64 " profiles (%zu bytes) not delivered by the shutdown "
+		log_error("%s: %" PRIu64 " profile%s (%zu bytes) not delivered by the shutdown "
 			  "deadline; last error: %s",
-			  transport__describe(e->t), e->st.undelivered, e->st.queued_bytes,
+			  transport__describe(e->t), e->st.undelivered,
+			  e->st.undelivered == 1 ? "" : "s", e->st.queued_bytes,
 			  e->last_error[0] ? e->last_error
 					   : "none (the deadline passed while sending)");
 	else if (e->st.dropped_refused)
-		log_error("%s: %" PRIu64 " profiles refused by the receiver; the last refusal: %s",
-			  transport__describe(e->t), e->st.dropped_refused, e->last_error);
+		log_error("%s: %" PRIu64 " profile%s refused by the receiver; the last refusal: %s",
+			  transport__describe(e->t), e->st.dropped_refused,
+			  e->st.dropped_refused == 1 ? "" : "s", e->last_error);
 	flush_logs(e);
 	/* queued and queued_bytes still say what was left, for the caller's report */
 	if (out)

@@ -12,7 +12,7 @@
 FUZZ_DIR := $(OUTPUT)/fuzz
 FUZZ_SECONDS ?= 30
 FUZZ_TIMEOUT ?= 5
-FUZZ_TARGETS ?= elf perfmap dec_folded dec_pprof dec_otlp config
+FUZZ_TARGETS ?= elf perfmap dec_folded dec_pprof dec_otlp config otel_ctx
 FUZZ_CC ?= $(CLANG)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS = $(CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link
@@ -21,7 +21,7 @@ FUZZ_OBJS := $(patsubst src/%.c,$(FUZZ_DIR)/obj/src/%.o,$(filter-out src/cmd/mai
 	$(patsubst $(OUTPUT)/proto/%.c,$(FUZZ_DIR)/obj/proto/%.o,$(PB_SRCS))
 FUZZ_BINS := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_SEEDS := $(FUZZ_DIR)/seeds/elf.stamp $(FUZZ_DIR)/seeds/perfmap.stamp \
-	$(FUZZ_DIR)/seeds/dec.stamp $(FUZZ_DIR)/seeds/config.stamp
+	$(FUZZ_DIR)/seeds/dec.stamp $(FUZZ_DIR)/seeds/config.stamp $(FUZZ_DIR)/seeds/otel_ctx.stamp
 
 .PHONY: fuzz fuzz-build
 fuzz: fuzz-build
@@ -103,6 +103,22 @@ $(FUZZ_DIR)/seeds/config.stamp: systemd/config.yaml
 	printf '%s\n' 'frequency: 99' 'types: [cpu, offcpu]' 'export:' '  otlp:' \
 		'    endpoint: http://localhost:4318' '    headers:' '      x-token: abc' \
 		> $$d/small.yaml; \
+	touch $@
+
+# An OpenTelemetry process context payload (a resource with service.name, the thread-context key
+# map ["route"]), 0xff, then a thread context record (ids, valid, attribute route=abc).
+$(FUZZ_DIR)/seeds/otel_ctx.stamp: tests/fuzz/fuzz.mk
+	$(call msg,SEEDS,$(FUZZ_DIR)/seeds/otel_ctx)
+	$(Q)set -e; d=$(FUZZ_DIR)/seeds/otel_ctx; rm -rf $$d; mkdir -p $$d; \
+	python3 -c 'import sys; \
+	kv = lambda k, v: bytes([10, len(k)]) + k + bytes([18, len(v)]) + v; \
+	svc = kv(b"service.name", bytes([10, 1]) + b"s"); \
+	res = bytes([10, len(svc)]) + svc; \
+	arr = bytes([10, 7, 10, 5]) + b"route"; \
+	keymap = kv(b"threadlocal.attribute_key_map", bytes([42, len(arr)]) + arr); \
+	payload = bytes([10, len(res)]) + res + bytes([18, len(keymap)]) + keymap; \
+	rec = bytes(range(1, 17)) + bytes([9] * 8) + bytes([1, 1, 5, 0, 0, 3]) + b"abc"; \
+	sys.stdout.buffer.write(payload + bytes([255]) + rec)' > $$d/basic; \
 	touch $@
 
 -include $(wildcard $(FUZZ_DIR)/obj/src/*/*.d $(FUZZ_DIR)/*.d)
