@@ -16,7 +16,7 @@
  *              twice, the last one u-2b wins)
  *   no_span:   none
  * and waits 10 ms in in_span_wait() (its span attached) and in no_span_wait() (none), and in its
- * span takes a mutex three times that the other thread holds 5 ms at a time (in_span_lock()).
+ * span takes three times a mutex that a third thread holds 8 ms of every 9 (in_span_lock()).
  * Built three ways (tests/e2e/workloads.mk): the variable in the executable (otel_ctx,
  * local-exec), in libotel_tls.so loaded at start (otel_ctx_lib, TLSDESC, static TLS), and in
  * libotel_tls.so loaded by dlopen (otel_ctx_dl, TLSDESC, dynamic TLS).
@@ -128,9 +128,26 @@ static DISTINCT void no_span_wait(void)
 	__asm__ volatile("" ::: "memory");
 }
 
-/* A lock both threads take in their spans: each waits on the other, so contention samples
- * must say whose span waited. */
+/*
+ * A lock both threads take in their spans, which a third thread (no span) holds 8 ms of every
+ * 9: every take waits, however the two workers' loops fall in or out of step, so contention
+ * samples must say whose span waited.
+ */
 static pthread_mutex_t shared = PTHREAD_MUTEX_INITIALIZER;
+
+static void *hold_lock(void *arg)
+{
+	const double *until = arg;
+	struct timespec held = {0, 8 * 1000 * 1000}, free_for = {0, 1000 * 1000};
+
+	while (now() < *until) {
+		pthread_mutex_lock(&shared);
+		nanosleep(&held, NULL);
+		pthread_mutex_unlock(&shared);
+		nanosleep(&free_for, NULL);
+	}
+	return NULL;
+}
 
 static DISTINCT unsigned long in_span_lock(void)
 {
@@ -140,7 +157,7 @@ static DISTINCT unsigned long in_span_lock(void)
 	acc = 0;
 	for (int i = 0; i < 3; i++) {
 		pthread_mutex_lock(&shared);
-		acc += burn(0.005);
+		acc += burn(0.001);
 		pthread_mutex_unlock(&shared);
 	}
 	return acc + NO_TAIL_CALL;
@@ -250,10 +267,15 @@ int main(int argc, char **argv)
 		perror("otel_ctx: publish");
 		return 1;
 	}
+	double until = start + seconds;
+	pthread_t holder;
+
 	for (int i = 0; i < 2; i++) {
-		workers[i].until = start + seconds;
+		workers[i].until = until;
 		pthread_create(&threads[i], NULL, serve, &workers[i]);
 	}
+	pthread_create(&holder, NULL, hold_lock, &until);
+	pthread_detach(holder);
 	for (int i = 0; i < 2; i++) {
 		pthread_join(threads[i], NULL);
 		acc += workers[i].acc;
