@@ -56,13 +56,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	/* What decode filled, with or without an error, is freed the same way. */
-	for (size_t i = 0; i < c->nr_attrs; i++) {
-		free(c->attrs[i].key);
-		free(c->attrs[i].value);
-	}
-	for (size_t i = 0; i < c->nr_keys; i++)
-		free(c->key_map[i]);
-	free(c->thread_schema);
-	free(c);
+	process_context__free(c);
 	return 0;
 }
