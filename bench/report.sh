@@ -450,8 +450,12 @@ record fidelity.seconds "$FID_SECS"
 record fidelity.settle_s "$FID_SETTLE"
 
 # ---- the report ----
-python3 - "$results" "$outdir" "$smoke" "$outdir/unwind.md" "$outdir/soak.txt" "$outdir/symbolize.md" "$root/bench/otelprof/go.mod" <<'EOF'
+HP_E2E="$root/tests/e2e" python3 - "$results" "$outdir" "$smoke" "$outdir/unwind.md" "$outdir/soak.txt" "$outdir/symbolize.md" "$root/bench/otelprof/go.mod" <<'EOF'
 import json, os, platform, statistics, subprocess, sys
+
+# The e2e tests' reading of stacks: a stack reaches main as the unwinding tests judge it.
+sys.path.insert(0, os.environ["HP_E2E"])
+from stacks import holds_in_order  # noqa: E402
 
 results, outdir, smoke, unwind_md, soak_txt, symbolize_md, otel_gomod = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7]
 raw = {}
@@ -484,13 +488,6 @@ def read_folded(path, comm):
             frames.pop()
         rows.append((frames, int(count)))
     return rows
-
-def holds_in_order(frames, wanted):
-    i = 0
-    for f in frames:
-        if i < len(wanted) and f == wanted[i]:
-            i += 1
-    return i == len(wanted)
 
 def fidelity(outdir, seconds):
     out = {"seconds": seconds, "settle_s": raw.get("fidelity", {}).get("settle_s", 0)}
