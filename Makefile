@@ -139,6 +139,7 @@ $(OUTPUT)/hostprof: $(OUTPUT)/src/cmd/main.o $(OUTPUT)/libhostprof.a
 # --- tests ---
 include tests/unit/fixtures.mk
 include tests/e2e/workloads.mk
+include tests/e2e/go.mk
 include tests/grpc/grpc.mk
 include tests/browser/browser.mk
 include tests/fuzz/fuzz.mk
@@ -165,7 +166,7 @@ layers: $(OBJS)
 	$(Q)python3 scripts/check_layers.py src --objects $(OUTPUT)/src
 	$(Q)python3 scripts/check_sizes.py src
 
-e2e: $(OUTPUT)/hostprof e2e-workloads browser-deps grpc-deps
+e2e: $(OUTPUT)/hostprof e2e-workloads e2e-go-workloads browser-deps grpc-deps
 	$(Q)OUTPUT=$(OUTPUT) tests/e2e/run.sh
 
 # The captures of tests/kernels/guest.sh on Debian's cloud kernels, each booted under qemu (TCG),

@@ -66,6 +66,7 @@ bench-unwind: $(OUTPUT)/hostprof $(OUTPUT)/bench/deep_fp $(OUTPUT)/bench/deep_no
 # publishes one (read at every sample) and one that does not. Report: $(OUTPUT)/bench/thread_ctx.md
 bench-thread-ctx: $(OUTPUT)/hostprof e2e-workloads | $(OUTPUT)/bench
 	$(Q)bench/bench_thread_ctx.sh $(OUTPUT)/hostprof $(OUTPUT)/e2e/otel_ctx_lib \
+		$(OUTPUT)/e2e/go_labels_newest \
 		> $(OUTPUT)/bench/thread_ctx.md.tmp && \
 		mv $(OUTPUT)/bench/thread_ctx.md.tmp $(OUTPUT)/bench/thread_ctx.md
 	$(Q)cat $(OUTPUT)/bench/thread_ctx.md

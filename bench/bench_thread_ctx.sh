@@ -5,10 +5,12 @@
 # sampler follows its TLS variable at each sample, and with OTEL_CTX_PUBLISH=0, so that it only
 # misses its hash lookup; the kernel's own accounting (kernel.bpf_stats_enabled) gives the CPU
 # sampler's mean run time per sample. Three rounds each, the median kept. Numbers only; nothing
-# is asserted.
-# Usage (root): bench/bench_thread_ctx.sh HOSTPROF OTEL_CTX_LIB
+# is asserted. With GO_LABELS (tests/e2e/go_labels), the same for a Go program whose goroutines
+# carry pprof labels half of the time, against the same program with GOLABELS_OFF=1 (no labels:
+# the sampler still follows g, m and curg to find none).
+# Usage (root): bench/bench_thread_ctx.sh HOSTPROF OTEL_CTX_LIB [GO_LABELS]
 set -u
-hostprof=$1 workload=$2
+hostprof=$1 workload=$2 go_workload=${3:-}
 secs=4
 [ "$(id -u)" -eq 0 ] || { echo "bench_thread_ctx: needs root (BPF)" >&2; exit 1; }
 out=$(mktemp -d /tmp/hostprof-bench.XXXXXX)
@@ -16,10 +18,10 @@ old_stats=$(sysctl -n kernel.bpf_stats_enabled)
 trap 'rm -rf "$out"; sysctl -qw kernel.bpf_stats_enabled="$old_stats"' EXIT
 sysctl -qw kernel.bpf_stats_enabled=1
 
-# sampler_ns PUBLISH: "samples ns_per_sample" of the CPU sampler over one capture.
+# sampler_ns PUBLISH [WORKLOAD]: "samples ns_per_sample" of the CPU sampler over one capture.
 sampler_ns() {
 	local pid hp
-	OTEL_CTX_PUBLISH=$1 "$workload" $((secs + 3)) &
+	OTEL_CTX_PUBLISH=$1 GOLABELS_OFF=$((1 - $1)) "${2:-$workload}" $((secs + 3)) &
 	pid=$!
 	sleep 0.3
 	"$hostprof" profile --pid "$pid" --frequency 999 --duration $((secs + 1)) -q \
@@ -54,7 +56,22 @@ for publish in 1 0; do
 	[ "$publish" = 0 ] && without=$m label="publishes none (one hash lookup misses)"
 	echo "| $label | ${n:-?} | $m |"
 done
+for publish in 1 0; do
+	[ -n "$go_workload" ] || break
+	: >"$out/ns"
+	for round in 1 2 3; do
+		read -r n ns < <(sampler_ns "$publish" "$go_workload")
+		echo "${ns:-}" >>"$out/ns"
+	done
+	m=$(grep . "$out/ns" | median)
+	[ "$publish" = 1 ] && go_with=$m label="Go, goroutine labels on half the samples"
+	[ "$publish" = 0 ] && go_without=$m label="Go, the same work with no labels (GOLABELS_OFF=1)"
+	echo "| $label | ${n:-?} | $m |"
+done
+echo
 if [ -n "${with:-}" ] && [ -n "${without:-}" ] && [ "$with" != "?" ] && [ "$without" != "?" ]; then
-	echo
 	echo "Reading the context costs $((with - without)) ns per sample (the issue's bound: 300 ns)."
+fi
+if [ -n "${go_with:-}" ] && [ -n "${go_without:-}" ] && [ "$go_with" != "?" ] && [ "$go_without" != "?" ]; then
+	echo "Goroutine labels cost $((go_with - go_without)) ns per sample, over half of whose samples carry them: $(((go_with - go_without) * 2)) ns per labelled sample."
 fi

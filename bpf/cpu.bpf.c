@@ -89,6 +89,7 @@ struct cpu_sample {
 	__u64 user_hash; /* != 0: walked into `walked` */
 	struct hp_user_stack *walked;
 	bool walk_failed; /* the tail-call walk could not start: frame pointers instead */
+	__u64 thread_ctx; /* hp_thread_ctx_read()'s key, the record in tctx_scratch; 0: none */
 };
 
 /* The tail-call walk of the sample being taken on this CPU (kernels without bpf_loop). */
@@ -97,6 +98,7 @@ struct cpu_tail {
 	__u32 tid;
 	bool has_mm;
 	bool in_kernel;
+	__u64 thread_ctx;
 };
 
 struct {
@@ -140,8 +142,7 @@ static __always_inline int record(struct bpf_perf_event_data *ctx, const struct 
 	key.kern_stack_id = err >= 0 ? err : -1;
 	if (err < 0)
 		count_stack_error(err, false, smp->in_kernel);
-	if (smp->has_mm)
-		key.thread_ctx = hp_read_thread_ctx(smp->tgid, tctx);
+	key.thread_ctx = hp_thread_ctx_store(tctx, smp->thread_ctx);
 
 	val = bpf_map_lookup_elem(counts, &key);
 	if (val) {
@@ -190,6 +191,7 @@ static __always_inline void start_tail_walk(struct bpf_perf_event_data *ctx,
 	t->tid = smp->tid;
 	t->has_mm = smp->has_mm;
 	t->in_kernel = smp->in_kernel;
+	t->thread_ctx = smp->thread_ctx;
 	bpf_tail_call(ctx, &cpu_walk_progs, 0);
 }
 
@@ -212,6 +214,8 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop_wal
 	/* Kernel text lives in the upper half of the address space on x86_64 and arm64, so the
 	 * sign of the interrupted IP tells whether the sample hit kernel code. */
 	smp.in_kernel = !smp.has_mm || (__s64)PT_REGS_IP(&ctx->regs) < 0;
+	if (smp.has_mm)
+		smp.thread_ctx = hp_thread_ctx_read(smp.tgid);
 	if (smp.has_mm && unwind_tables) {
 		struct hp_uregs r;
 
@@ -271,6 +275,7 @@ int hp_cpu_walk(struct bpf_perf_event_data *ctx)
 	smp.tid = t->tid;
 	smp.has_mm = t->has_mm;
 	smp.in_kernel = t->in_kernel;
+	smp.thread_ctx = t->thread_ctx;
 	smp.user_hash = hp_walk_end(&w);
 	stack->nr = w.nr;
 	if (w.nr)

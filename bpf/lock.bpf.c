@@ -93,17 +93,14 @@ static __always_inline void begin(__u32 tid, __u32 kind, __u64 addr)
 
 static __always_inline void record(void *ctx, void *stacks, void *ustacks, void *counts, __u32 tgid,
 				   __u32 tid, const struct wait_begin *b, __u64 delta,
-				   const struct hp_user_stack *walked, __u64 hash)
+				   const struct hp_user_stack *walked, __u64 hash, __u64 tctx)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct hp_lock_key key = {.pid = tgid, .tid = tid, .kind = b->kind, .addr = b->addr};
 	struct hp_lock_value *val, init = {.ns = delta, .count = 1};
 	long err;
 
-	/* The waiter is current: the span it served while it waited. */
-	if (BPF_CORE_READ(task, mm))
-		key.thread_ctx = hp_read_thread_ctx(tgid, &lock_tctx);
-
+	key.thread_ctx = hp_thread_ctx_store(&lock_tctx, tctx);
 	key.user_stack_id = -1;
 	if (walked) {
 		if (hp_store_user_stack(ustacks, hash, walked, HP_LOSS_USER_STACK_MAP_FULL))
@@ -142,7 +139,7 @@ static __always_inline void end(void *ctx, bool waited, bool kernel, __u64 lock,
 	struct hp_user_stack *walked = NULL;
 	struct wait_begin *b, copy;
 	__u32 tgid, tid, buffer;
-	__u64 delta, hash = 0;
+	__u64 delta, hash = 0, tctx = 0;
 
 	if (!interesting(&tgid, &tid))
 		return;
@@ -158,6 +155,10 @@ static __always_inline void end(void *ctx, bool waited, bool kernel, __u64 lock,
 		return;
 	bump(&stats, HP_STAT_LOCK_EVENTS);
 	buffer = active_buffer;
+	/* The waiter is current: the span it served while it waited. Read before the walk, which
+	 * leaves the verifier too many states to explore it in. */
+	if (BPF_CORE_READ(task, mm))
+		tctx = hp_thread_ctx_read(tgid);
 	if (loop_walker && unwind_tables && BPF_CORE_READ(task, mm)) {
 		struct hp_uregs r;
 
@@ -169,10 +170,10 @@ static __always_inline void end(void *ctx, bool waited, bool kernel, __u64 lock,
 	}
 	if (buffer == 0)
 		record(ctx, &lock_stacks_0, &lock_ustacks_0, &lock_counts_0, tgid, tid, &copy,
-		       delta, walked, hash);
+		       delta, walked, hash, tctx);
 	else
 		record(ctx, &lock_stacks_1, &lock_ustacks_1, &lock_counts_1, tgid, tid, &copy,
-		       delta, walked, hash);
+		       delta, walked, hash, tctx);
 }
 
 SEC("tp_btf/sys_enter")

@@ -253,19 +253,40 @@ enum hp_unwind_stop {
  *                  static TLS, at a fixed distance from every thread's pointer)
  *   HP_TLS_DTV     variable = dtv[module].block + offset, dtv read at tp + dtv_offset (a library
  *                  loaded by dlopen: its block is allocated per thread, found in glibc's DTV)
+ *   HP_TLS_GO_REG  (Go on arm64) no variable: the goroutine pointer g is in register x28 of the
+ *                  thread's user context (Go keeps it in TLS only when cgo is linked in)
+ *
+ * The same entry tells the sampler what the variable holds (record):
+ *   HP_CTX_OTEL      a pointer to the OTEP 4947 record;
+ *   HP_CTX_GO_MAP    Go's g, whose m->curg->labels is the goroutine's pprof label set, a
+ *                    *map[string]string (Go 1.19 to 1.23);
+ *   HP_CTX_GO_SLICE  the same, a pointer to a sorted []struct{key, value string} (Go 1.24 on).
+ * For Go the go_* fields are the offsets of g.m, m.curg and g.labels, per Go version
+ * (symbols/go_labels_ref.h).
  */
 enum hp_tls_kind {
 	HP_TLS_NONE = 0,
 	HP_TLS_STATIC,
 	HP_TLS_DTV,
+	HP_TLS_GO_REG,
+};
+
+enum hp_ctx_record {
+	HP_CTX_OTEL = 0,
+	HP_CTX_GO_MAP,
+	HP_CTX_GO_SLICE,
 };
 
 struct hp_tls_ref {
-	__u8 kind; /* enum hp_tls_kind */
-	__u8 pad[3];
+	__u8 kind;   /* enum hp_tls_kind */
+	__u8 record; /* enum hp_ctx_record */
+	__u16 go_g_m;
 	__u32 module; /* HP_TLS_DTV: the module's index in the DTV */
 	__s64 offset;
 	__s64 dtv_offset; /* HP_TLS_DTV: where the DTV pointer lies from tp (glibc: 8, arm64 0) */
+	__u16 go_m_curg;
+	__u16 go_g_labels;
+	__u32 pad;
 };
 
 #define HP_THREAD_CTX_HEADER 28 /* trace-id, span-id, valid, trace-flags, attrs-data-size */
@@ -275,10 +296,31 @@ struct hp_tls_ref {
 struct hp_thread_ctx {
 	__u8 trace_id[16];
 	__u8 span_id[8];
-	__u8 valid; /* 1: the record is valid */
+	__u8 valid; /* 1: the record is valid; HP_THREAD_CTX_GO_LABELS: Go labels, see below */
 	__u8 trace_flags;
 	__u16 attrs_size; /* the bytes of attrs that hold entries {key index, length, bytes} */
 	__u8 attrs[HP_THREAD_CTX_ATTRS];
+};
+
+/*
+ * A goroutine's pprof labels, read by the sampler into the same record (valid =
+ * HP_THREAD_CTX_GO_LABELS): labels "trace_id" (32 hex digits) and "span_id" (16) fill the ids,
+ * every other label takes a slot of attrs (attrs_size = slots * HP_GO_LABEL_SLOT), its key and
+ * value cut at HP_GO_LABEL_KEY and HP_GO_LABEL_VALUE bytes (the lengths say what the goroutine
+ * had, so that userspace knows a cut). At most HP_GO_LABELS_READ labels are looked at.
+ */
+#define HP_THREAD_CTX_GO_LABELS 2
+#define HP_GO_LABEL_SLOTS 8
+#define HP_GO_LABEL_KEY 24
+#define HP_GO_LABEL_VALUE 50
+#define HP_GO_LABEL_SLOT (2 + HP_GO_LABEL_KEY + HP_GO_LABEL_VALUE)
+#define HP_GO_LABELS_READ 16
+
+struct hp_go_label {
+	__u8 key_len;	/* of the goroutine's key; more than HP_GO_LABEL_KEY: cut */
+	__u8 value_len; /* of its value, at most 255; more than HP_GO_LABEL_VALUE: cut */
+	char key[HP_GO_LABEL_KEY];
+	char value[HP_GO_LABEL_VALUE];
 };
 
 /* Values of the unwind_refresh map: what userspace should do for a process. */
@@ -316,7 +358,9 @@ _Static_assert(__builtin_offsetof(struct hp_lock_value, ns) == 0 &&
 	       "hp_lock_value starts with ns, count");
 _Static_assert(sizeof(struct hp_sample_key) == 32, "hp_sample_key layout");
 _Static_assert(sizeof(struct hp_thread_ctx) == 640, "hp_thread_ctx layout");
-_Static_assert(sizeof(struct hp_tls_ref) == 24, "hp_tls_ref layout");
+_Static_assert(sizeof(struct hp_tls_ref) == 32, "hp_tls_ref layout");
+_Static_assert(sizeof(struct hp_go_label) == HP_GO_LABEL_SLOT, "hp_go_label layout");
+_Static_assert(HP_GO_LABEL_SLOTS *HP_GO_LABEL_SLOT <= HP_THREAD_CTX_ATTRS, "Go labels fit");
 _Static_assert(sizeof(struct hp_raw_stack) == 8 + 8 * (HP_OFFCPU_USER_DEPTH + HP_OFFCPU_KERN_DEPTH),
 	       "hp_raw_stack layout");
 _Static_assert(sizeof(struct hp_offcpu_key) == 32, "hp_offcpu_key layout");

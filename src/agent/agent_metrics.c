@@ -148,8 +148,8 @@ static int render_samples(struct metrics_text *m, struct capture *cap)
 		ONE("hostprof_drains_total", METRICS_COUNTER, "Times the BPF maps were drained.",
 		    cs->drains),
 		ONE("hostprof_trace_context_processes", METRICS_GAUGE,
-		    "Processes whose OpenTelemetry thread context (the span of each sample) the "
-		    "sampler reads.",
+		    "Processes whose OpenTelemetry thread context or Go pprof labels (the span of "
+		    "each sample) the sampler reads.",
 		    ts.processes),
 		ONE("hostprof_samples_unlinked_total", METRICS_COUNTER,
 		    "Samples kept without their span: their window had linked the most spans it "

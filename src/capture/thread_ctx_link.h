@@ -12,6 +12,8 @@
  *   ids in hex and the attributes, named by the process's attribute_key_map. The process wrote
  *   the record: entries are parsed to the OTEP's rules (the last occurrence of a key wins, a
  *   truncated entry ends the list, unknown key indexes are skipped) and values made valid UTF-8.
+ *   A Go program's record holds its goroutine's pprof labels instead (HP_THREAD_CTX_GO_LABELS):
+ *   their keys name the attributes, sorted, a key or value cut by the sampler ending in "...".
  */
 #ifndef HOSTPROF_THREAD_CTX_LINK_H
 #define HOSTPROF_THREAD_CTX_LINK_H
@@ -36,21 +38,23 @@ struct thread_ctx_fields {
 	char span_id[17];
 	size_t nr_attrs;
 	struct {
-		const char *key; /* the key map's string */
+		const char *key; /* the key map's string, or go_keys[i] */
 		char value[THREAD_CTX_MAX_VALUE * 3 + 1];
 	} attrs[PROFILE_MAX_CTX_ATTRS];
+	char go_keys[PROFILE_MAX_CTX_ATTRS][HP_GO_LABEL_KEY * 3 + 4];
 	size_t dropped; /* attributes past PROFILE_MAX_CTX_ATTRS, or of unknown key indexes */
 };
 
-/* 0 with *out filled; -EINVAL for a record that is not valid (valid != 1). */
+/* 0 with *out filled; -EINVAL for a record that is not valid (valid neither 1 nor Go labels). */
 int thread_ctx__decode(const struct hp_thread_ctx *rec, const struct process_context *pc,
 		       struct thread_ctx_fields *out);
 
 struct thread_ctx_link;
 
 struct thread_ctx_link_stats {
-	uint64_t processes; /* processes whose variable BPF reads now */
-	uint64_t failed;    /* tries that found no way to it (the reason is logged at debug) */
+	uint64_t processes;    /* processes whose context BPF reads now */
+	uint64_t go_processes; /* of which Go programs (goroutine labels) */
+	uint64_t failed;       /* tries that found no way to it (the reason is logged at debug) */
 	/* samples kept without their span: their window had BUILDER_MAX_LINKS spans already
 	 * (over all profile types; filled by capture__thread_ctx_stats()) */
 	uint64_t samples_unlinked;

@@ -282,12 +282,16 @@ static void print_thread_ctx(struct capture *cap)
 
 	capture__thread_ctx_stats(cap, &t);
 	if (t.processes)
-		printf("Trace context: the spans of %" PRIu64 " process%s (OpenTelemetry thread "
-		       "context) are in the samples' trace_id and span_id\n",
-		       t.processes, t.processes == 1 ? "" : "es");
+		printf("Trace context: the spans of %" PRIu64 " process%s (%s) are in the samples' "
+		       "trace_id and span_id\n",
+		       t.processes, t.processes == 1 ? "" : "es",
+		       !t.go_processes ? "OpenTelemetry thread context"
+		       : t.go_processes == t.processes
+			       ? "Go pprof labels"
+			       : "OpenTelemetry thread context, Go pprof labels");
 	else if (t.failed)
-		printf("Trace context: a process declared an OpenTelemetry thread context that "
-		       "could not be found (-v says why)\n");
+		printf("Trace context: the spans of a process that publishes them could not be "
+		       "read (-v says why)\n");
 	if (t.samples_unlinked)
 		printf("  %" PRIu64 " samples kept without their span: more than %d spans in a "
 		       "window\n",

@@ -47,7 +47,8 @@ static const struct opt_def defs[] = {
 	 RENDER_FIELD(trace_id),
 	 .value_name = "HEX",
 	 .help = "keep only the samples that served this trace (32 hex digits; profiles of "
-		 "processes that publish an OpenTelemetry thread context carry it)"},
+		 "processes that publish an OpenTelemetry thread context, and Go programs with "
+		 "pprof labels trace_id, carry it)"},
 	{.name = "span-id",
 	 .type = OPT_STRING,
 	 RENDER_FIELD(span_id),
@@ -249,8 +250,9 @@ static int keep_served(struct profile **profiles, size_t nr, struct render_opts 
 		return 0;
 	fprintf(stderr,
 		"hostprof render: no sample served %s%s%s%s%s: spans are in the profiles of "
-		"processes that publish an OpenTelemetry thread context (README: Profiles linked "
-		"to traces)\n",
+		"processes that publish an OpenTelemetry thread context and of Go programs "
+		"whose goroutines carry pprof labels span_id and trace_id (README: Profiles "
+		"linked to traces)\n",
 		ro->trace_id ? "trace " : "", ro->trace_id ? ro->trace_id : "",
 		ro->trace_id && ro->span_id ? " and " : "", ro->span_id ? "span " : "",
 		ro->span_id ? ro->span_id : "");

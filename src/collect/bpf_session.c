@@ -418,6 +418,7 @@ struct bpf_session *bpf_session__new(const struct bpf_session_opts *opts)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
+	s->task_pt_regs = -1;
 	s->nr_cpus_possible = libbpf_num_possible_cpus();
 	if (s->nr_cpus_possible <= 0) {
 		err = s->nr_cpus_possible ? s->nr_cpus_possible : -EINVAL;
@@ -507,6 +508,11 @@ int bpf_session__set_thread_ctx(struct bpf_session *s, pid_t pid, const struct h
 
 	if (!ref)
 		return bpf_map_delete_elem(fd, &key) ? -errno : 0;
+	/* g in a register is read from the task's saved user registers (see thread_ctx.bpf.h). */
+	if (ref->kind == HP_TLS_GO_REG && s->task_pt_regs < 0)
+		s->task_pt_regs = kernel_has_helper(BPF_FUNC_task_pt_regs);
+	if (ref->kind == HP_TLS_GO_REG && !s->task_pt_regs)
+		return -ENOTSUP;
 	return bpf_map_update_elem(fd, &key, ref, BPF_ANY) ? -errno : 0;
 }
 

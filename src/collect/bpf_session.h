@@ -48,7 +48,8 @@ void bpf_session__delete(struct bpf_session *s);
 
 /*
  * Tell the sampler where a process keeps its thread context variable (struct hp_tls_ref), or
- * forget it (ref NULL). 0 or -errno (-E2BIG: the map is full).
+ * forget it (ref NULL). 0 or -errno (-E2BIG: the map is full; -ENOTSUP: a Go program's g in a
+ * register, on a kernel without bpf_task_pt_regs, Linux 5.15).
  */
 int bpf_session__set_thread_ctx(struct bpf_session *s, pid_t pid, const struct hp_tls_ref *ref);
 

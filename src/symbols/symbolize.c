@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "symbols/perfmap.h"
+#include "symbols/go_labels_ref.h"
 #include "symbols/thread_ctx_ref.h"
 #include "process/proc.h"
 
@@ -65,6 +66,7 @@ struct symbolizer {
 	struct held_binary held[HELD_SLOTS];
 	struct dso_cache *dsos;
 	struct ksyms *ksyms;
+	struct go_labels_cache *go;
 	struct symbolizer_stats stats;
 	struct refresh_slot refreshed[REFRESH_SLOTS];
 	struct perfmap_slot perfmaps[PERFMAP_SLOTS];
@@ -86,7 +88,8 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	for (size_t i = 0; i < HELD_SLOTS; i++)
 		s->held[i].fd = -1;
 	s->procs = proc_table__new(opts->proc_root, opts->max_procs);
-	if (!s->procs)
+	s->go = go_labels_cache__new();
+	if (!s->procs || !s->go)
 		goto fail;
 	snprintf(s->proc_root, sizeof(s->proc_root), "%s", opts->proc_root);
 	s->max_procs = opts->max_procs;
@@ -134,6 +137,7 @@ void symbolizer__delete(struct symbolizer *s)
 	for (size_t i = 0; i < HELD_SLOTS; i++)
 		release_held(&s->held[i]);
 	ksyms__delete(s->ksyms);
+	go_labels_cache__delete(s->go);
 	dso_cache__delete(s->dsos);
 	proc_table__delete(s->procs);
 	free(s);
@@ -482,6 +486,12 @@ int symbolizer__thread_ctx_ref(struct symbolizer *s, pid_t pid, struct hp_tls_re
 			       size_t len)
 {
 	return thread_ctx_ref__resolve(s->procs, pid, out, why, len);
+}
+
+int symbolizer__go_labels_ref(struct symbolizer *s, pid_t pid, struct hp_tls_ref *out, char *why,
+			      size_t len)
+{
+	return go_labels_ref__resolve(s->go, s->procs, pid, out, why, len);
 }
 
 const struct process_context *symbolizer__process_context(struct symbolizer *s, pid_t pid)

@@ -137,6 +137,9 @@ int symbolizer__process_info(struct symbolizer *s, pid_t pid, struct process_inf
 int symbolizer__thread_ctx_ref(struct symbolizer *s, pid_t pid, struct hp_tls_ref *out, char *why,
 			       size_t len);
 const struct process_context *symbolizer__process_context(struct symbolizer *s, pid_t pid);
+/* Where the goroutines of Go process pid keep their pprof labels (symbols/go_labels_ref.h). */
+int symbolizer__go_labels_ref(struct symbolizer *s, pid_t pid, struct hp_tls_ref *out, char *why,
+			      size_t len);
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out);
 /* Let go of the snapshots of processes gone for a whole window (see proc.h); how many. */

@@ -53,6 +53,13 @@
 #                     library and a dlopened one: >= 95% of in-span samples carry their span's
 #                     ids and attributes, none of the others; OTLP links
 #   thread_context_wall  the same in wall and contention profiles: waits in a span carry it
+#   go_labels         goroutine pprof labels of Go programs built by Debian's Go (a label map),
+#                     the newest Go (a sorted slice) and with cgo (g at runtime.tlsg): >= 95% of
+#                     in-span samples carry their ids and labels, none of the others; OTLP links;
+#                     go tool pprof -tagfocus=span_id isolates one span
+#   otel_go_sdk       an OpenTelemetry Go SDK service with otel-profiling-go: every span id in the
+#                     profile is one the SDK exported, with its trace id and name; the busy
+#                     handler's samples carry busy spans
 #                     (read at switch-out, at the wait's end), waits outside none
 #   readme_examples   every hostprof example of README.md runs and exits 0 (or says why it is
 #                     skipped), and its sample outputs match what hostprof prints
@@ -1940,6 +1947,64 @@ PY
 	[ "$bad" -eq 0 ] && pass thread_context "samples carrying their span's ids and attributes (pprof labels; OTLP link table of 3; kept by render OTLP -> pprof; render --span-id keeps one span):${msg%;}"
 }
 
+# Goroutine labels (pprof.Do) read in BPF: tests/e2e/go_labels runs span A and span B on two
+# goroutines, each followed by work outside any span, built three ways (see tests/e2e/go.mk).
+t_go_labels() {
+	local wl out msg="" bad=0 links focus ver
+	for wl in go_labels_debian go_labels_newest go_labels_cgo; do
+		start_workload "$wl" 5
+		sleep 0.5
+		hp "$wl" profile --pid "$WPID" --duration 3 --frequency "$FREQ" \
+			-o "$WORK/$wl.pb.gz" -o "$WORK/$wl.otlp.pb"
+		stop_workload "$WPID"
+		ver=$(go version "$WL/$wl" 2>/dev/null | awk '{print $2}')
+		if [ "$HP_RC" -ne 0 ]; then
+			fail go_labels "capture of $wl ($ver) failed: $(hp_failure "$wl")"
+			return
+		fi
+		pprof -raw "$WORK/$wl.pb.gz" >"$WORK/$wl.raw" 2>&1
+		if ! out=$(python3 "$E2E/go_spans.py" golabels "$WORK/$wl.raw"); then
+			fail go_labels "$wl ($ver): $out; $(grep -m1 -i 'context\|label' "$WORK/$wl.err")"
+			bad=1
+			continue
+		fi
+		links=$(protoc --decode="$OTLP_REQ" "${OTLP_PROTO_ARGS[@]}" <"$WORK/$wl.otlp.pb" 2>&1 | grep -c '^  link_table')
+		# -tagfocus keeps span A's samples: inSpanA's, and none of inSpanB or noSpan.
+		focus=$(pprof -top -tagfocus=span_id=a1a1a1a1a1a1a1a1 "$WORK/$wl.pb.gz" 2>&1)
+		if [ "$links" -ne 3 ]; then
+			fail go_labels "$wl ($ver): the OTLP link table has $links entries, want 3 (the zero link, span A, span B)"
+			bad=1
+		elif ! grep -q 'main.inSpanA' <<<"$focus" || grep -q 'main.inSpanB\|main.noSpan' <<<"$focus"; then
+			fail go_labels "$wl ($ver): go tool pprof -tagfocus=span_id=a1a1a1a1a1a1a1a1 does not isolate span A: $(tr '\n' ' ' <<<"$focus" | cut -c1-400)"
+			bad=1
+		fi
+		msg="$msg $wl ($ver): $out;"
+	done
+	[ "$bad" -eq 0 ] && pass go_labels "goroutine labels carried, OTLP link table of 3, -tagfocus isolates span A:${msg%;}"
+}
+
+# A real OpenTelemetry Go SDK service (tests/e2e/otel_go, modules from the Go module proxy): the
+# spans the profile names are the ones the SDK exported.
+t_otel_go_sdk() {
+	local out
+	rm -f "$WORK/otelgo_spans.json"
+	start_workload otelgo 5 "$WORK/otelgo_spans.json"
+	sleep 0.5
+	hp otelgo profile --pid "$WPID" --duration 3 --frequency "$FREQ" -o "$WORK/otelgo.pb.gz"
+	# The SDK writes each span as it ends: let the service finish, so the file has them all.
+	wait "$WPID" 2>/dev/null
+	if [ "$HP_RC" -ne 0 ]; then
+		fail otel_go_sdk "capture failed: $(hp_failure otelgo)"
+		return
+	fi
+	pprof -raw "$WORK/otelgo.pb.gz" >"$WORK/otelgo.raw" 2>&1
+	if out=$(python3 "$E2E/go_spans.py" otelsdk "$WORK/otelgo.raw" "$WORK/otelgo_spans.json"); then
+		pass otel_go_sdk "$out"
+	else
+		fail otel_go_sdk "$out"
+	fi
+}
+
 # The same spans in a wall profile: the 10 ms waits in in_span_wait carry the span the thread
 # served when it blocked (read at switch-out), those in no_span_wait none.
 t_thread_context_wall() {
@@ -2022,7 +2087,7 @@ main() {
 		capture_ratio
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
-		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages html_views render_diff render_formats readme_examples otel_process_context thread_context thread_context_wall terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
+		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages html_views render_diff render_formats readme_examples otel_process_context thread_context thread_context_wall go_labels otel_go_sdk terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
 		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind python_perf_jit tailcall_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		agent_service agent_process_context agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \

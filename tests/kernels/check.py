@@ -33,6 +33,10 @@ The checks, each on the guest's own files:
                 in_span_a carry span a1a1...; none in no_span; >= 95% of the wall samples of
                 in_span_wait carry their thread's span (read from the TLS pointer, through a
                 TLSDESC library's static TLS)
+  go_labels     go_labels_newest's goroutine labels: >= 95% of the samples in main.inSpanA carry
+                span a1a1... and its trace, none in main.noSpan; on arm64 before 5.15 (g is in
+                x28, which BPF reads through bpf_task_pt_regs) no labels, and hostprof says
+                why
 """
 import os
 import re
@@ -142,6 +146,7 @@ class Kernel:
         self.version = kernel_version(release)
         self.tail_calls = self.version < (5, 17)
         self.kernel_locks = self.version >= (5, 19)
+        self.arm64 = "arm64" in release or "aarch64" in release
 
     def walker_said(self, c):
         """Raises Failed unless the capture walked as this kernel should, and said so where
@@ -338,8 +343,38 @@ class Kernel:
         return "span A on %d of %d in_span_a samples, none on %d no_span ones; wall: %d of %d " \
             "waits in a span carry it" % (ha, na, nn, hw, nw)
 
+    def check_go_labels(self):
+        c = Capture(self.d, "go_labels")
+        c.require_ok()
+        p = pprof(c.path(".pb.gz"))
+        i = p.type_index("samples")
+        a, none = {}, {}
+        for s in p.samples:
+            stack = p.stack(s)
+            for func, out in (("main.inSpanA", a), ("main.noSpan", none)):
+                if func in stack:
+                    k = (s.labels.get("span_id", "-"), s.labels.get("trace_id", "-"))
+                    out[k] = out.get(k, 0) + s.values[i]
+        na, nn = sum(a.values()), sum(none.values())
+        if na < 20 or nn < 20:
+            raise Failed("too few samples: main.inSpanA %d, main.noSpan %d" % (na, nn))
+        if none.get(("-", "-"), 0) != nn:
+            raise Failed("main.noSpan samples carry spans: %s" % none)
+        if self.arm64 and self.version < (5, 15):
+            said = "goroutine labels not read" in c.text(".stderr") and \
+                "bpf_task_pt_regs" in c.text(".stderr")
+            if a.get(("-", "-"), 0) != na or not said:
+                raise Failed("arm64 before 5.15: want no labels and the reason said; got %s, "
+                             "said: %s" % (a, said))
+            return "no labels (g in x28 needs bpf_task_pt_regs), and hostprof says so"
+        ha = a.get(("a1a1a1a1a1a1a1a1", "0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a01"), 0)
+        if ha < 0.95 * na:
+            raise Failed("main.inSpanA: %d of %d samples carry span A: %s" % (ha, na, a))
+        return "span A on %d of %d main.inSpanA samples, none on %d main.noSpan ones" % (
+            ha, na, nn)
+
     CHECKS = ["cpu_split", "cpu_main", "cpu_formats", "nofp", "python", "wall", "contention",
-              "agent", "thread_ctx"]
+              "agent", "thread_ctx", "go_labels"]
 
 
 def main(argv):

@@ -21,6 +21,7 @@
 #   agent      `hostprof agent --output-dir` for two windows while cpu_ratio runs
 #   thread_ctx otel_ctx_lib (OpenTelemetry process and thread contexts, spans on two threads,
 #              the TLS variable in a TLSDESC library) with --types cpu,wall
+#   go_labels  go_labels_newest (goroutine pprof labels, spans on two goroutines) by --pid
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 export HOME=${HOME:-/root}
 WL=${WL:-/opt/e2e}
@@ -117,7 +118,7 @@ run_agent() {
 }
 
 [ -z "${HPK_HOST:-}" ] && echo "@@HPK KERNEL $(uname -r) $(uname -m)@@"
-for case in ${HPK_CASES:-cpu_fp cpu_nofp python wall contention agent thread_ctx}; do
+for case in ${HPK_CASES:-cpu_fp cpu_nofp python wall contention agent thread_ctx go_labels}; do
 	case $case in
 	cpu_fp)
 		by_pid cpu_fp 6 "$WL/cpu_ratio" 60 "$OUT/cpu_fp.truth" -- --frequency $FREQ \
@@ -139,6 +140,9 @@ for case in ${HPK_CASES:-cpu_fp cpu_nofp python wall contention agent thread_ctx
 	thread_ctx)
 		by_pid thread_ctx 4 "$WL/otel_ctx_lib" 60 -- --frequency $FREQ --types cpu,wall \
 			-o "$OUT/thread_ctx.pb.gz" ;;
+	go_labels)
+		by_pid go_labels 4 "$WL/go_labels_newest" 60 -- --frequency $FREQ \
+			-o "$OUT/go_labels.pb.gz" ;;
 	*)
 		echo "guest: unknown case $case" >&2 ;;
 	esac

@@ -1,0 +1,3 @@
+module hostprof.dev/gooffsets
+
+go 1.19

@@ -1,0 +1,3 @@
+module hostprof.test/golabels
+
+go 1.19
