@@ -179,7 +179,7 @@ static int splice_link(char *rest, size_t cap, const char *after, const char *ta
 	return 0;
 }
 
-int safe_open__walk(int root_fd, const char *path)
+int safe_open__walk(int root_fd, const char *path, bool nofollow)
 {
 	char rest[2 * PATH_MAX], target[PATH_MAX];
 	int dirs[WALK_MAX_DEPTH + 1];
@@ -229,7 +229,7 @@ int safe_open__walk(int root_fd, const char *path)
 				close(fd);
 			goto out;
 		}
-		if (S_ISLNK(st.st_mode)) {
+		if (S_ISLNK(st.st_mode) && !(nofollow && !rest[pos + strspn(rest + pos, "/")])) {
 			/* An empty name reads the link the O_PATH fd holds (Linux 2.6.39). */
 			n = readlinkat(fd, "", target, sizeof(target) - 1);
 			err = n < 0 ? -errno : 0;
@@ -273,10 +273,10 @@ out:
 }
 
 /* An O_PATH fd on path inside root_fd, or -errno. */
-static int resolve_in_root(int root_fd, const char *path)
+static int resolve_in_root(int root_fd, const char *path, bool nofollow)
 {
 	struct open_how how = {
-		.flags = O_PATH | O_CLOEXEC,
+		.flags = O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0),
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
 	long fd = -1;
@@ -294,17 +294,27 @@ static int resolve_in_root(int root_fd, const char *path)
 		/* Before Linux 5.6 (or a seccomp profile without it): walk by hand from now on. */
 		atomic_store(&no_openat2, true);
 	}
-	return safe_open__walk(root_fd, path);
+	return safe_open__walk(root_fd, path, nofollow);
 }
 
-int safe_open__at(int root_fd, const char *path, uint64_t max_size, struct stat *st)
+static int open_at(int root_fd, const char *path, uint64_t max_size, bool nofollow, struct stat *st)
 {
-	int pfd = resolve_in_root(root_fd, path);
+	int pfd = resolve_in_root(root_fd, path, nofollow);
 
 	if (pfd < 0)
 		return pfd == -ELOOP ? refuse(pfd, path) : pfd;
 	pfd = open_checked(pfd, max_size, st);
 	return pfd < 0 ? refuse(pfd, path) : pfd;
+}
+
+int safe_open__at(int root_fd, const char *path, uint64_t max_size, struct stat *st)
+{
+	return open_at(root_fd, path, max_size, false, st);
+}
+
+int safe_open__at_nofollow(int root_fd, const char *path, uint64_t max_size, struct stat *st)
+{
+	return open_at(root_fd, path, max_size, true, st);
 }
 
 /*
@@ -324,7 +334,7 @@ static size_t root_prefix(const char *path)
 	return 0;
 }
 
-int safe_open(const char *path, uint64_t max_size, struct stat *st)
+static int open_path(const char *path, uint64_t max_size, bool nofollow, struct stat *st)
 {
 	char root[PATH_MAX];
 	size_t n = path ? root_prefix(path) : 0;
@@ -341,13 +351,23 @@ int safe_open(const char *path, uint64_t max_size, struct stat *st)
 		root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (root_fd < 0)
 			return -errno;
-		fd = safe_open__at(root_fd, path + n, max_size, st);
+		fd = open_at(root_fd, path + n, max_size, nofollow, st);
 		close(root_fd);
 		return fd;
 	}
-	fd = open(path, O_PATH | O_CLOEXEC);
+	fd = open(path, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
 	if (fd < 0)
 		return errno == ELOOP ? refuse(-ELOOP, path) : -errno;
 	fd = open_checked(fd, max_size, st);
 	return fd < 0 ? refuse(fd, path) : fd;
+}
+
+int safe_open(const char *path, uint64_t max_size, struct stat *st)
+{
+	return open_path(path, max_size, false, st);
+}
+
+int safe_open__nofollow(const char *path, uint64_t max_size, struct stat *st)
+{
+	return open_path(path, max_size, true, st);
 }

@@ -79,6 +79,11 @@ const char *safe_open__reason_name(enum safe_open_reason why);
  */
 int safe_open(const char *path, uint64_t max_size, struct stat *st);
 
+/* As safe_open(), but a symlink in the last component is refused (-EINVAL: not a regular
+ * file): for files that a process writes for us to read, such as its perf map, and has no reason
+ * to point elsewhere. */
+int safe_open__nofollow(const char *path, uint64_t max_size, struct stat *st);
+
 /* What an error of safe_open() means, for messages: "not a regular file" for -EINVAL,
  * "over its size cap" for -EFBIG, strerror() otherwise. */
 const char *safe_open__strerror(int err);
@@ -89,16 +94,18 @@ const char *safe_open__strerror(int err);
  * (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, Linux 5.6), else with safe_open__walk().
  */
 int safe_open__at(int root_fd, const char *path, uint64_t max_size, struct stat *st);
+/* The same, without following a symlink in the last component (see safe_open__nofollow()). */
+int safe_open__at_nofollow(int root_fd, const char *path, uint64_t max_size, struct stat *st);
 
 /*
  * The resolution of kernels without openat2(): path walked one component at a time from root_fd
  * with O_PATH | O_NOFOLLOW; a symlink is read and its target walked in its place (an absolute
  * one from root_fd again), at most 40 of them; ".." never goes above root_fd, and goes back to
- * the directory it came from, never to the parent of a directory moved meanwhile. Returns an
- * O_PATH fd on what path names (any type), or -errno. Called by safe_open__at() on ENOSYS, and
- * directly by tests.
+ * the directory it came from, never to the parent of a directory moved meanwhile. With nofollow
+ * a symlink in the last component is handed back, not followed. Returns an O_PATH fd on what
+ * path names (any type), or -errno. Called by safe_open__at() on ENOSYS, and directly by tests.
  */
-int safe_open__walk(int root_fd, const char *path);
+int safe_open__walk(int root_fd, const char *path, bool nofollow);
 
 /* Tests: false makes safe_open__at() walk as on a kernel without openat2(). */
 void safe_open__set_openat2(bool use);

@@ -169,6 +169,14 @@ static void test_in_root(const char *mode)
 	CHECK(err == -EINVAL, "%s: fifo: %d", mode, err);
 	read_in_root("lib", &err);
 	CHECK(err == -EINVAL, "%s: lib (a directory): %d", mode, err);
+	/* Without following the last link: a symlink is not a regular file. */
+	snprintf(path, sizeof(path), "%s/proc/42/root/lib/secret", tmpdir);
+	err = safe_open__nofollow(path, 1 << 20, NULL);
+	CHECK(err >= 0, "%s: nofollow follows links before the last: %d", mode, err);
+	if (err >= 0)
+		close(err);
+	snprintf(path, sizeof(path), "%s/proc/42/root/esc", tmpdir);
+	CHECK_U64(safe_open__nofollow(path, 1 << 20, NULL), -EINVAL);
 
 	/* The same through a path string, as the symbolizer builds them. */
 	snprintf(path, sizeof(path), "%s/proc/42/root/lib/only", tmpdir);
@@ -190,22 +198,22 @@ static void test_walk(void)
 	struct stat st, want;
 	int fd;
 
-	fd = safe_open__walk(rfd, "");
+	fd = safe_open__walk(rfd, "", false);
 	CHECK(fd >= 0 && !fstat(fd, &st) && !stat(root, &want) && st.st_ino == want.st_ino,
 	      "the empty path is the root");
 	if (fd >= 0)
 		close(fd);
-	fd = safe_open__walk(rfd, "lib/./secret");
+	fd = safe_open__walk(rfd, "lib/./secret", false);
 	CHECK(fd >= 0, "lib/./secret: %d", fd);
 	if (fd >= 0)
 		close(fd);
 	/* As the kernel does: ".." after a symlink is the parent of its target (R/T). */
-	CHECK_U64(safe_open__walk(rfd, "lib/../lib/secret"), -ENOENT);
-	CHECK_U64(safe_open__walk(rfd, "lib/only"), -ENOENT);
+	CHECK_U64(safe_open__walk(rfd, "lib/../lib/secret", false), -ENOENT);
+	CHECK_U64(safe_open__walk(rfd, "lib/only", false), -ENOENT);
 	snprintf(path, sizeof(path), "%s/secret/..", host);
-	CHECK_U64(safe_open__walk(rfd, path), -ENOTDIR);
+	CHECK_U64(safe_open__walk(rfd, path, false), -ENOTDIR);
 	snprintf(path, sizeof(path), "%s/secret", host);
-	fd = safe_open__walk(rfd, path);
+	fd = safe_open__walk(rfd, path, false);
 	snprintf(path, sizeof(path), "%s/secret", inside_host);
 	CHECK(fd >= 0 && !fstat(fd, &st) && !stat(path, &want) && st.st_ino == want.st_ino,
 	      "the walk finds the file inside the root");
