@@ -334,32 +334,53 @@ static size_t root_prefix(const char *path)
 	return 0;
 }
 
-static int open_path(const char *path, uint64_t max_size, bool nofollow, struct stat *st)
+/* An O_PATH fd on what path names, through a process's root inside it; or -errno. */
+static int find(const char *path, bool nofollow)
 {
 	char root[PATH_MAX];
-	size_t n = path ? root_prefix(path) : 0;
+	size_t n = root_prefix(path);
 	int fd, root_fd;
+
+	if (!n) {
+		fd = open(path, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+		return fd < 0 ? -errno : fd;
+	}
+	if (n >= sizeof(root))
+		return -ENAMETOOLONG;
+	memcpy(root, path, n);
+	root[n] = '\0';
+	/* The kernel's link to the process's root: followed, it is ours to trust. */
+	root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root_fd < 0)
+		return -errno;
+	fd = resolve_in_root(root_fd, path + n, nofollow);
+	close(root_fd);
+	return fd;
+}
+
+static int open_path(const char *path, uint64_t max_size, bool nofollow, struct stat *st)
+{
+	int fd;
 
 	if (!path)
 		return -EINVAL;
-	if (n) {
-		if (n >= sizeof(root))
-			return -ENAMETOOLONG;
-		memcpy(root, path, n);
-		root[n] = '\0';
-		/* The kernel's link to the process's root: followed, it is ours to trust. */
-		root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (root_fd < 0)
-			return -errno;
-		fd = open_at(root_fd, path + n, max_size, nofollow, st);
-		close(root_fd);
-		return fd;
-	}
-	fd = open(path, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
-	if (fd < 0)
-		return errno == ELOOP ? refuse(-ELOOP, path) : -errno;
-	fd = open_checked(fd, max_size, st);
+	fd = find(path, nofollow);
+	if (fd >= 0)
+		fd = open_checked(fd, max_size, st);
 	return fd < 0 ? refuse(fd, path) : fd;
+}
+
+int safe_open__stat(const char *path, struct stat *st)
+{
+	int fd = path ? find(path, false) : -EINVAL;
+	int err = 0;
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, st))
+		err = -errno;
+	close(fd);
+	return err;
 }
 
 int safe_open(const char *path, uint64_t max_size, struct stat *st)

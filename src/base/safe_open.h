@@ -84,6 +84,10 @@ int safe_open(const char *path, uint64_t max_size, struct stat *st);
  * to point elsewhere. */
 int safe_open__nofollow(const char *path, uint64_t max_size, struct stat *st);
 
+/* stat() of path resolved as safe_open() does (inside a process's root), without opening
+ * anything. 0 or -errno. */
+int safe_open__stat(const char *path, struct stat *st);
+
 /* What an error of safe_open() means, for messages: "not a regular file" for -EINVAL,
  * "over its size cap" for -EFBIG, strerror() otherwise. */
 const char *safe_open__strerror(int err);
