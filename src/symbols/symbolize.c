@@ -519,4 +519,5 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)
 	}
 	dso_cache__dwarf_stats(s->dsos, &out->dwarf_bytes, &out->dwarf_closed);
 	out->binaries_denied = dso_cache__denied(s->dsos);
+	safe_open__stats(out->files_refused);
 }
