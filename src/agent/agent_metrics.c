@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/safe_open.h"
 #include "capture/thread_ctx_link.h"
 #include "collect/collector.h"
 #include "hostprof_abi.h"
@@ -205,6 +206,7 @@ static int render_caches(struct metrics_text *m, struct capture *cap,
 /* DWARF handles, and how many frames got a name. */
 static int render_symbols(struct metrics_text *m, const struct symbolizer_stats *ss)
 {
+	struct labelled refused[SAFE_OPEN_REASON__COUNT];
 	struct labelled frames[] = {
 		{"user", ss->frames_user - ss->frames_user_unresolved},
 		{"user_unresolved", ss->frames_user_unresolved},
@@ -212,6 +214,9 @@ static int render_symbols(struct metrics_text *m, const struct symbolizer_stats 
 		{"kernel", ss->frames_kernel - ss->frames_kernel_unresolved},
 		{"kernel_unresolved", ss->frames_kernel_unresolved},
 	};
+
+	for (int i = 0; i < SAFE_OPEN_REASON__COUNT; i++)
+		refused[i] = (struct labelled){safe_open__reason_name(i), ss->files_refused[i]};
 	const struct family_row rows[] = {
 		ONE("hostprof_dwarf_bytes", METRICS_GAUGE,
 		    "Memory of the open DWARF handles (bounded by limits.max_dwarf_bytes).",
@@ -222,6 +227,11 @@ static int render_symbols(struct metrics_text *m, const struct symbolizer_stats 
 		FAMILY("hostprof_frames_symbolized_total", METRICS_COUNTER,
 		       "Frames symbolized, and those that stayed [unknown], by kind.", "result",
 		       frames),
+		FAMILY("hostprof_files_refused_total", METRICS_COUNTER,
+		       "Files a process controls (binaries, debug files, perf maps), or parts of "
+		       "them, not read: not a regular file, over a size cap, an unsafe path, a "
+		       "section or line over its cap, a debug file too big to check.",
+		       "reason", refused),
 	};
 
 	return families(m, rows, NR(rows));

@@ -24,6 +24,7 @@
 #include "capture/capture.h"
 #include "capture/thread_ctx_link.h"
 #include "base/clock.h"
+#include "base/safe_open.h"
 #include "cmd/cmd_options.h"
 #include "cmd/cmds.h"
 #include "collect/collector.h"
@@ -427,6 +428,26 @@ static void print_idle_hint(const struct run *r, uint64_t samples, double elapse
 		       samples, possible);
 }
 
+/* What processes put in the way (FIFOs, sparse giants): counted, and named in the warnings. */
+static void print_refused(const struct symbolizer_stats *ss)
+{
+	uint64_t total = 0;
+
+	for (int i = 0; i < SAFE_OPEN_REASON__COUNT; i++)
+		total += ss->files_refused[i];
+	if (!total)
+		return;
+	printf("Files of processes not read: %" PRIu64 " (", total);
+	for (int i = 0, first = 1; i < SAFE_OPEN_REASON__COUNT; i++) {
+		if (!ss->files_refused[i])
+			continue;
+		printf("%s%s %" PRIu64, first ? "" : ", ", safe_open__reason_name(i),
+		       ss->files_refused[i]);
+		first = 0;
+	}
+	printf("; the warnings name them)\n");
+}
+
 static void print_summary(struct run *r, double elapsed_s)
 {
 	const struct collector_stats *st = capture__stats(r->cap);
@@ -467,6 +488,7 @@ static void print_summary(struct run *r, double elapsed_s)
 		printf("Binaries not readable: %" PRIu64 " (permission denied; their frames are "
 		       "[unknown]): run as root, or give hostprof CAP_DAC_READ_SEARCH\n",
 		       ss.binaries_denied);
+	print_refused(&ss);
 	capture__watch_stats(r->cap, &ws);
 	if (ws.missed || ws.dropped)
 		printf("Processes read at their first sample: %" PRIu64 "; %" PRIu64

@@ -14,6 +14,7 @@
 
 #include "hostprof_abi.h"
 #include "base/log.h"
+#include "base/safe_open.h"
 #include "base/thread.h"
 
 /*
@@ -107,7 +108,8 @@ static void open_binaries(struct proc_watch *w, struct proc_watch_item *it)
 			continue;
 		if (proc_table__mapping_path(w->reader, it->pid, m, w->path, sizeof(w->path)))
 			continue;
-		fd = open(w->path, O_RDONLY | O_CLOEXEC);
+		/* The process chose what is there: a FIFO would stall this thread for good. */
+		fd = safe_open(w->path, SAFE_OPEN_MAX_ELF_BYTES, NULL);
 		if (fd < 0)
 			continue;
 		*b = (struct proc_watch_binary){

@@ -18,24 +18,18 @@
 #include "base/clock.h"
 #include "base/file_read.h"
 #include "base/log.h"
+#include "base/safe_open.h"
 #include "symbols/debuginfod_fetch.h"
 #include "symbols/dso_internal.h"
 
-/*
- * A debug file found by .gnu_debuglink is read through once for its CRC. Beyond this size it is
- * not worth the I/O on an agent's hot path (and no real debug file comes near it).
- */
-#define DEBUGLINK_MAX_SIZE (4ULL << 30)
-
-/* .gnu_debuglink's CRC is the one of zlib's crc32(). */
+/* .gnu_debuglink's CRC is the one of zlib's crc32(). The caller keeps size within
+ * SAFE_OPEN_MAX_CRC_BYTES: this runs on the capture thread. */
 static bool file_crc_matches(int fd, off_t size, uint32_t want)
 {
 	unsigned char buf[16384];
 	uLong crc = crc32(0, NULL, 0);
 	off_t off = 0;
 
-	if (size < 0 || (uint64_t)size > DEBUGLINK_MAX_SIZE)
-		return false;
 	while (off < size) {
 		size_t n = size - off < (off_t)sizeof(buf) ? (size_t)(size - off) : sizeof(buf);
 
@@ -47,11 +41,19 @@ static bool file_crc_matches(int fd, off_t size, uint32_t want)
 	return crc == want;
 }
 
+static bool same_build_id(const struct dso *a, const struct dso *b)
+{
+	return a->build_id_len && a->build_id_len == b->build_id_len &&
+	       !memcmp(a->build_id, b->build_id, a->build_id_len);
+}
+
 /*
  * Reads a candidate debug file into a scratch dso (its symbols, build-id and hints). Returns it
  * when it is an ELF file whose build-id agrees with d's (when both have one) and, for a
  * .gnu_debuglink candidate (check_crc), whose CRC is the one the binary recorded; NULL otherwise,
  * out of memory included: the binary's own tables are then used, as without a debug file.
+ * A candidate over SAFE_OPEN_MAX_CRC_BYTES is not read through for its CRC: it is taken only
+ * when its build-id is d's, else refused (counted, with a warning).
  */
 static struct dso *load_debug_file(const struct dso *d, const char *path, bool check_crc,
 				   uint32_t crc, struct debug_hints *dh)
@@ -59,16 +61,19 @@ static struct dso *load_debug_file(const struct dso *d, const char *path, bool c
 	struct dso *dbg = NULL;
 	struct stat st;
 	Elf *elf = NULL;
+	bool crc_checked = false;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A FIFO here stalled the capture loop: see base/safe_open.h. */
+	fd = safe_open(path, SAFE_OPEN_MAX_ELF_BYTES, &st);
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
-		goto fail;
-	if (check_crc && !file_crc_matches(fd, st.st_size, crc)) {
-		log_debug("%s: debug file %s: CRC mismatch, ignored", d->path, path);
-		goto fail;
+	if (check_crc && (uint64_t)st.st_size <= SAFE_OPEN_MAX_CRC_BYTES) {
+		if (!file_crc_matches(fd, st.st_size, crc)) {
+			log_debug("%s: debug file %s: CRC mismatch, ignored", d->path, path);
+			goto fail;
+		}
+		crc_checked = true;
 	}
 	dbg = calloc(1, sizeof(*dbg));
 	if (!dbg || !(dbg->path = strdup(path)))
@@ -82,10 +87,14 @@ static struct dso *load_debug_file(const struct dso *d, const char *path, bool c
 		log_debug("%s: debug file %s ignored: %s", d->path, path, dso__error(dbg));
 		goto fail;
 	}
-	if (d->build_id_len && dbg->build_id_len &&
-	    (d->build_id_len != dbg->build_id_len ||
-	     memcmp(d->build_id, dbg->build_id, d->build_id_len))) {
+	if (d->build_id_len && dbg->build_id_len && !same_build_id(d, dbg)) {
 		log_debug("%s: debug file %s has another build-id, ignored", d->path, path);
+		goto fail;
+	}
+	if (check_crc && !crc_checked && !same_build_id(d, dbg)) {
+		safe_open__refused(SAFE_OPEN_CRC_SKIPPED, path,
+				   "a .gnu_debuglink candidate too big to check its CRC, without "
+				   "the binary's build-id");
 		goto fail;
 	}
 	fid_from_stat(&dbg->fid, &st);
@@ -104,7 +113,7 @@ fail:
  * A binary opened through /proc/PID/root or /proc/PID/map_files lives in that process's mount
  * namespace: its debug files are looked for there too. Writes "/proc/PID/root" (or "") to prefix
  * and returns the binary's path as that process sees it, whose directory the debuglink search
- * uses.
+ * uses; NULL when there is none to search (a binary read through an fd).
  */
 static const char *debug_search_base(const char *open_path, const char *display_path, char *prefix,
 				     size_t len)
@@ -115,6 +124,10 @@ static const char *debug_search_base(const char *open_path, const char *display_
 	prefix[0] = '\0';
 	if (strncmp(open_path, "/proc/", strlen("/proc/")))
 		return open_path;
+	/* An fd (a binary the watcher held): its directory is not /proc/self/fd, and which
+	 * process's root it lives in is not known here. Only the debug root is searched. */
+	if (!strncmp(open_path, "/proc/self/", strlen("/proc/self/")))
+		return NULL;
 	while (p[digits] >= '0' && p[digits] <= '9')
 		digits++;
 	if (!digits || (size_t)snprintf(prefix, len, "/proc/%.*s/root", (int)digits, p) >= len) {
@@ -164,7 +177,7 @@ static struct dso *find_debug_file(const struct dso *d, const char *open_path,
 	if (root[0] && d->build_id_len > 1)
 		dbg = try_debug_file(d, false, 0, dh, buf, "%s%s/.build-id/%.2s/%s.debug", prefix,
 				     root, d->build_id_hex, d->build_id_hex + 2);
-	if (dbg || !h->link[0])
+	if (dbg || !h->link[0] || !base)
 		return dbg;
 	slash = strrchr(base, '/');
 	if (!slash || (size_t)(slash - base) >= sizeof(dir))

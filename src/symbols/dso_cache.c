@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "base/chain.h"
+#include "base/safe_open.h"
 #include "symbols/dso_internal.h"
 #include "symbols/line_cache.h"
 
@@ -256,7 +257,7 @@ static struct dso *cache_get(struct dso_cache *c, uint64_t dev, uint64_t inode,
 	 * One stat() per lookup tells whether the file behind this identity is still the one we
 	 * read. It is much cheaper than reading the build-id again, and it catches inode reuse.
 	 */
-	have_st = open_path && !stat(open_path, &st);
+	have_st = open_path && !safe_open__stat(open_path, &st);
 	for (d = c->buckets[b]; d; d = d->hnext) {
 		if (d->dev != dev || d->inode != inode)
 			continue;

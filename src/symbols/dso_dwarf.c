@@ -13,7 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/elf_limits.h"
 #include "base/log.h"
+#include "base/safe_open.h"
 #include "symbols/dso_internal.h"
 #include "symbols/dwarf_index.h"
 
@@ -38,7 +40,7 @@ void dso__dwarf_close(struct dso *d)
 
 /* A debug section's size once read: a compressed one's (SHF_COMPRESSED, or GNU .zdebug) from its
  * header, without decompressing it. */
-static size_t section_bytes(Elf_Scn *scn, const GElf_Shdr *sh, const char *name)
+static size_t inflated_bytes(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name)
 {
 	const unsigned char *p;
 	Elf_Data *raw;
@@ -49,7 +51,8 @@ static size_t section_bytes(Elf_Scn *scn, const GElf_Shdr *sh, const char *name)
 		return ch.ch_size;
 	if (strncmp(name, ".zdebug_", 8))
 		return sh->sh_size;
-	raw = elf_rawdata(scn, NULL);
+	/* Only the 12 bytes of the header: elf_rawdata() would read the whole section. */
+	raw = elf_getdata_rawchunk(elf, sh->sh_offset, 12, ELF_T_BYTE);
 	p = raw ? raw->d_buf : NULL;
 	if (!p || raw->d_size < 12 || memcmp(p, "ZLIB", 4))
 		return sh->sh_size;
@@ -58,15 +61,19 @@ static size_t section_bytes(Elf_Scn *scn, const GElf_Shdr *sh, const char *name)
 	return n;
 }
 
-/* The debug sections' sizes once read (decompressed), before or after libdw reads them. A corrupt
- * header makes a huge size, which no budget admits. */
-size_t elf_debug_bytes(Elf *elf)
+/* The debug sections' sizes once read (decompressed, or as they are in the file when that is
+ * more), before or after libdw reads them. A corrupt header, or a section name table over its
+ * cap, makes a huge size, which no budget admits. path names the file in warnings. */
+size_t elf_debug_bytes(Elf *elf, const char *path)
 {
 	size_t shstrndx, total = 0;
 	Elf_Scn *scn = NULL;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return 0;
+	/* Names unreadable under their cap: nothing is read either. */
+	if (!elf_limits__names_fit(elf, &shstrndx, path))
+		return SIZE_MAX;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		const char *name;
@@ -77,7 +84,13 @@ size_t elf_debug_bytes(Elf *elf)
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (!name || (strncmp(name, ".debug_", 7) && strncmp(name, ".zdebug_", 8)))
 			continue;
-		n = section_bytes(scn, &sh, name);
+		/*
+		 * The bytes read from the file count too: a compressed section's header may claim
+		 * a few bytes once inflated while the section itself spans a sparse gigabyte.
+		 */
+		n = inflated_bytes(elf, scn, &sh, name);
+		if (sh.sh_size > n)
+			n = sh.sh_size;
 		total = n > SIZE_MAX - total ? SIZE_MAX : total + n;
 	}
 	return total;
@@ -156,9 +169,9 @@ void dso__dwarf_reset(struct dso *d)
 static int open_same_file(const char *path, const struct file_id *fid)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = safe_open(path, SAFE_OPEN_MAX_ELF_BYTES, &st);
 
-	if (fd >= 0 && !fstat(fd, &st) && fid_equal(fid, &st))
+	if (fd >= 0 && fid_equal(fid, &st))
 		return fd;
 	if (fd >= 0)
 		close(fd);
@@ -167,28 +180,18 @@ static int open_same_file(const char *path, const struct file_id *fid)
 
 /*
  * An fd on the file d's DWARF is read from, which must still be the one the dso was read from:
- * its separate debug file, else the binary through the path of its latest lookup, else through
- * the path it was mapped from. The path through /proc is gone with a short-lived process (or was
- * an fd of the process watcher's, since closed); the mapped path may still name the same file
- * here, which the identity check tells. -1 when none is.
+ * its separate debug file, else the binary through the path of its latest lookup (through
+ * /proc, resolved inside the process's root). Never the display path: that is the path inside
+ * the process's mount namespace, and opened here it names a file of the host's (a container
+ * binary called /run/initctl would open the host's FIFO). -1 when none is.
  */
 static int open_dwarf_file(const struct dso *d)
 {
-	const char *paths[2] = {d->open_path, d->path[0] == '/' ? d->path : NULL};
-	int fd;
-
 	if (d->debug_path)
 		return open_same_file(d->debug_path, &d->debug_fid);
-	if (!d->have_fid)
+	if (!d->have_fid || !d->open_path)
 		return -1;
-	for (size_t i = 0; i < 2; i++) {
-		if (!paths[i] || (i && paths[0] && !strcmp(paths[0], paths[1])))
-			continue;
-		fd = open_same_file(paths[i], &d->fid);
-		if (fd >= 0)
-			return fd;
-	}
-	return -1;
+	return open_same_file(d->open_path, &d->fid);
 }
 
 /* Opens d's DWARF once. */
@@ -219,7 +222,7 @@ Dwarf *dso__dwarf_open(struct dso *d)
 	 * to make room, and be closed in turn by the next of them, each time read and decompressed
 	 * again. Its frames keep their names from the symbol table.
 	 */
-	need = elf_debug_bytes(elf);
+	need = elf_debug_bytes(elf, d->debug_path ? d->debug_path : d->open_path);
 	if (d->cache && need > d->cache->max_dwarf_bytes) {
 		d->dwarf_too_big = true;
 		log_warn("%s: its DWARF is %.1f MiB once read, over the DWARF budget (%.1f MiB): "

@@ -222,7 +222,8 @@ Dwarf *dso__dwarf_open(struct dso *d);
 void dso__dwarf_close(struct dso *d);
 /* Drop what d's DWARF built for its CUs, keeping its debug sections (see the definition). */
 void dso__dwarf_reset(struct dso *d);
-/* The debug sections' sizes once read (decompressed), before or after libdw reads them. */
-size_t elf_debug_bytes(Elf *elf);
+/* The debug sections' sizes once read (decompressed, or as in the file when that is more),
+ * before or after libdw reads them; SIZE_MAX when they must not be read. */
+size_t elf_debug_bytes(Elf *elf, const char *path);
 
 #endif /* HOSTPROF_DSO_INTERNAL_H */

@@ -81,7 +81,7 @@ static size_t find_lines_counted(struct dso *d, uint64_t file_addr, struct dso_l
 	if (!d || !d->dw || !d->cache)
 		return n;
 	if (!d->dw_sections) { /* opened by this lookup */
-		d->dw_sections = elf_debug_bytes(d->dw_elf);
+		d->dw_sections = elf_debug_bytes(d->dw_elf, d->path);
 		grew += d->dw_sections;
 	}
 	if (grew)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Opening one binary: the file through the path the caller can open, checked to be a regular
- * file, its identity for the cache, its OpenTelemetry file id, its ELF contents and, when it is
- * stripped, its separate debug file. The fd and the Elf handle are closed before it returns.
+ * Opening one binary: the file through the path the caller can open, with safe_open() (a
+ * regular file of bounded size, resolved inside the process's root), its identity for the cache,
+ * its OpenTelemetry file id, its ELF contents and, when it is stripped, its separate debug file.
+ * The fd and the Elf handle are closed before it returns.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 
 #include "base/file_read.h"
 #include "base/hex.h"
+#include "base/safe_open.h"
 #include "symbols/dso_internal.h"
 
 /*
@@ -71,32 +73,22 @@ struct dso *dso__load(uint64_t dev, uint64_t inode, const char *open_path, const
 		return d;
 	}
 
-	fd = open(open_path, O_RDONLY | O_CLOEXEC);
+	/* The process chose what is there: see base/safe_open.h. */
+	fd = safe_open(open_path, SAFE_OPEN_MAX_ELF_BYTES, &st);
 	if (fd < 0) {
-		err = errno;
+		err = -fd;
 		d->denied = err == EACCES || err == EPERM;
 		/* Remember which file failed, so that the next lookup does not retry it. */
-		if (!stat(open_path, &st)) {
+		if (!safe_open__stat(open_path, &st)) {
 			fid_from_stat(&d->fid, &st);
 			d->have_fid = true;
 		}
-		if (dso__fail(d, "open %s: %s", open_path, strerror(err)) == -ENOMEM)
+		if (dso__fail(d, "open %s: %s", open_path, safe_open__strerror(fd)) == -ENOMEM)
 			goto nomem;
 		return d;
 	}
-	if (fstat(fd, &st)) {
-		err = errno;
-		if (dso__fail(d, "stat %s: %s", open_path, strerror(err)) == -ENOMEM)
-			goto nomem;
-		goto out;
-	}
 	fid_from_stat(&d->fid, &st);
 	d->have_fid = true;
-	if (!S_ISREG(st.st_mode)) {
-		if (dso__fail(d, "%s: not a regular file", d->path) == -ENOMEM)
-			goto nomem;
-		goto out;
-	}
 
 	compute_htlhash(d, fd, st.st_size);
 

@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include "base/hex.h"
+#include "base/elf_limits.h"
 #include "base/log.h"
+#include "base/safe_open.h"
 #include "base/vec.h"
 #include "symbols/dso_internal.h"
 #include "symbols/gopclntab.h"
@@ -103,7 +105,9 @@ static int read_segments(struct dso *d, Elf *elf, uint64_t file_size)
 			s->filesz = ph.p_filesz;
 			s->memsz = ph.p_memsz;
 			s->flags = ph.p_flags;
-		} else if (ph.p_type == PT_NOTE && !d->build_id_len && ph.p_filesz) {
+		} else if (ph.p_type == PT_NOTE && !d->build_id_len && ph.p_filesz &&
+			   elf_limits__fits(ph.p_filesz, SAFE_OPEN_MAX_SMALL_SECTION_BYTES, d->path,
+					    "PT_NOTE")) {
 			Elf_Type type = ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR;
 
 			find_build_id(d, elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz, type));
@@ -327,13 +331,34 @@ out:
 }
 
 /*
+ * Whether a symbol table and its string table (read whole, both) are within
+ * SAFE_OPEN_MAX_SYMTAB_BYTES together. A sparse file can claim a 1.5 GiB .symtab that libelf
+ * would read.
+ */
+static bool symtab_fits(const struct dso *d, Elf *elf, const GElf_Shdr *sh)
+{
+	Elf_Scn *strscn = elf_getscn(elf, sh->sh_link);
+	GElf_Shdr strsh = {0};
+	uint64_t bytes = sh->sh_size;
+
+	if (strscn && gelf_getshdr(strscn, &strsh) && strsh.sh_type != SHT_NOBITS)
+		bytes += strsh.sh_size;
+	return elf_limits__fits(bytes, SAFE_OPEN_MAX_SYMTAB_BYTES, d->path,
+				sh->sh_type == SHT_DYNSYM ? ".dynsym" : ".symtab");
+}
+
+/*
  * Reads the function symbols of one symbol table into d. Returns 0 (d->nsyms may be 0), -EINVAL
  * after dso__fail() on a corrupt table, or -ENOMEM.
  */
 static int read_symbols(struct dso *d, Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, int machine)
 {
 	struct raw_syms raw = {0};
-	int err = collect_symbols(elf, scn, shdr, machine, &raw);
+	int err;
+
+	if (!symtab_fits(d, elf, shdr))
+		return 0;
+	err = collect_symbols(elf, scn, shdr, machine, &raw);
 
 	if (err) {
 		free(raw.v);
@@ -354,16 +379,22 @@ static int read_symbols(struct dso *d, Elf *elf, Elf_Scn *scn, const GElf_Shdr *
 static int read_minidebuginfo(struct dso *d, Elf *elf, Elf_Scn *scn, Elf_Scn *dynsym,
 			      const GElf_Shdr *dynsym_sh, int machine)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
 	struct raw_syms raw = {0};
 	struct minidebuginfo *m;
+	Elf_Data *data = NULL;
 	Elf_Scn *symtab;
 	GElf_Shdr sh;
 	char why[128];
 	int err = 0;
 
+	if (gelf_getshdr(scn, &sh) &&
+	    elf_limits__section_fits(scn, &sh, SAFE_OPEN_MAX_SMALL_SECTION_BYTES, d->path,
+				     ".gnu_debugdata"))
+		data = elf_getdata(scn, NULL);
 	if (!data || !data->d_buf || !data->d_size)
 		return 0;
+	if (dynsym && !symtab_fits(d, elf, dynsym_sh))
+		dynsym = NULL;
 	m = minidebuginfo__open(data->d_buf, data->d_size, machine, why, sizeof(why));
 	if (!m) {
 		log_debug("%s: .gnu_debugdata ignored: %s", d->path, why);
@@ -415,11 +446,15 @@ static int push_go_func(void *arg, uint64_t addr, uint64_t size, const char *nam
  */
 static int read_gopclntab(struct dso *d, Elf_Scn *scn, uint64_t text_addr)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
 	struct raw_syms raw = {0};
+	Elf_Data *data = NULL;
+	GElf_Shdr sh;
 	char why[128];
 	int n;
 
+	if (gelf_getshdr(scn, &sh) &&
+	    elf_limits__section_fits(scn, &sh, SAFE_OPEN_MAX_SYMTAB_BYTES, d->path, ".gopclntab"))
+		data = elf_getdata(scn, NULL);
 	if (!data || !data->d_buf)
 		return 0;
 	n = gopclntab__read(data->d_buf, data->d_size, text_addr, push_go_func, &raw, why,
@@ -472,12 +507,16 @@ static int check_tables(struct dso *d, Elf *elf, const GElf_Ehdr *eh, uint64_t f
  * file in the binary's byte order. A name with a '/' is refused: it would lead the search out of
  * the directories it is meant to look in.
  */
-static void read_debuglink(Elf_Scn *scn, const GElf_Ehdr *eh, struct debug_hints *h)
+static void read_debuglink(Elf_Scn *scn, const GElf_Shdr *sh, const GElf_Ehdr *eh,
+			   struct debug_hints *h)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
+	Elf_Data *data = NULL;
 	const unsigned char *p;
 	size_t len, crc_off;
 
+	/* A name of at most 255 bytes and a CRC: anything bigger is not a debuglink. */
+	if (sh->sh_size <= sizeof(h->link) + 8)
+		data = elf_getdata(scn, NULL);
 	if (!data || !data->d_buf)
 		return;
 	p = data->d_buf;
@@ -519,8 +558,10 @@ static int scan_sections(struct dso *d, Elf *elf, const GElf_Ehdr *eh, uint64_t 
 
 	if (elf_getshdrnum(elf, &shnum))
 		return dso__fail(d, "%s: bad section table: %s", d->path, elf_errmsg(-1));
-	/* Section names matter to the debug file search and the fallback symbol tables. */
-	if (elf_getshdrstrndx(elf, &shstrndx))
+	/* Section names matter to the debug file search and the fallback symbol tables. Over
+	 * their cap (elf_strptr() reads them whole), the tables are still found by type. */
+	if (elf_getshdrstrndx(elf, &shstrndx) ||
+	    (shstrndx != SHN_UNDEF && !elf_limits__names_fit(elf, &shstrndx, d->path)))
 		shstrndx = SHN_UNDEF;
 	while ((scn = elf_nextscn(elf, scn))) {
 		const char *name = NULL;
@@ -537,7 +578,9 @@ static int scan_sections(struct dso *d, Elf *elf, const GElf_Ehdr *eh, uint64_t 
 		} else if (sh.sh_type == SHT_DYNSYM && !t->dynsym) {
 			t->dynsym = scn;
 			t->dynsym_sh = sh;
-		} else if (sh.sh_type == SHT_NOTE && !d->build_id_len) {
+		} else if (sh.sh_type == SHT_NOTE && !d->build_id_len &&
+			   elf_limits__section_fits(scn, &sh, SAFE_OPEN_MAX_SMALL_SECTION_BYTES,
+						    d->path, "SHT_NOTE")) {
 			/* Binaries without program headers (debug files) keep it in a section. */
 			find_build_id(d, elf_getdata(scn, NULL));
 		}
@@ -547,7 +590,7 @@ static int scan_sections(struct dso *d, Elf *elf, const GElf_Ehdr *eh, uint64_t 
 			if (!strcmp(name, ".debug_info"))
 				hints->has_debug_info = true;
 			else if (!strcmp(name, ".gnu_debuglink") && !hints->link[0])
-				read_debuglink(scn, eh, hints);
+				read_debuglink(scn, &sh, eh, hints);
 		}
 		if (!name)
 			continue;

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/line_read.h"
+#include "base/safe_open.h"
 #include "base/search.h"
 #include "base/vec.h"
 
@@ -25,6 +27,7 @@ struct perfmap {
 	char *names;
 	size_t names_len, names_cap;
 	size_t bad_lines;
+	size_t long_lines; /* of which over the line cap */
 	bool truncated;
 };
 
@@ -77,7 +80,7 @@ static int add_line(struct perfmap *m, char *line, size_t len, uint32_t lineno)
 	char *p = line;
 	size_t name_len;
 
-	while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+	while (len && line[len - 1] == '\r')
 		line[--len] = '\0';
 	if (!parse_hex(&p, &start) || !parse_hex(&p, &size) || !size || start + size < start ||
 	    !*p || strlen(p) != (size_t)(line + len - p)) {
@@ -143,19 +146,31 @@ struct perfmap *perfmap__parse(FILE *f, const struct perfmap_limits *limits)
 {
 	size_t max_entries = limits ? limits->max_entries : PERFMAP_MAX_ENTRIES;
 	size_t max_bytes = limits ? limits->max_bytes : PERFMAP_MAX_BYTES;
+	size_t max_line = limits && limits->max_line ? limits->max_line : PERFMAP_MAX_LINE;
 	struct perfmap *m = calloc(1, sizeof(*m));
-	size_t cap = 0, bytes = 0;
+	struct line_reader *r = m ? line_reader__new(f, max_line, max_bytes) : NULL;
 	uint32_t lineno = 0;
-	char *line = NULL;
+	char *line;
 	ssize_t len;
 	int err = 0;
 
-	if (!m)
+	if (!r) {
+		free(m);
+		errno = ENOMEM;
 		return NULL;
-	while ((len = getline(&line, &cap, f)) > 0) {
-		bytes += (size_t)len;
-		/* A line cut by the byte cap is not a line: it is dropped, not counted as bad. */
-		if (bytes > max_bytes || m->n >= max_entries) {
+	}
+	for (;;) {
+		len = line_reader__next(r, &line);
+		if (len == -E2BIG) {
+			/* Skipped unread: what a name longer than the cap would cost is not paid.
+			 */
+			m->bad_lines++;
+			m->long_lines++;
+			continue;
+		}
+		if (len < 0)
+			break;
+		if (m->n >= max_entries) {
 			m->truncated = true;
 			break;
 		}
@@ -163,9 +178,12 @@ struct perfmap *perfmap__parse(FILE *f, const struct perfmap_limits *limits)
 		if (err)
 			break;
 	}
-	if (!err && ferror(f))
+	/* A line cut by the byte cap is not a line: it is dropped, not counted as bad. */
+	if (len == -EFBIG)
+		m->truncated = true;
+	else if (len == -EIO)
 		err = -EIO;
-	free(line);
+	line_reader__delete(r);
 	if (err) {
 		perfmap__delete(m);
 		errno = -err;
@@ -178,20 +196,13 @@ struct perfmap *perfmap__parse(FILE *f, const struct perfmap_limits *limits)
 struct perfmap *perfmap__load(const char *path, const struct perfmap_limits *limits)
 {
 	struct perfmap *m;
-	struct stat st;
 	FILE *f;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) != 0)
-		err = errno;
-	else
-		err = S_ISREG(st.st_mode) ? 0 : EINVAL;
-	if (err) {
-		close(fd);
-		errno = err;
+	/* Any size: a JIT appends for ever. What is read is capped (max_bytes), not the file. */
+	fd = safe_open__nofollow(path, UINT64_MAX, NULL);
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
 	}
 	f = fdopen(fd, "r");
@@ -204,6 +215,14 @@ struct perfmap *perfmap__load(const char *path, const struct perfmap_limits *lim
 	m = perfmap__parse(f, limits);
 	err = errno;
 	fclose(f);
+	if (m && m->long_lines) {
+		char what[96];
+
+		snprintf(what, sizeof(what), "%zu line%s over %zu bytes skipped", m->long_lines,
+			 m->long_lines == 1 ? "" : "s",
+			 limits && limits->max_line ? limits->max_line : (size_t)PERFMAP_MAX_LINE);
+		safe_open__refused(SAFE_OPEN_LINE_LONG, path, what);
+	}
 	errno = err;
 	return m;
 }

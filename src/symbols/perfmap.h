@@ -19,12 +19,16 @@
 
 #define PERFMAP_MAX_ENTRIES (1u << 20)
 #define PERFMAP_MAX_BYTES (64u << 20)
+/* A line (a JIT's name for one code range): V8's names with their script URLs and the JVM's
+ * signatures are well under it. A longer line is skipped without being kept. */
+#define PERFMAP_MAX_LINE (16u << 10)
 
 struct perfmap;
 
 struct perfmap_limits {
 	size_t max_entries; /* lines kept; beyond them the map is truncated */
 	size_t max_bytes;   /* bytes read; beyond them the map is truncated */
+	size_t max_line;    /* bytes of one line; a longer one is skipped; 0: PERFMAP_MAX_LINE */
 };
 
 struct perfmap_sym {
@@ -36,8 +40,10 @@ struct perfmap_sym {
 /* Parse a perf map from f. limits may be NULL (the PERFMAP_MAX_* defaults). NULL and errno on
  * failure (ENOMEM, or EIO when f cannot be read). */
 struct perfmap *perfmap__parse(FILE *f, const struct perfmap_limits *limits);
-/* Open and parse the file at path: it must be a regular file, not a symlink (the process that
- * writes it must not point us at another file). NULL and errno (ENOENT when there is none). */
+/* Open and parse the file at path with safe_open__nofollow(): a regular file, not a symlink,
+ * and a path through a process's root resolved inside it (the process that writes it must not
+ * point us at another file). NULL and errno (ENOENT when there is none, EINVAL when it is not a
+ * regular file). */
 struct perfmap *perfmap__load(const char *path, const struct perfmap_limits *limits);
 void perfmap__delete(struct perfmap *m);
 

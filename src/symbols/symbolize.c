@@ -181,9 +181,19 @@ static struct dso *mapping_dso(struct symbolizer *s, pid_t pid, const struct map
 {
 	uint64_t dev = makedev(m->dev_major, m->dev_minor);
 	struct held_binary *h = held_slot(s, dev, m->inode);
+	struct dso *d;
 
-	if (h->fd >= 0 && h->dev == dev && h->inode == m->inode)
-		return read_held(s, h);
+	if (h->fd >= 0 && h->dev == dev && h->inode == m->inode) {
+		d = read_held(s, h);
+		/*
+		 * The fd is closed now, and its /proc/self/fd path names whatever takes its number
+		 * next: later opens (the DWARF, on the first line lookup) go through the process.
+		 * Never through m->path, the path inside the process's mount namespace.
+		 */
+		if (d && proc_table__mapping_path(s->procs, pid, m, s->path, sizeof(s->path)) == 0)
+			d = dso_cache__get(s->dsos, dev, m->inode, s->path, m->path);
+		return d;
+	}
 	if (proc_table__mapping_path(s->procs, pid, m, s->path, sizeof(s->path)) != 0)
 		return NULL;
 	return dso_cache__get(s->dsos, dev, m->inode, s->path, m->path);
@@ -519,4 +529,5 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)
 	}
 	dso_cache__dwarf_stats(s->dsos, &out->dwarf_bytes, &out->dwarf_closed);
 	out->binaries_denied = dso_cache__denied(s->dsos);
+	safe_open__stats(out->files_refused);
 }

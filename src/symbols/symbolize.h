@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/safe_open.h"
 #include "model/profile.h"
 #include "process/proc_watch.h"
 
@@ -42,6 +43,9 @@ struct symbolizer_stats {
 	uint64_t dwarf_closed;	  /* handles closed to keep the DWARF budget */
 	bool kernel_symbols;	  /* kallsyms was readable */
 	uint64_t binaries_denied; /* could not be opened for want of permission */
+	/* Files (or parts: sections, lines) a process controls that were refused, by reason:
+	 * process-wide, every thread that reads them included (base/safe_open.h). */
+	uint64_t files_refused[SAFE_OPEN_REASON__COUNT];
 };
 
 /* The mapping a native frame belongs to, as the profile model wants it: start and limit in the

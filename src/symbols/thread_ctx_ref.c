@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/elf_limits.h"
+#include "base/safe_open.h"
 #include "process/proc.h"
 #include "process/proc_mem.h"
 
@@ -53,13 +55,23 @@ static enum tls_access access_of(uint16_t machine, uint32_t type)
 }
 
 /* The defined TLS symbol in .dynsym: its index, or 0. */
-static size_t find_symbol(Elf *elf, Elf_Scn *dynsym, struct tls_binary *b)
+static size_t find_symbol(Elf *elf, Elf_Scn *dynsym, struct tls_binary *b, const char *path)
 {
-	GElf_Shdr sh;
-	Elf_Data *d = elf_getdata(dynsym, NULL);
+	GElf_Shdr sh, strsh = {0};
+	Elf_Scn *strscn;
+	Elf_Data *d;
 	size_t n;
 
-	if (!d || !gelf_getshdr(dynsym, &sh) || !sh.sh_entsize)
+	if (!gelf_getshdr(dynsym, &sh) || !sh.sh_entsize)
+		return 0;
+	/* The binary is the process's choice: its tables are read within the caps. */
+	strscn = elf_getscn(elf, sh.sh_link);
+	if (!strscn || !gelf_getshdr(strscn, &strsh) ||
+	    !elf_limits__fits(sh.sh_size + strsh.sh_size, SAFE_OPEN_MAX_SYMTAB_BYTES, path,
+			      ".dynsym"))
+		return 0;
+	d = elf_getdata(dynsym, NULL);
+	if (!d)
 		return 0;
 	n = sh.sh_size / sh.sh_entsize;
 	for (size_t i = 1; i < n; i++) {
@@ -79,7 +91,8 @@ static size_t find_symbol(Elf *elf, Elf_Scn *dynsym, struct tls_binary *b)
 }
 
 /* The first dynamic relocation that reaches the symbol, the strongest access first. */
-static void find_relocation(Elf *elf, size_t dynsym_index, size_t sym, struct tls_binary *b)
+static void find_relocation(Elf *elf, size_t dynsym_index, size_t sym, struct tls_binary *b,
+			    const char *path)
 {
 	Elf_Scn *scn = NULL;
 
@@ -88,7 +101,9 @@ static void find_relocation(Elf *elf, size_t dynsym_index, size_t sym, struct tl
 		Elf_Data *d;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
-		    sh.sh_link != dynsym_index || !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+		    sh.sh_link != dynsym_index || !sh.sh_entsize ||
+		    !elf_limits__fits(sh.sh_size, SAFE_OPEN_MAX_SYMTAB_BYTES, path, "SHT_RELA") ||
+		    !(d = elf_getdata(scn, NULL)))
 			continue;
 		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Rela r;
@@ -119,9 +134,9 @@ static int read_binary(const char *path, struct tls_binary *b)
 	int fd, err = -ENOENT;
 	Elf *elf;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = safe_open(path, SAFE_OPEN_MAX_ELF_BYTES, NULL);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || !gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &nph)) {
 		err = -ENOEXEC;
@@ -135,7 +150,7 @@ static int read_binary(const char *path, struct tls_binary *b)
 
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM) {
 			dynsym_index = elf_ndxscn(scn);
-			sym = find_symbol(elf, scn, b);
+			sym = find_symbol(elf, scn, b, path);
 		}
 	}
 	if (!sym)
@@ -153,7 +168,7 @@ static int read_binary(const char *path, struct tls_binary *b)
 			b->load_vaddr = ph.p_vaddr & ~(uint64_t)(sysconf(_SC_PAGESIZE) - 1);
 		}
 	}
-	find_relocation(elf, dynsym_index, sym, b);
+	find_relocation(elf, dynsym_index, sym, b, path);
 	err = 0;
 out:
 	if (elf)

@@ -6,11 +6,11 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "base/safe_open.h"
 #include "base/vec.h"
 #include "unwind/unwind_table_impl.h"
 
-#define MAX_AUG_LEN 16		     /* longer augmentation strings are not ones we know */
-#define MAX_DEBUG_FRAME (256u << 20) /* inflated .debug_frame */
+#define MAX_AUG_LEN 16 /* longer augmentation strings are not ones we know */
 
 static int cie_truncated(struct cfi_builder *b, const struct cie *c)
 {
@@ -309,7 +309,7 @@ static Elf_Data *section_data(Elf_Scn *scn, GElf_Shdr *sh)
 		GElf_Chdr ch;
 
 		/* Bound what a corrupt header could make libelf allocate. */
-		if (!gelf_getchdr(scn, &ch) || ch.ch_size > MAX_DEBUG_FRAME ||
+		if (!gelf_getchdr(scn, &ch) || ch.ch_size > SAFE_OPEN_MAX_CFI_BYTES ||
 		    elf_compress(scn, 0, 0) < 0)
 			return NULL;
 	}
@@ -317,20 +317,56 @@ static Elf_Data *section_data(Elf_Scn *scn, GElf_Shdr *sh)
 	return d && d->d_buf && d->d_size ? d : NULL;
 }
 
+/* A section's bytes in the file, or inflated when that is more. */
+static uint64_t section_bytes(Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	uint64_t n = sh->sh_type == SHT_NOBITS ? 0 : sh->sh_size;
+	GElf_Chdr ch;
+
+	if ((sh->sh_flags & SHF_COMPRESSED) && gelf_getchdr(scn, &ch) && ch.ch_size > n)
+		n = ch.ch_size;
+	return n;
+}
+
+/* -EFBIG when a section read whole is over its cap (base/safe_open.h): a sparse binary can
+ * claim gigabytes that libelf would read. */
+static int check_cap(struct cfi_builder *b, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
+		     uint64_t cap)
+{
+	uint64_t n = section_bytes(scn, sh);
+
+	if (n <= cap)
+		return 0;
+	return cfi_fail(b, EFBIG, "section %s claims %.1f MiB, over its cap of %.0f MiB", name,
+			n / 1048576.0, cap / 1048576.0);
+}
+
 int cfi_find_sections(struct cfi_builder *b, Elf *elf, struct cfi_sections *out)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
+	GElf_Shdr names;
+	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0 || !(scn = elf_getscn(elf, shstrndx)) ||
+	    !gelf_getshdr(scn, &names))
 		return cfi_fail(b, EINVAL, "no section name table: %s", elf_errmsg(-1));
+	err = check_cap(b, scn, &names, "of names", SAFE_OPEN_MAX_SMALL_SECTION_BYTES);
+	if (err)
+		return err;
+	scn = NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		const char *name;
 
 		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
 			continue;
+		if (!strcmp(name, ".eh_frame") || !strcmp(name, ".debug_frame")) {
+			err = check_cap(b, scn, &sh, name, SAFE_OPEN_MAX_CFI_BYTES);
+			if (err)
+				return err;
+		}
 		if (!strcmp(name, ".eh_frame")) {
 			out->eh_frame = scn;
 			out->eh_sh = sh;

@@ -17,6 +17,7 @@
 #include "base/atomic_file.h"
 #include "base/file_read.h"
 #include "base/hex.h"
+#include "base/safe_open.h"
 #include "hostprof_abi.h"
 
 #ifndef NT_GNU_BUILD_ID
@@ -83,7 +84,8 @@ size_t unwind_cache__build_id(Elf *elf, uint8_t *out, size_t cap)
 		for (size_t i = 0; i < nphdr && !len; i++) {
 			GElf_Phdr ph;
 
-			if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_NOTE || !ph.p_filesz)
+			if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_NOTE || !ph.p_filesz ||
+			    ph.p_filesz > SAFE_OPEN_MAX_SMALL_SECTION_BYTES)
 				continue;
 			len = note_build_id(
 				elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz,
@@ -94,7 +96,9 @@ size_t unwind_cache__build_id(Elf *elf, uint8_t *out, size_t cap)
 	while (!len && (scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE)
+		/* A build-id note is bytes: a bigger one is not read (base/safe_open.h). */
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
+		    sh.sh_size <= SAFE_OPEN_MAX_SMALL_SECTION_BYTES)
 			len = note_build_id(elf_getdata(scn, NULL), out, cap);
 	}
 	return len;
@@ -104,10 +108,13 @@ size_t unwind_cache__build_id(Elf *elf, uint8_t *out, size_t cap)
 static bool has_debug_frame(Elf *elf)
 {
 	Elf_Scn *scn = NULL;
+	GElf_Shdr names;
 	size_t shstrndx;
 
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0 || !(scn = elf_getscn(elf, shstrndx)) ||
+	    !gelf_getshdr(scn, &names) || names.sh_size > SAFE_OPEN_MAX_SMALL_SECTION_BYTES)
 		return false;
+	scn = NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
 		const char *name;
 		GElf_Shdr sh;

@@ -19,6 +19,7 @@
 #include "base/clock.h"
 #include "hostprof_abi.h"
 #include "base/log.h"
+#include "base/safe_open.h"
 #include "process/proc.h"
 #include "process/proc_mem.h"
 #include "unwind/code_template.h"
@@ -326,9 +327,9 @@ static int read_loads(const char *path, struct binary *b)
 	int fd, err = 0;
 	Elf *elf;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = safe_open(path, SAFE_OPEN_MAX_ELF_BYTES, NULL);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nphdr) != 0) {
 		err = -ENOEXEC;
@@ -443,11 +444,11 @@ static struct unwind_table *get_table(struct unwind_loader *l, const char *path,
 	int fd, ret, saved;
 	Elf *elf;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* The process chose what is there: see base/safe_open.h. */
+	fd = safe_open(path, SAFE_OPEN_MAX_ELF_BYTES, NULL);
 	if (fd < 0) {
-		saved = errno;
-		snprintf(err, len, "%s", strerror(saved));
-		errno = saved;
+		snprintf(err, len, "%s", safe_open__strerror(fd));
+		errno = -fd;
 		return NULL;
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -465,6 +466,8 @@ static struct unwind_table *get_table(struct unwind_loader *l, const char *path,
 				  strerror(-ret));
 	}
 	t = unwind_table__build_elf(elf, NULL, err, len);
+	if (!t && errno == EFBIG)
+		safe_open__refused(SAFE_OPEN_SECTION_BIG, path, err);
 	if (!t)
 		goto out;
 	l->stats.tables_built++;

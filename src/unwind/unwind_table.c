@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/safe_open.h"
 #include "base/search.h"
 #include "unwind/unwind_table_impl.h"
 
@@ -95,12 +96,11 @@ struct unwind_table *unwind_table__build(const char *path, const struct unwind_t
 		errno = EINVAL;
 		return NULL;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = safe_open(path, SAFE_OPEN_MAX_ELF_BYTES, NULL);
 	if (fd < 0) {
-		saved = errno;
 		if (err && errlen)
-			snprintf(err, errlen, "%s: %s", path, strerror(saved));
-		errno = saved;
+			snprintf(err, errlen, "%s: %s", path, safe_open__strerror(fd));
+		errno = -fd;
 		return NULL;
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);

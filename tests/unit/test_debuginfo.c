@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/safe_open.h"
 #include "check.h"
 #include "symbols/debuginfod_fetch.h"
 #include "symbols/dso.h"
@@ -610,6 +611,102 @@ static void test_debuginfod(void)
 		nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/*
+ * Hostile debug files: a FIFO at the .gnu_debuglink and build-id paths (an open(O_RDONLY) of it
+ * blocked the capture loop for ever; the alarm turns a hang into a failure), and a debuglink
+ * candidate too big to read through for its CRC: taken by its build-id, refused without one.
+ */
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "FAIL test_debuginfo: blocked on a FIFO debug file\n";
+
+	(void)sig;
+	(void)!write(2, msg, sizeof(msg) - 1);
+	_exit(1);
+}
+
+static struct dso *load_abs(struct dso_cache **c, const char *root, const char *path)
+{
+	struct stat st;
+	struct dso *d;
+
+	*c = dso_cache__new(4);
+	if (!*c || dso_cache__set_debug_root(*c, root) || stat(path, &st)) {
+		CHECK(0, "setup: %s", path);
+		return NULL;
+	}
+	alarm(20);
+	d = dso_cache__get(*c, st.st_dev, st.st_ino, path, path);
+	alarm(0);
+	CHECK(d && dso__readable(d), "%s: %s", path, d ? dso__error(d) : "NULL");
+	return d && dso__readable(d) ? d : NULL;
+}
+
+static void sh(const char *cmd)
+{
+	CHECK(system(cmd) == 0, "setup: %s", cmd);
+}
+
+static void test_hostile_debug_files(void)
+{
+	uint64_t before[SAFE_OPEN_REASON__COUNT], after[SAFE_OPEN_REASON__COUNT];
+	char cmd[4 * PATH_MAX], hex[64], root[PATH_MAX];
+	uint8_t id[20];
+	size_t id_len;
+	struct dso_cache *c;
+	struct dso *d;
+
+	signal(SIGALRM, on_alarm);
+	/* A FIFO beside the binary, under the debuglink's name. */
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s && cp %s %s/ && mkfifo %s/libfxdbg.so.debug",
+		 tmp("fifo"), fx("libfxdbg-stripped.so"), tmp("fifo"), tmp("fifo"));
+	sh(cmd);
+	d = load_abs(&c, "", tmp("fifo/libfxdbg-stripped.so"));
+	check_no_debug("FIFO debuglink", d);
+	dso_cache__delete(c);
+
+	/* A FIFO at the build-id path. */
+	CHECK(read_build_id("libfxdbg.so.buildid", hex, sizeof(hex), id, &id_len), "build-id");
+	snprintf(root, sizeof(root), "%s", tmp("fifo-root"));
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s/.build-id/%.2s && mkfifo %s/.build-id/%.2s/%s.debug", root, hex, root,
+		 hex, hex + 2);
+	sh(cmd);
+	d = load_abs(&c, root, fx("libfxdbg-stripped.so"));
+	check_no_debug("FIFO build-id file", d);
+	dso_cache__delete(c);
+
+	/*
+	 * The debug file grown (sparse) past SAFE_OPEN_MAX_CRC_BYTES: its CRC no longer matches,
+	 * and it is not read through to find out. Its build-id is the binary's: taken.
+	 */
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s && cp %s %s %s/ && truncate -s %llu %s/libfxdbg.so.debug", tmp("big"),
+		 fx("debuglink/libfxdbg-stripped.so"), fx("debuglink/libfxdbg.so.debug"),
+		 tmp("big"), (unsigned long long)SAFE_OPEN_MAX_CRC_BYTES + 1, tmp("big"));
+	sh(cmd);
+	safe_open__stats(before);
+	d = load_abs(&c, "", tmp("big/libfxdbg-stripped.so"));
+	check_lines("big debuglink with the build-id", d);
+	dso_cache__delete(c);
+
+	/* Without its build-id note nothing vouches for it: refused, counted. */
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s && cp %s %s/ && objcopy --remove-section .note.gnu.build-id %s "
+		 "%s/libfxdbg.so.debug && truncate -s %llu %s/libfxdbg.so.debug",
+		 tmp("big-noid"), fx("debuglink/libfxdbg-stripped.so"), tmp("big-noid"),
+		 fx("debuglink/libfxdbg.so.debug"), tmp("big-noid"),
+		 (unsigned long long)SAFE_OPEN_MAX_CRC_BYTES + 1, tmp("big-noid"));
+	sh(cmd);
+	d = load_abs(&c, "", tmp("big-noid/libfxdbg-stripped.so"));
+	check_no_debug("big debuglink without a build-id", d);
+	dso_cache__delete(c);
+	safe_open__stats(after);
+	CHECK_U64(after[SAFE_OPEN_CRC_SKIPPED] - before[SAFE_OPEN_CRC_SKIPPED], 1);
+}
+
 int main(void)
 {
 	if (fixture_paths__init("test_debuginfo")) {
@@ -629,6 +726,7 @@ int main(void)
 			  "debuglink-corrupt/libfxdbg-stripped.so");
 	check_dynsym_only("truncated build-id", "debugroot-truncated", "libfxdbg-stripped.so");
 	check_dynsym_only("foreign build-id", "debugroot-mismatch", "libfxdbg-stripped.so");
+	test_hostile_debug_files();
 	test_debuginfod();
 	return check_summary("test_debuginfo");
 }

@@ -17,10 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "base/safe_open.h"
 #include "check.h"
 #include "fixture_paths.h"
 #include "symbols/dso.h"
@@ -998,6 +1000,78 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 	return remove(path);
 }
 
+static long max_rss_kib(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_SELF, &ru) ? 0 : ru.ru_maxrss;
+}
+
+/*
+ * A copy of fx_pie whose .symtab header claims `size` bytes at the end of a sparse file: libelf
+ * checks a section against the file's size only, and read all of it. 0 or -1.
+ */
+static int sparse_symtab(const char *to, uint64_t size)
+{
+	int fd = open(to, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	size_t len = 0;
+	uint8_t *orig = read_all(fx("fx_pie"), &len);
+	Elf64_Ehdr eh;
+	int ok = -1;
+
+	if (fd < 0 || !orig || len < sizeof(eh) || write(fd, orig, len) != (ssize_t)len)
+		goto out;
+	memcpy(&eh, orig, sizeof(eh));
+	for (unsigned i = 0; i < eh.e_shnum; i++) {
+		Elf64_Shdr sh;
+		off_t at = (off_t)(eh.e_shoff + (uint64_t)i * eh.e_shentsize);
+
+		if (pread(fd, &sh, sizeof(sh), at) != sizeof(sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		sh.sh_offset = (len + 4095) & ~(uint64_t)4095;
+		sh.sh_size = size;
+		if (pwrite(fd, &sh, sizeof(sh), at) == sizeof(sh) &&
+		    !ftruncate(fd, (off_t)(sh.sh_offset + size)))
+			ok = 0;
+	}
+out:
+	free(orig);
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* A .symtab of 1.5 GiB of a sparse file: skipped, counted, without reading it (the peak RSS
+ * does not grow by a fraction of it); the binary keeps its .dynsym. */
+static void test_sparse_section(void)
+{
+	uint64_t before[SAFE_OPEN_REASON__COUNT], after[SAFE_OPEN_REASON__COUNT];
+	struct dso_cache *c = dso_cache__new(4);
+	struct dso_symbol sym;
+	long rss_before, rss_after;
+	struct stat st;
+	struct dso *d;
+
+	CHECK(sparse_symtab(tmp("sparse-symtab"), 1536ULL << 20) == 0, "setup: sparse .symtab");
+	if (!c || stat(tmp("sparse-symtab"), &st)) {
+		dso_cache__delete(c);
+		return;
+	}
+	safe_open__stats(before);
+	rss_before = max_rss_kib();
+	d = dso_cache__get(c, st.st_dev, st.st_ino, tmp("sparse-symtab"), "/app/sparse");
+	rss_after = max_rss_kib();
+	safe_open__stats(after);
+	CHECK(d && dso__readable(d), "sparse .symtab: %s", d ? dso__error(d) : "NULL");
+	CHECK(rss_after - rss_before < 64 * 1024, "peak RSS grew by %ld KiB",
+	      rss_after - rss_before);
+	CHECK_U64(after[SAFE_OPEN_SECTION_BIG] - before[SAFE_OPEN_SECTION_BIG], 1);
+	/* main is in fx_pie's .symtab only: gone with it. */
+	CHECK(d && !dso__find_symbol(d, 1, &sym), "a symbol from nowhere");
+	dso_cache__delete(c);
+	unlink(tmp("sparse-symtab"));
+}
+
 int main(void)
 {
 	struct dso_cache *c;
@@ -1021,6 +1095,7 @@ int main(void)
 	}
 	test_cache();
 	test_live();
+	test_sparse_section();
 
 	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return check_summary("test_dso");

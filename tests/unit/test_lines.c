@@ -12,6 +12,7 @@
 #include <gelf.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -651,43 +652,69 @@ static void test_dwarf_too_big(void)
 	dso_cache__delete(c);
 }
 
+/* What the lookup after the fd was closed may go through. */
+enum after_close {
+	VIA_NOTHING,   /* only the closed fd's /proc/self/fd path (and the display path) */
+	VIA_REUSED_FD, /* the same, its fd number now given to another file */
+	VIA_ROOT,      /* the process's root, as the symbolizer passes it on a later lookup */
+};
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "FAIL test_lines: blocked opening the display path (a FIFO)\n";
+
+	(void)sig;
+	(void)!write(2, msg, sizeof(msg) - 1);
+	_exit(1);
+}
+
 /*
  * A dso read through an fd that is closed before its DWARF is opened (how the process watcher
- * hands binaries over: /proc/self/fd/N). Returns the number of lines found for the deepest
- * address, after `swap` (when true) replaced the mapped path by another file in between, and the
- * innermost function's name in leaf (the lines die with the cache).
+ * hands binaries over: /proc/self/fd/N), as a container's binary /app/fx_inline: its display path
+ * names a FIFO here (a container binary called /run/initctl names the host's), which must never
+ * be opened; its lines come through the process's root (T/proc/77/root, a directory standing for
+ * the /proc link) when a later lookup passes it. Returns the number of lines found for the
+ * deepest address, and the innermost function's name in leaf (the lines die with the cache).
  */
-static size_t lines_after_fd_closed(const char *tmp, bool swap, char *leaf, size_t len)
+static size_t lines_after_fd_closed(const char *tmp, enum after_close how, char *leaf, size_t len)
 {
 	struct dso_line got[DSO_MAX_LINES];
-	char a[3 * PATH_MAX], b[PATH_MAX + 16], via[64], cmd[8 * PATH_MAX];
+	char a[3 * PATH_MAX], b[3 * PATH_MAX], fifo[PATH_MAX + 16], via[64], cmd[8 * PATH_MAX];
 	struct dso_cache *c = dso_cache__new(4);
 	struct dso *d;
 	struct stat st;
 	size_t n = 0;
-	int fd;
+	int fd, other = -1;
 
 	snprintf(a, sizeof(a), "%s/fx_inline", fixtures);
-	snprintf(b, sizeof(b), "%s/fx_inline.mapped", tmp);
-	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", a, b);
+	snprintf(b, sizeof(b), "%s/proc/77/root/app/fx_inline", tmp);
+	snprintf(fifo, sizeof(fifo), "%s/initctl", tmp);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/proc/77/root/app' && cp '%s' '%s'", tmp, a, b);
 	fd = c && system(cmd) == 0 ? open(b, O_RDONLY | O_CLOEXEC) : -1;
-	if (fd < 0 || fstat(fd, &st)) {
-		CHECK(0, "setup: a copy of fx_inline");
+	if (fd < 0 || fstat(fd, &st) || (mkfifo(fifo, 0600) && errno != EEXIST)) {
+		CHECK(0, "setup: a copy of fx_inline and a FIFO");
 		goto out;
 	}
 	snprintf(via, sizeof(via), "/proc/self/fd/%d", fd);
-	d = dso_cache__get(c, st.st_dev, st.st_ino, via, b);
+	d = dso_cache__get(c, st.st_dev, st.st_ino, via, fifo);
 	close(fd);
 	fd = -1;
-	if (swap) {
-		snprintf(cmd, sizeof(cmd), "cp '%s' '%s.new' && mv '%s.new' '%s'", a, b, b, b);
-		CHECK(system(cmd) == 0, "setup: the mapped path replaced");
+	if (how == VIA_REUSED_FD) {
+		/* The lowest free number: the one just closed. */
+		other = open(a, O_RDONLY | O_CLOEXEC);
+		CHECK(other == atoi(via + strlen("/proc/self/fd/")), "setup: the fd number reused");
 	}
+	if (how == VIA_ROOT && d)
+		d = dso_cache__get(c, st.st_dev, st.st_ino, b, fifo);
+	alarm(20);
 	n = d ? dso__find_lines(d, deepest()->addr, got, DSO_MAX_LINES) : 0;
+	alarm(0);
 	snprintf(leaf, len, "%s", n && got[0].function ? got[0].function : "");
 out:
 	if (fd >= 0)
 		close(fd);
+	if (other >= 0)
+		close(other);
 	dso_cache__delete(c);
 	unlink(b);
 	return n;
@@ -699,12 +726,16 @@ static void test_dwarf_after_fd_closed(const char *tmp)
 
 	if (!deepest())
 		return;
-	CHECK(lines_after_fd_closed(tmp, false, leaf, sizeof(leaf)) == deepest()->n &&
+	signal(SIGALRM, on_alarm);
+	/* The display path is the process's view: opened here it would name the host's FIFO. */
+	CHECK(lines_after_fd_closed(tmp, VIA_NOTHING, leaf, sizeof(leaf)) == 0,
+	      "lines without a path into the process");
+	/* Another file behind the fd's number: no lines rather than maybe wrong ones. */
+	CHECK(lines_after_fd_closed(tmp, VIA_REUSED_FD, leaf, sizeof(leaf)) == 0,
+	      "a path that names another file is not trusted");
+	CHECK(lines_after_fd_closed(tmp, VIA_ROOT, leaf, sizeof(leaf)) == deepest()->n &&
 		      !strcmp(leaf, "fx_leaf"),
-	      "lines through the mapped path once the fd is closed (leaf '%s')", leaf);
-	/* Same content, but another file (inode, times): no lines rather than maybe wrong ones. */
-	CHECK(lines_after_fd_closed(tmp, true, leaf, sizeof(leaf)) == 0,
-	      "a mapped path that names another file is not trusted");
+	      "lines through the process's root once the fd is closed (leaf '%s')", leaf);
 }
 
 /* Where the section called name lies in the file (libelf); false when it has none. */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -174,6 +175,85 @@ static void test_bounds(void)
 	CHECK(!perfmap__find(NULL, 1, &(struct perfmap_sym){0}), "NULL map");
 }
 
+/*
+ * Lines over the cap are skipped without being kept: a 20 KiB name, then a good line; with a
+ * small cap, a line at it is kept and one byte more is not.
+ */
+static void test_long_lines(void)
+{
+	struct perfmap_limits small = {.max_entries = 100, .max_bytes = 1 << 20, .max_line = 24};
+	size_t big = 20 << 10;
+	char *buf = malloc(big + 64);
+	struct perfmap *m;
+	FILE *f;
+	int n;
+
+	if (!buf)
+		return;
+	n = snprintf(buf, 64, "7f0000001000 10 ");
+	memset(buf + n, 'x', big);
+	n += (int)big;
+	n += snprintf(buf + n, 64, "\n7f0000002000 20 kept\n");
+	m = parse_bytes(buf, (size_t)n);
+	CHECK(m && perfmap__nr_entries(m) == 1 && perfmap__bad_lines(m) == 1,
+	      "a 20 KiB line: %zu entries, %zu bad", m ? perfmap__nr_entries(m) : 0,
+	      m ? perfmap__bad_lines(m) : 0);
+	if (m)
+		check_find(m, 0x7f0000002010, "kept", FRAME_JIT_OTHER);
+	perfmap__delete(m);
+	free(buf);
+
+	/* "7f0000001000 10 " is 16 bytes: a name of 8 fits 24, one of 9 does not. */
+	f = tmpfile();
+	if (!f)
+		return;
+	fputs("7f0000001000 10 abcdefgh\n7f0000002000 10 abcdefghi\n7f0000003000 10 tail", f);
+	rewind(f);
+	m = perfmap__parse(f, &small);
+	fclose(f);
+	CHECK(m && perfmap__nr_entries(m) == 2 && perfmap__bad_lines(m) == 1, "cap 24: %zu, %zu",
+	      m ? perfmap__nr_entries(m) : 0, m ? perfmap__bad_lines(m) : 0);
+	if (m) {
+		check_find(m, 0x7f0000001000, "abcdefgh", FRAME_JIT_OTHER);
+		check_find(m, 0x7f0000003000, "tail", FRAME_JIT_OTHER);
+		check_miss(m, 0x7f0000002000);
+	}
+	perfmap__delete(m);
+}
+
+static long max_rss_kib(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_SELF, &ru) ? 0 : ru.ru_maxrss;
+}
+
+/*
+ * A perf map of 1 GiB of NULs without a newline (a sparse file: nothing on disk). getline() grew
+ * one line to the whole file; now the read stops at the byte budget and keeps no more than the
+ * line cap: the peak RSS does not move by the budget (64 MiB), let alone the file.
+ */
+static void test_sparse_nuls(void)
+{
+	char path[] = "/tmp/test_perfmap.XXXXXX";
+	int fd = mkstemp(path);
+	struct perfmap *m;
+	long before, after;
+
+	CHECK(fd >= 0 && ftruncate(fd, 1LL << 30) == 0, "sparse file: %s", strerror(errno));
+	if (fd < 0)
+		return;
+	close(fd);
+	before = max_rss_kib();
+	m = perfmap__load(path, NULL);
+	after = max_rss_kib();
+	unlink(path);
+	CHECK(m && perfmap__nr_entries(m) == 0 && perfmap__truncated(m), "1 GiB of NULs: %s",
+	      m ? "not truncated" : strerror(errno));
+	CHECK(after - before < 8 * 1024, "peak RSS grew by %ld KiB reading it", after - before);
+	perfmap__delete(m);
+}
+
 /* A process in a container: its map is under its own root, named by its namespace PID. */
 #define JIT_PID 4343
 #define JIT_NSPID 7
@@ -262,6 +342,8 @@ int main(void)
 	test_broken();
 	test_empty();
 	test_bounds();
+	test_long_lines();
+	test_sparse_nuls();
 	test_symbolizer();
 	return check_summary("test_perfmap");
 }

@@ -18,6 +18,7 @@
  * Usage: test_unwind_table [BINARY]: with a binary, next to which BINARY.cfi, BINARY.cfiops and
  * BINARY.sections were made as fixtures.mk makes them, checks only that binary's rows.
  */
+#include <elf.h>
 #include <errno.h>
 #include <ftw.h>
 #include <inttypes.h>
@@ -29,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "fixture_paths.h"
@@ -1271,6 +1273,53 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 	return remove(path);
 }
 
+/*
+ * A copy of fx_unwind_pie whose .eh_frame header claims 1 GiB at the end of a sparse file: not
+ * read (libelf would have read it all), the build fails with EFBIG and says why.
+ */
+static void test_sparse_eh_frame(void)
+{
+	size_t len = 0;
+	char *orig = read_file(fx("fx_unwind_pie"), &len), err[256] = "";
+	const char *path = tmp("sparse-eh");
+	struct unwind_table *t;
+	Elf64_Ehdr eh;
+	Elf64_Shdr names;
+	bool patched = false;
+	FILE *f = fopen(path, "w+");
+
+	if (!orig || !f || len < sizeof(eh) || fwrite(orig, 1, len, f) != len) {
+		CHECK(0, "setup: a copy of fx_unwind_pie");
+		goto out;
+	}
+	memcpy(&eh, orig, sizeof(eh));
+	memcpy(&names, orig + eh.e_shoff + (uint64_t)eh.e_shstrndx * eh.e_shentsize, sizeof(names));
+	for (unsigned i = 0; i < eh.e_shnum && !patched; i++) {
+		uint64_t at = eh.e_shoff + (uint64_t)i * eh.e_shentsize;
+		Elf64_Shdr sh;
+
+		memcpy(&sh, orig + at, sizeof(sh));
+		if (strcmp(orig + names.sh_offset + sh.sh_name, ".eh_frame"))
+			continue;
+		sh.sh_offset = (len + 4095) & ~(uint64_t)4095;
+		sh.sh_size = 1ULL << 30;
+		patched = !fseek(f, (long)at, SEEK_SET) && fwrite(&sh, sizeof(sh), 1, f) == 1 &&
+			  !fflush(f) && !ftruncate(fileno(f), (off_t)(sh.sh_offset + sh.sh_size));
+	}
+	CHECK(patched, "setup: .eh_frame moved");
+	fclose(f);
+	f = NULL;
+	t = unwind_table__build(path, NULL, err, sizeof(err));
+	CHECK(!t && errno == EFBIG, "a 1 GiB .eh_frame: %s", t ? "built" : strerror(errno));
+	CHECK(strstr(err, "over its cap") != NULL, "the error says why: %s", err);
+	unwind_table__delete(t);
+out:
+	if (f)
+		fclose(f);
+	free(orig);
+	unlink(path);
+}
+
 int main(int argc, char **argv)
 {
 	elf_version(EV_CURRENT);
@@ -1287,6 +1336,7 @@ int main(int argc, char **argv)
 	test_no_cfi();
 	test_errors();
 	test_corrupt();
+	test_sparse_eh_frame();
 	fuzz("fx_unwind_pie", ".eh_frame", FUZZ_EH_ITERATIONS);
 	fuzz("libfx_unwind_dbgframe.so", ".debug_frame", FUZZ_DEBUG_ITERATIONS);
 	test_from_rows();
