@@ -234,6 +234,7 @@ static const struct opt_def defs[] = {
 	{STRING_KEY("http_listen", http_listen), .name = "http-listen", .value_name = "ADDR",
 	 .help = "serve /healthz, /readyz and /metrics, e.g. :7470 or 127.0.0.1:7470 (default: "
 		 "off)"},
+	{INTERVAL_KEY("liveness_timeout", liveness_timeout_s, 1, 3600), .dflt = "10s"},
 	{.key = "log_level",
 	 .type = OPT_ENUM,
 	 CFG(log_level),

@@ -25,6 +25,8 @@
 #include "agent/config_load.h"
 #include "export/deliver.h"
 #include "agent/httpd.h"
+#include "agent/liveness.h"
+#include "agent/watchdog.h"
 #include "process/identity.h"
 #include "process/kubelet.h"
 #include "base/log.h"
@@ -73,6 +75,8 @@ struct agent {
 	struct kubelet *kubelet;
 	struct identity *identity;
 	struct httpd *httpd;
+	struct liveness live; /* the loop's ticks, judged by /healthz */
+	struct watchdog wd;   /* systemd's WatchdogSec=, pet by the loop */
 	struct metrics_text metrics;
 	struct agent_counters ctr;
 	uint64_t window_start; /* CLOCK_MONOTONIC */
@@ -380,6 +384,7 @@ static int start_httpd(struct agent *a)
 		return -EINVAL;
 	}
 	httpd__set_health(a->httpd, true);
+	httpd__set_liveness(a->httpd, &a->live);
 	httpd__set_ready(a->httpd, false, "starting");
 	return 0;
 }
@@ -476,6 +481,7 @@ static void reload(struct agent *a)
 	a->cfg = next;
 	a->origin = origin;
 	log_set_level(next->log_level);
+	liveness__set_timeout(&a->live, (uint64_t)(next->liveness_timeout_s * NSEC_PER_SEC));
 	if (kube_change) {
 		/* The identity borrows the client: it is replaced right below. */
 		capture__set_identity(a->cap, NULL);
@@ -524,6 +530,18 @@ static void reload(struct agent *a)
 
 /* ---- the loop ---- */
 
+/*
+ * The loop is alive: only here, once per iteration, so that /healthz and systemd's watchdog
+ * both see a loop stuck anywhere (a blocking read, a slow build, a reload that hangs).
+ */
+static void loop_tick(struct agent *a)
+{
+	uint64_t now = clock__ns(CLOCK_MONOTONIC);
+
+	liveness__tick(&a->live, now);
+	watchdog__tick(&a->wd, now);
+}
+
 static int run(struct agent *a)
 {
 	uint64_t next_drain = clock__ns(CLOCK_MONOTONIC) + DRAIN_NS;
@@ -533,6 +551,7 @@ static int run(struct agent *a)
 		uint64_t now = clock__ns(CLOCK_MONOTONIC);
 		struct timespec nap = {.tv_nsec = TICK_NS};
 
+		loop_tick(a);
 		if (reload_signal) {
 			reload_signal = 0;
 			reload(a);
@@ -632,6 +651,9 @@ static int start(struct agent *a)
 		err = steps[i](a);
 		if (err)
 			return err;
+		/* A start slower than liveness_timeout shows on /healthz (the startupProbe allows
+		 * a minute); systemd's watchdog only counts from READY=1. */
+		liveness__tick(&a->live, clock__ns(CLOCK_MONOTONIC));
 	}
 	a->ctr.attached = true;
 	log_info("profiling the whole host at %u Hz; a window every %g s", a->cfg->frequency_hz,
@@ -681,6 +703,9 @@ int do_agent(int argc, char **argv)
 	sigaction(SIGINT, &stop, NULL);
 	sigaction(SIGTERM, &stop, NULL);
 	sigaction(SIGHUP, &hup, NULL);
+	liveness__init(&a.live, (uint64_t)(a.cfg->liveness_timeout_s * NSEC_PER_SEC),
+		       clock__ns(CLOCK_MONOTONIC));
+	watchdog__init(&a.wd);
 	rc = start(&a);
 	if (!rc) {
 		rc = run(&a);

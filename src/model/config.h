@@ -129,10 +129,11 @@ struct config {
 
 	/* agent mode (`hostprof agent`); see config_load.h for the file, environment and flags */
 	double upload_interval_s;
-	const char *http_listen; /* NULL: no HTTP endpoints */
-	const char *output_dir;	 /* NULL: no local files per window */
-	size_t keep_files;	 /* per profile type in output_dir */
-	int log_level;		 /* enum log_level */
+	const char *http_listen;   /* NULL: no HTTP endpoints */
+	double liveness_timeout_s; /* /healthz fails after this long without a loop tick */
+	const char *output_dir;	   /* NULL: no local files per window */
+	size_t keep_files;	   /* per profile type in output_dir */
+	int log_level;		   /* enum log_level */
 	/* "name=path": header values read from files (tokens), never from the command line */
 	const char *otlp_header_files[CONFIG_MAX_HEADERS];
 	size_t nr_otlp_header_files;

@@ -19,7 +19,9 @@
 
 #include "check.h"
 #include "agent/httpd.h"
+#include "agent/liveness.h"
 #include "agent/metrics.h"
+#include "base/clock.h"
 
 struct resp {
 	long status;
@@ -475,6 +477,56 @@ static void test_slow_clients(void)
 		close(slow);
 }
 
+/*
+ * /healthz follows the capture loop's ticks: a tick older than the timeout is a 503 with the
+ * reason, a fresh one a 200. The clock is not waited on: the tick is planted in the past.
+ */
+static void test_liveness(void)
+{
+	char err[256] = "";
+	struct httpd *h = httpd__new("127.0.0.1:0", err, sizeof(err));
+	struct liveness live;
+	uint64_t now = clock__ns(CLOCK_MONOTONIC);
+	struct resp r;
+	int port;
+
+	CHECK(h != NULL, "httpd__new: %s", err);
+	if (!h)
+		return;
+	port = httpd__port(h);
+	/* Last ticked 5 s ago, 1 s allowed: stuck. */
+	liveness__init(&live, 1000000000ULL, now - 5000000000ULL);
+	httpd__set_liveness(h, &live);
+	fetch(port, "GET", "/healthz", &r);
+	CHECK(r.status == 503, "a stale tick: status %ld", r.status);
+	CHECK(r.body && strncmp(r.body, "the capture loop has not ticked for 5.", 38) == 0 &&
+		      strstr(r.body, "(limit 1 s)\n") && !strchr(r.body, '\n')[1],
+	      "body '%s'", r.body ? r.body : "");
+	resp_free(&r);
+
+	liveness__tick(&live, clock__ns(CLOCK_MONOTONIC));
+	fetch(port, "GET", "/healthz", &r);
+	CHECK(r.status == 200, "after a tick: status %ld", r.status);
+	CHECK_STR(r.body, "ok\n");
+	resp_free(&r);
+
+	/* A longer timeout (a reload) makes the same old tick acceptable. */
+	liveness__init(&live, 1000000000ULL, clock__ns(CLOCK_MONOTONIC) - 5000000000ULL);
+	liveness__set_timeout(&live, 3600 * 1000000000ULL);
+	fetch(port, "GET", "/healthz", &r);
+	CHECK(r.status == 200, "a 1 h timeout: status %ld", r.status);
+	resp_free(&r);
+
+	/* "not alive" wins over a fresh tick. */
+	httpd__set_health(h, false);
+	fetch(port, "GET", "/healthz", &r);
+	CHECK(r.status == 503, "not alive: status %ld", r.status);
+	CHECK_STR(r.body, "not alive\n");
+	resp_free(&r);
+	httpd__set_liveness(h, NULL);
+	httpd__delete(h);
+}
+
 /* --- scrapes racing publications --- */
 
 struct racer {
@@ -557,6 +609,7 @@ int main(void)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	httpd__delete(NULL);
 	test_endpoints();
+	test_liveness();
 	test_bad_addresses();
 	test_port_in_use();
 	test_address_forms();
