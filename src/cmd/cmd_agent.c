@@ -496,6 +496,7 @@ static void reload(struct agent *a)
 	 * processes are named by the plain rules until the next reload. */
 	id = make_identity(a, next);
 	capture__set_identity(a->cap, id);
+	capture__set_cmdline_mode(a->cap, next->cmdline_mode);
 	identity__delete(a->identity);
 	a->identity = id;
 	if (deliver_change) {

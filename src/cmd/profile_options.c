@@ -35,6 +35,8 @@ static const char *const unwind_choices[] = {"dwarf", "fp", NULL};
 static const int unwind_values[] = {1, 0}; /* config.unwind_tables */
 static const char *const sample_type_choices[] = {"cpu", "samples", NULL};
 static const char *const api_choices[] = {"push", "ingest", NULL};
+/* In enum cmdline_mode's order. */
+static const char *const cmdline_choices[] = {"off", "redacted", "full", NULL};
 
 static const struct opt_def defs[] = {
 	{.name = "pid",
@@ -269,6 +271,15 @@ static const struct opt_def defs[] = {
 		       "(samples/count, the OpenTelemetry eBPF profiler's)",
 	 .help = "cpu/nanoseconds (OneUptime) or samples/count (OpenTelemetry eBPF profiler; "
 		 "Pyroscope)"},
+	{.name = "command-line",
+	 .type = OPT_ENUM,
+	 CFG(cmdline_mode),
+	 .choices = cmdline_choices,
+	 .dflt = "off",
+	 .value_name = "off|redacted|full",
+	 .bad_choice = "give off (the default), redacted (secret-looking values hidden) or full",
+	 .help = "process.command_line in OTLP: off, redacted (argv with the values of "
+		 "secret-looking arguments hidden) or full"},
 	{.name = "pyroscope-url",
 	 .type = OPT_STRING,
 	 CFG(pyroscope_url),

@@ -57,6 +57,9 @@ struct relabel_rule {
 	int line;		 /* where the rule is in the config file; 0 when not from one */
 };
 
+/* process.command_line: what of a process's argv is exported (process/cmdline.h) */
+enum cmdline_mode { CMDLINE_OFF = 0, CMDLINE_REDACTED, CMDLINE_FULL };
+
 /* kubernetes.enabled */
 enum kube_mode { KUBE_AUTO = 0, KUBE_ON, KUBE_OFF };
 
@@ -109,6 +112,9 @@ struct config {
 
 	const char *proc_root;
 	const char *kallsyms_path;
+
+	/* process.command_line: off by default, as argv often holds tokens */
+	enum cmdline_mode cmdline_mode;
 
 	/* export (NULL: from the OTEL_EXPORTER_OTLP_* environment, or off) */
 	const char *otlp_endpoint;
