@@ -487,6 +487,34 @@ static void print_summary(struct run *r, double elapsed_s)
 		print_stats(r);
 }
 
+/* A uid or gid as sudo writes it: decimal digits only. */
+static bool parse_id(const char *text, unsigned long *out)
+{
+	char *end;
+
+	if (!text || *text < '0' || *text > '9')
+		return false;
+	errno = 0;
+	*out = strtoul(text, &end, 10);
+	return !errno && !*end && *out < (unsigned long)(uid_t)-1;
+}
+
+/*
+ * Output files are written 0600 (base/atomic_file.h). Under sudo they would then be root's
+ * alone, unreadable by the user who asked for them: they go to SUDO_UID and SUDO_GID.
+ */
+static void sudo_owner(struct deliver_opts *o)
+{
+	unsigned long uid, gid;
+
+	if (geteuid() != 0 || !parse_id(getenv("SUDO_UID"), &uid) ||
+	    !parse_id(getenv("SUDO_GID"), &gid))
+		return;
+	o->give_files = true;
+	o->owner_uid = (uid_t)uid;
+	o->owner_gid = (gid_t)gid;
+}
+
 static int start_delivery(struct run *r)
 {
 	const struct config *c = r->cfg;
@@ -508,6 +536,7 @@ static int start_delivery(struct run *r)
 	export_targets__opts(&r->targets, c, &o);
 	o.outputs = c->outputs;
 	o.nr_outputs = c->nr_outputs;
+	sudo_owner(&o);
 	r->deliver = deliverer__new(&o);
 	return r->deliver ? 0 : -errno;
 }

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -163,18 +164,34 @@ static int typed_path(const char *path, const char *ext, const struct profile *p
 	return n < 0 || (size_t)n >= len - o ? -ENAMETOOLONG : 0;
 }
 
-static int write_per_type(const struct output *o, const struct profile *const *profiles, size_t n,
-			  const char *ext, int (*write)(const struct profile *, const char *))
+/*
+ * A written file (0600, base/atomic_file.h) to the owner the options name. AT_SYMLINK_NOFOLLOW:
+ * a link planted at the path since is not followed. A failure costs only a warning: the file
+ * stays the writer's.
+ */
+static int hand_over(const struct deliverer *d, const char *path, int err)
+{
+	if (err || !d->opts.give_files)
+		return err;
+	if (fchownat(AT_FDCWD, path, d->opts.owner_uid, d->opts.owner_gid, AT_SYMLINK_NOFOLLOW))
+		log_warn("cannot give '%s' to uid %u: %s; it stays readable by its writer only",
+			 path, (unsigned)d->opts.owner_uid, strerror(errno));
+	return 0;
+}
+
+static int write_per_type(const struct deliverer *d, const struct output *o,
+			  const struct profile *const *profiles, size_t n, const char *ext,
+			  int (*write)(const struct profile *, const char *))
 {
 	char path[PATH_MAX];
 	int err = 0;
 
 	if (n == 1)
-		return write(profiles[0], o->path);
+		return hand_over(d, o->path, write(profiles[0], o->path));
 	for (size_t i = 0; i < n && !err; i++) {
 		err = typed_path(o->path, ext, profiles[i], path, sizeof(path));
 		if (!err)
-			err = write(profiles[i], path);
+			err = hand_over(d, path, write(profiles[i], path));
 		if (!err)
 			printf("Wrote %s\n", path);
 	}
@@ -186,15 +203,17 @@ static int write_file(const struct deliverer *d, const struct output *o,
 {
 	switch (o->format) {
 	case OUTPUT_PPROF:
-		return write_per_type(o, profiles, n, ".pb.gz", enc_pprof__write);
+		return write_per_type(d, o, profiles, n, ".pb.gz", enc_pprof__write);
 	case OUTPUT_FOLDED:
-		return write_per_type(o, profiles, n, ".folded", enc_folded__write);
+		return write_per_type(d, o, profiles, n, ".folded", enc_folded__write);
 	case OUTPUT_OTLP_PB:
-		return enc_otlp__write(profiles, n, &d->opts.otlp_opts, o->path);
+		return hand_over(d, o->path,
+				 enc_otlp__write(profiles, n, &d->opts.otlp_opts, o->path));
 	case OUTPUT_OTLP_JSON:
-		return enc_otlp__write_json(profiles, n, &d->opts.otlp_opts, o->path);
+		return hand_over(d, o->path,
+				 enc_otlp__write_json(profiles, n, &d->opts.otlp_opts, o->path));
 	case OUTPUT_HTML:
-		return enc_html__write(profiles, n, o->path);
+		return hand_over(d, o->path, enc_html__write(profiles, n, o->path));
 	}
 	return -EINVAL;
 }

@@ -12,8 +12,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "base/atomic_file.h"
 #include "base/clock.h"
 #include "base/hash.h"
 #include "base/hash_index.h"
@@ -648,8 +651,36 @@ static void test_path_normalize(void)
 	}
 }
 
+static mode_t mode_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? st.st_mode & 07777 : (mode_t)-1;
+}
+
+/* Every output file (profiles, folded, HTML, OTLP, the agent's windows, the unwind cache) goes
+ * through atomic_file__write(): owner-only whatever the umask, and over an older 0644 file. */
+static void test_atomic_file_mode(void)
+{
+	char dir[] = "/tmp/hostprof-test-atomic-XXXXXX", path[64];
+	mode_t old_umask = umask(0);
+
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	snprintf(path, sizeof(path), "%s/out", dir);
+	CHECK(atomic_file__write(path, "x", 1) == 0, "write with umask 0");
+	CHECK(mode_of(path) == 0600, "mode %o with umask 0", (unsigned)mode_of(path));
+	CHECK(chmod(path, 0644) == 0, "chmod");
+	CHECK(atomic_file__write(path, "yz", 2) == 0, "rewrite");
+	CHECK(mode_of(path) == 0600, "mode %o after replacing a 0644 file",
+	      (unsigned)mode_of(path));
+	umask(old_umask);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
+	test_atomic_file_mode();
 	test_vec_growth();
 	test_vec_overflow();
 	test_lru();
