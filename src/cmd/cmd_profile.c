@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/config_load.h"
 #include "collect/bpf_session.h"
 #include "capture/builder.h"
 #include "capture/capture.h"
@@ -657,6 +658,13 @@ int do_profile(int argc, char **argv)
 		return rc;
 	log_set_level(cfg.verbose ? LOG_DEBUG : cfg.quiet ? LOG_ERROR : LOG_INFO);
 	log_bridge_libbpf();
+	/* The agent's own reader of header_files: one place that reads token files. */
+	if (config_load__read_headers(&cfg, cfg.otlp_header_files, cfg.nr_otlp_header_files,
+				      cfg.otlp_headers, &cfg.nr_otlp_headers, "--otlp-header-file",
+				      why, sizeof(why))) {
+		log_error("%s", why);
+		return OPTIONS_EXIT_USAGE;
+	}
 	for (size_t i = 0; i < cfg.nr_pids; i++) {
 		if (!process_exists(cfg.pids[i])) {
 			log_error("PID %d: no such process (check the PID with 'ps -p %d')",
@@ -717,6 +725,7 @@ out:
 	deliverer__shutdown(r.deliver, 0, NULL);
 	export_targets__release(&r.targets);
 	capture__delete(r.cap);
+	config__release(&cfg); /* header values read from files are scrubbed */
 	if (err)
 		return 1;
 	return r.child > 0 ? command_status(r.child_status) : 0;

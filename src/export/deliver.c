@@ -53,6 +53,17 @@ static const char *env_lookup(const char *name)
 	return getenv(name);
 }
 
+/* Once per resolution (a start, a reload that restarts the exporters); the header's name only. */
+static void warn_cleartext(const char *what, const struct endpoint_config *c)
+{
+	const char *name = otlp_config__cleartext_credential(c);
+
+	if (name)
+		log_warn("%s: the header '%s' looks like a credential and is sent over plain "
+			 "http://, readable by anyone on the path; use an https:// endpoint",
+			 what, name);
+}
+
 int export_targets__resolve(struct export_targets *t, const struct otlp_flags *otlp,
 			    const struct config *c)
 {
@@ -67,6 +78,7 @@ int export_targets__resolve(struct export_targets *t, const struct otlp_flags *o
 		log_error("OTLP export: %s", err);
 		return rc;
 	}
+	warn_cleartext("OTLP export", t->otlp_on ? &t->otlp : NULL);
 	if (c->pyroscope_url) {
 		rc = otlp_config__resolve_pyroscope(c->pyroscope_url, c->pyroscope_api,
 						    c->pyroscope_headers, c->nr_pyroscope_headers,
@@ -77,6 +89,7 @@ int export_targets__resolve(struct export_targets *t, const struct otlp_flags *o
 			return rc;
 		}
 		t->pyroscope_on = true;
+		warn_cleartext("Pyroscope export", &t->pyroscope);
 	}
 	return 0;
 }
