@@ -475,7 +475,9 @@ struct httpd *httpd__new(const char *listen_addr, char *err, size_t errlen)
 		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC, 0, NULL, NULL,
 		on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h, MHD_OPTION_LISTEN_SOCKET,
 		(MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTPD_MAX_CONNECTIONS,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTPD_TIMEOUT_S, MHD_OPTION_END);
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTPD_TIMEOUT_S,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)HTTPD_PER_IP_CONNECTIONS,
+		MHD_OPTION_END);
 	if (!h->daemon) {
 		struct stat now;
 

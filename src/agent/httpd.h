@@ -20,6 +20,9 @@
 #include <stdint.h>
 
 #define HTTPD_MAX_CONNECTIONS 32
+/* From one address at once: one client (a scanner, a stuck scraper) cannot take all 32 and lock
+ * the kubelet's probes and Prometheus out. */
+#define HTTPD_PER_IP_CONNECTIONS 8
 #define HTTPD_TIMEOUT_S 10 /* an idle connection is closed after this */
 
 struct httpd;
