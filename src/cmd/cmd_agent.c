@@ -26,6 +26,7 @@
 #include "export/deliver.h"
 #include "agent/httpd.h"
 #include "agent/liveness.h"
+#include "agent/privileges.h"
 #include "agent/watchdog.h"
 #include "process/identity.h"
 #include "process/kubelet.h"
@@ -77,6 +78,7 @@ struct agent {
 	struct httpd *httpd;
 	struct liveness live; /* the loop's ticks, judged by /healthz */
 	struct watchdog wd;   /* systemd's WatchdogSec=, pet by the loop */
+	bool low_port;	      /* CAP_NET_BIND_SERVICE kept until the port is bound */
 	struct metrics_text metrics;
 	struct agent_counters ctr;
 	uint64_t window_start; /* CLOCK_MONOTONIC */
@@ -634,6 +636,36 @@ static void teardown(struct agent *a)
 	config_free(a->cfg);
 }
 
+/* Whether http_listen's port (after the last ':') is below 1024. */
+static bool low_port(const char *listen)
+{
+	const char *colon = listen ? strrchr(listen, ':') : NULL;
+
+	return colon && colon[1] && atoi(colon + 1) < 1024;
+}
+
+/*
+ * Before any thread starts (capabilities are per thread, and inherited): what neither setup,
+ * the loop nor a reload needs goes for good (agent/privileges.h). A refusal costs a warning.
+ */
+static void drop_privileges(struct agent *a, bool bind_low_port)
+{
+	char kept[256];
+	int err;
+
+	a->low_port = bind_low_port;
+	err = privileges__drop(bind_low_port, kept, sizeof(kept));
+
+	if (err)
+		log_warn("could not drop the capabilities not needed after start: %s; running "
+			 "with those it was given",
+			 strerror(-err));
+	else
+		log_debug("capabilities after start: %s kept, all others dropped (and no new "
+			  "privileges)",
+			  kept[0] ? kept : "none");
+}
+
 static int start(struct agent *a)
 {
 	/* In this order: the identity asks the kubelet, and the capture feeds all the others. */
@@ -657,6 +689,8 @@ static int start(struct agent *a)
 		liveness__tick(&a->live, clock__ns(CLOCK_MONOTONIC));
 	}
 	a->ctr.attached = true;
+	if (a->low_port)
+		drop_privileges(a, false); /* bound: CAP_NET_BIND_SERVICE goes too */
 	log_info("profiling the whole host at %u Hz; a window every %g s", a->cfg->frequency_hz,
 		 a->cfg->upload_interval_s);
 	update_health(a);
@@ -707,6 +741,9 @@ int do_agent(int argc, char **argv)
 	liveness__init(&a.live, (uint64_t)(a.cfg->liveness_timeout_s * NSEC_PER_SEC),
 		       clock__ns(CLOCK_MONOTONIC));
 	watchdog__init(&a.wd);
+	/* Kernels before 5.11 charge BPF maps to it; raised now, CAP_SYS_RESOURCE goes next. */
+	privileges__raise_memlock();
+	drop_privileges(&a, low_port(a.cfg->http_listen));
 	rc = start(&a);
 	if (!rc) {
 		rc = run(&a);
