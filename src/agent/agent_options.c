@@ -163,6 +163,8 @@ static const char *const protocol_choices[] = {"http/protobuf", "http/json", "gr
 static const char *const compression_choices[] = {"gzip", "none", NULL};
 static const char *const sample_type_choices[] = {"cpu", "samples", NULL};
 static const char *const api_choices[] = {"push", "ingest", NULL};
+/* In enum cmdline_mode's order. */
+static const char *const cmdline_choices[] = {"off", "redacted", "full", NULL};
 /* In enum kube_mode's order. */
 static const char *const kube_choices[] = {"auto", "true", "false", NULL};
 
@@ -234,6 +236,17 @@ static const struct opt_def defs[] = {
 	{STRING_KEY("http_listen", http_listen), .name = "http-listen", .value_name = "ADDR",
 	 .help = "serve /healthz, /readyz and /metrics, e.g. :7470 or 127.0.0.1:7470 (default: "
 		 "off)"},
+	{INTERVAL_KEY("liveness_timeout", liveness_timeout_s, 1, 3600), .dflt = "10s"},
+	{.key = "process.command_line",
+	 .type = OPT_ENUM,
+	 CFG(cmdline_mode),
+	 .choices = cmdline_choices,
+	 .dflt = "off",
+	 .name = "command-line",
+	 .value_name = "MODE",
+	 .bad_choice = "give off (the default), redacted (secret-looking values hidden) or full",
+	 .help = "export process.command_line: off, redacted (argv with the values of "
+		 "secret-looking arguments hidden) or full"},
 	{.key = "log_level",
 	 .type = OPT_ENUM,
 	 CFG(log_level),

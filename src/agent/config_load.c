@@ -580,7 +580,8 @@ static int read_secret(const char *path, char *out, size_t len)
 	struct stat st;
 	ssize_t n;
 	size_t start = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Non-blocking: a FIFO at the path must not hang the start; it is refused below. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0)
 		return -errno;
@@ -603,8 +604,9 @@ static int read_secret(const char *path, char *out, size_t len)
 	return out[0] ? 0 : -ENODATA;
 }
 
-static int read_pairs(struct config *c, const char **files, size_t nr_files, const char **list,
-		      size_t *nr, const char *what, char *err, size_t len)
+int config_load__read_headers(struct config *c, const char *const *files, size_t nr_files,
+			      const char **list, size_t *nr, const char *what, char *err,
+			      size_t len)
 {
 	for (size_t i = 0; i < nr_files; i++) {
 		const char *eq = strchr(files[i], '=');
@@ -614,8 +616,8 @@ static int read_pairs(struct config *c, const char **files, size_t nr_files, con
 		snprintf(name, sizeof(name), "%.*s", (int)(eq - files[i]), files[i]);
 		rc = read_secret(eq + 1, value, sizeof(value));
 		if (rc) {
-			snprintf(err, len, "%s.header_files: header '%s': cannot read '%s': %s",
-				 what, name, eq + 1,
+			snprintf(err, len, "%s: header '%s': cannot read '%s': %s", what, name,
+				 eq + 1,
 				 rc == -ENODATA	 ? "the file is empty"
 				 : rc == -E2BIG	 ? "the file is larger than 8 KiB"
 				 : rc == -EINVAL ? "not a regular file"
@@ -625,7 +627,7 @@ static int read_pairs(struct config *c, const char **files, size_t nr_files, con
 		rc = add_pair(c, list, nr, name, value, why, sizeof(why));
 		explicit_bzero(value, sizeof(value));
 		if (rc) {
-			snprintf(err, len, "%s.header_files: %s", what, why);
+			snprintf(err, len, "%s: %s", what, why);
 			return rc;
 		}
 	}
@@ -634,13 +636,15 @@ static int read_pairs(struct config *c, const char **files, size_t nr_files, con
 
 int config_load__read_header_files(struct config *c, char *err, size_t len)
 {
-	int rc = read_pairs(c, c->otlp_header_files, c->nr_otlp_header_files, c->otlp_headers,
-			    &c->nr_otlp_headers, "export.otlp", err, len);
+	int rc = config_load__read_headers(c, c->otlp_header_files, c->nr_otlp_header_files,
+					   c->otlp_headers, &c->nr_otlp_headers,
+					   "export.otlp.header_files", err, len);
 
 	if (!rc)
-		rc = read_pairs(c, c->pyroscope_header_files, c->nr_pyroscope_header_files,
-				c->pyroscope_headers, &c->nr_pyroscope_headers, "export.pyroscope",
-				err, len);
+		rc = config_load__read_headers(c, c->pyroscope_header_files,
+					       c->nr_pyroscope_header_files, c->pyroscope_headers,
+					       &c->nr_pyroscope_headers,
+					       "export.pyroscope.header_files", err, len);
 	return rc;
 }
 

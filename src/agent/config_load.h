@@ -61,6 +61,13 @@ enum config_source config_load__source(const struct config_origin *o, const char
  * newlines trimmed. -errno with the header's name and the file in err (never the value).
  */
 int config_load__read_header_files(struct config *c, char *err, size_t len);
+/*
+ * The same for one list (files: "name=path" each), appended to list/nr; what names the setting
+ * in err ("export.otlp.header_files", "--otlp-header-file"). `hostprof profile` uses it too.
+ */
+int config_load__read_headers(struct config *c, const char *const *files, size_t nr_files,
+			      const char **list, size_t *nr, const char *what, char *err,
+			      size_t len);
 
 /*
  * The whole configuration: agent defaults < the file (f->config_file, else CONFIG_DEFAULT_FILE

@@ -14,7 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/log.h"
+#include "agent/liveness.h"
 #include "agent/metrics.h"
 
 #define HTTPD_BACKLOG 64
@@ -39,6 +41,7 @@ struct httpd {
 	pthread_mutex_t lock; /* everything below */
 	struct snapshot *metrics;
 	bool alive;
+	const struct liveness *liveness; /* NULL: alive alone decides */
 	bool ready;
 	char reason[HTTPD_REASON_MAX];
 	struct httpd_stats stats;
@@ -344,6 +347,25 @@ static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int stat
 	return reply(conn, status, resp, "text/plain; charset=utf-8");
 }
 
+/* Under h->lock. The liveness is read without a lock of its own: a stuck loop holds none. */
+static void healthz_body(const struct httpd *h, char *body, size_t len, unsigned int *status)
+{
+	char why[HTTPD_REASON_MAX];
+
+	*status = MHD_HTTP_SERVICE_UNAVAILABLE;
+	if (!h->alive) {
+		snprintf(body, len, "not alive\n");
+		return;
+	}
+	if (h->liveness &&
+	    !liveness__check(h->liveness, clock__ns(CLOCK_MONOTONIC), why, sizeof(why))) {
+		snprintf(body, len, "%s\n", why);
+		return;
+	}
+	*status = MHD_HTTP_OK;
+	snprintf(body, len, "ok\n");
+}
+
 enum endpoint {
 	EP_HEALTHZ,
 	EP_READYZ,
@@ -392,8 +414,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	switch (ep) {
 	case EP_HEALTHZ:
 		h->stats.healthz++;
-		status = h->alive ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE;
-		snprintf(body, sizeof(body), "%s\n", h->alive ? "ok" : "not alive");
+		healthz_body(h, body, sizeof(body), &status);
 		break;
 	case EP_READYZ:
 		h->stats.readyz++;
@@ -454,7 +475,9 @@ struct httpd *httpd__new(const char *listen_addr, char *err, size_t errlen)
 		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC, 0, NULL, NULL,
 		on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h, MHD_OPTION_LISTEN_SOCKET,
 		(MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTPD_MAX_CONNECTIONS,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTPD_TIMEOUT_S, MHD_OPTION_END);
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTPD_TIMEOUT_S,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)HTTPD_PER_IP_CONNECTIONS,
+		MHD_OPTION_END);
 	if (!h->daemon) {
 		struct stat now;
 
@@ -500,6 +523,13 @@ void httpd__set_health(struct httpd *h, bool alive)
 {
 	pthread_mutex_lock(&h->lock);
 	h->alive = alive;
+	pthread_mutex_unlock(&h->lock);
+}
+
+void httpd__set_liveness(struct httpd *h, const struct liveness *l)
+{
+	pthread_mutex_lock(&h->lock);
+	h->liveness = l;
 	pthread_mutex_unlock(&h->lock);
 }
 

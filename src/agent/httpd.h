@@ -20,9 +20,13 @@
 #include <stdint.h>
 
 #define HTTPD_MAX_CONNECTIONS 32
+/* From one address at once: one client (a scanner, a stuck scraper) cannot take all 32 and lock
+ * the kubelet's probes and Prometheus out. */
+#define HTTPD_PER_IP_CONNECTIONS 8
 #define HTTPD_TIMEOUT_S 10 /* an idle connection is closed after this */
 
 struct httpd;
+struct liveness;
 
 /* Responses served, per endpoint (HEAD counts as GET). */
 struct httpd_stats {
@@ -50,8 +54,13 @@ int httpd__port(const struct httpd *h);
 /* Replace the text served on /metrics (copied). 0 or -ENOMEM (the old text stays). */
 int httpd__publish_metrics(struct httpd *h, const char *text, size_t len);
 
-/* /healthz: 200 "ok" while alive, else 503. */
+/*
+ * /healthz: 200 "ok" while alive and, once a liveness is set, while its loop ticks in time;
+ * else 503 with a one-line reason ("not alive", or how long the loop has not ticked).
+ */
 void httpd__set_health(struct httpd *h, bool alive);
+/* Judge /healthz by l too (read at each request; l must outlive the server). NULL: stop. */
+void httpd__set_liveness(struct httpd *h, const struct liveness *l);
 /* /readyz: 200 "ready", or 503 with the reason (NULL: "not ready"); the reason is copied. */
 void httpd__set_ready(struct httpd *h, bool ready, const char *reason);
 

@@ -21,8 +21,13 @@ int atomic_file__write(const char *path, const void *buf, size_t len)
 		free(tmp);
 		return err;
 	}
-	/* mkstemp() creates 0600; a profile is meant to be read by other users' tools. */
-	if (fchmod(fd, 0644) < 0) {
+	/*
+	 * 0600 whatever the umask: a profile names every process of the host, its functions and
+	 * (when asked for) its command line, and an unwind table is trusted on read. Who should
+	 * read it gets it from its owner (`hostprof profile` under sudo hands its outputs to the
+	 * invoking user).
+	 */
+	if (fchmod(fd, ATOMIC_FILE_MODE) < 0) {
 		err = -errno;
 		goto err_out;
 	}

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "base/log.h"
+#include "base/log_text.h"
 
 #include <bpf/libbpf.h>
 #include <stdio.h>
@@ -26,14 +27,20 @@ enum log_level log_get_level(void)
 
 static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 {
-	char line[1024];
+	char msg[1024], line[1024];
+	size_t len;
 	int n;
 
 	if (level > current_level)
 		return;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* The message's own line end is ours; everything else, process names included, is data. */
+	len = strlen(msg);
+	if (len && msg[len - 1] == '\n')
+		msg[len - 1] = '\0';
 	/* One write per line: the export thread logs too, and lines must not interleave. */
 	n = snprintf(line, sizeof(line), "hostprof: %s", level_prefix[level]);
-	vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	log_text__escape(line + n, sizeof(line) - n, msg);
 	n = strlen(line);
 	if (n == 0 || line[n - 1] != '\n') {
 		if ((size_t)n + 1 >= sizeof(line))

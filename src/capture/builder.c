@@ -11,7 +11,9 @@
 #include "base/hash_index.h"
 #include "base/vec.h"
 #include "hostprof_abi.h"
+#include "process/cmdline.h"
 #include "process/identity.h"
+#include "process/proc.h"
 #include "process/process_context.h"
 #include "capture/thread_ctx_link.h"
 
@@ -34,6 +36,8 @@ struct builder {
 	size_t used;
 	struct identity *identity; /* NULL: the plain service name rules, nothing dropped */
 	struct process_identity *scratch;
+	enum cmdline_mode cmdline_mode;
+	char cmdline[PROC_CMDLINE_MAX];	       /* the exported form of one process's command line */
 	struct thread_ctx_fields *ctx_scratch; /* one decoded thread context */
 	/* Distinct spans of the window (by their span_id string), up to BUILDER_MAX_LINKS. */
 	uint8_t *span_seen;
@@ -309,6 +313,18 @@ static int64_t location_of(struct builder *b, uint32_t pid, uint64_t addr, bool 
 	return idx;
 }
 
+void builder__set_cmdline_mode(struct builder *b, enum cmdline_mode mode)
+{
+	b->cmdline_mode = mode;
+}
+
+/* The command line as it may be exported; NULL when off or unknown. */
+static const char *export_cmdline(struct builder *b, const struct process_info *info)
+{
+	return cmdline__format(info->cmdline, info->cmdline_len, b->cmdline_mode, b->cmdline,
+			       sizeof(b->cmdline));
+}
+
 static int64_t intern_or_empty(struct profile *p, const char *s)
 {
 	return profile__string(p, s ? s : "");
@@ -359,7 +375,7 @@ static int record_identity(struct builder *b, const struct raw_sample *s,
 		.pid = s->pid,
 		.comm = info->comm && info->comm[0] ? info->comm : s->process_name,
 		.exe_path = info->exe_path,
-		.cmdline = info->cmdline,
+		.cmdline = export_cmdline(b, info),
 		.env_service = info->service_name,
 		.container_id = info->container_id,
 		.systemd_unit = info->systemd_unit,
@@ -433,7 +449,7 @@ static int record_process(struct builder *b, const struct raw_sample *s)
 	idx[0] = intern_or_empty(b->profile, service);
 	idx[1] = intern_or_empty(b->profile, exe_name);
 	idx[2] = intern_or_empty(b->profile, info.exe_path);
-	idx[3] = intern_or_empty(b->profile, info.cmdline);
+	idx[3] = intern_or_empty(b->profile, export_cmdline(b, &info));
 	idx[4] = intern_or_empty(b->profile, info.container_id);
 	for (int i = 0; i < 5; i++)
 		if (idx[i] < 0)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "collect/collector.h"
+#include "model/config.h"
 #include "model/profile.h"
 #include "symbols/symbolize.h"
 
@@ -36,6 +37,9 @@ struct identity;
  * name. The identity is borrowed; it must outlive the builder.
  */
 void builder__set_identity(struct builder *b, struct identity *id);
+/* process.command_line of each new process entry: off (the default), redacted or full
+ * (process/cmdline.h). Identity rules see it as it will be exported. */
+void builder__set_cmdline_mode(struct builder *b, enum cmdline_mode mode);
 /* Samples (raw counts) that identity rules left out. */
 uint64_t builder__samples_dropped(const struct builder *b);
 /* Spans linked per window at most; samples of more spans are kept without their link. */

@@ -60,11 +60,12 @@ struct capture {
 	struct proc_watch *watch;	 /* NULL without the walker's process events */
 	pid_t loads[CAPTURE_LOAD_QUEUE]; /* processes whose tables are to be loaded, in order */
 	size_t nr_loads;
-	struct identity *identity;     /* borrowed; NULL: the plain service name rules */
-	uint64_t window_start_mono;    /* CLOCK_MONOTONIC at the start of the window */
-	uint64_t samples_left_out;     /* by identity rules, in windows already handed out */
-	uint64_t samples_unlinked;     /* past the link cap, in windows already handed out */
-	uint64_t loc_hits, loc_misses; /* location caches of the windows already handed out */
+	struct identity *identity;	/* borrowed; NULL: the plain service name rules */
+	enum cmdline_mode cmdline_mode; /* process.command_line; a reload may change it */
+	uint64_t window_start_mono;	/* CLOCK_MONOTONIC at the start of the window */
+	uint64_t samples_left_out;	/* by identity rules, in windows already handed out */
+	uint64_t samples_unlinked;	/* past the link cap, in windows already handed out */
+	uint64_t loc_hits, loc_misses;	/* location caches of the windows already handed out */
 };
 
 static bool wants_offcpu(const struct capture *cap)
@@ -121,6 +122,7 @@ static int make_profiles(struct capture *cap)
 		if (!cap->builders[slot])
 			return -ENOMEM;
 		builder__set_identity(cap->builders[slot], cap->identity);
+		builder__set_cmdline_mode(cap->builders[slot], cap->cmdline_mode);
 	}
 	return 0;
 }
@@ -133,6 +135,16 @@ void capture__set_identity(struct capture *cap, struct identity *id)
 	for (int slot = 0; slot < NR_SLOTS; slot++)
 		if (cap->builders[slot])
 			builder__set_identity(cap->builders[slot], id);
+}
+
+void capture__set_cmdline_mode(struct capture *cap, enum cmdline_mode mode)
+{
+	if (!cap)
+		return;
+	cap->cmdline_mode = mode;
+	for (int slot = 0; slot < NR_SLOTS; slot++)
+		if (cap->builders[slot])
+			builder__set_cmdline_mode(cap->builders[slot], mode);
 }
 
 uint64_t capture__samples_left_out(const struct capture *cap)
@@ -393,6 +405,7 @@ struct capture *capture__new(const struct config *c)
 	if (!cap)
 		return NULL;
 	cap->cfg = c;
+	cap->cmdline_mode = c->cmdline_mode;
 	cap->period_ns = (int64_t)(NSEC_PER_SEC / c->frequency_hz);
 	cap->session = bpf_session__new(&bopts);
 	if (!cap->session) {

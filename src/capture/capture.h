@@ -68,6 +68,8 @@ void capture__set_identity(struct capture *cap, struct identity *id);
 int capture__rotate(struct capture *cap, struct profile **out, size_t *n);
 /* The location caches' hits and misses (a miss symbolizes the address), since the start. */
 void capture__location_cache(const struct capture *cap, uint64_t *hits, uint64_t *misses);
+/* What of a process's command line its entry keeps from now on (the config's at the start). */
+void capture__set_cmdline_mode(struct capture *cap, enum cmdline_mode mode);
 /* Samples that identity rules left out, since the start. */
 uint64_t capture__samples_left_out(const struct capture *cap);
 

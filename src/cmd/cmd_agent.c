@@ -25,6 +25,9 @@
 #include "agent/config_load.h"
 #include "export/deliver.h"
 #include "agent/httpd.h"
+#include "agent/liveness.h"
+#include "agent/privileges.h"
+#include "agent/watchdog.h"
 #include "process/identity.h"
 #include "process/kubelet.h"
 #include "base/log.h"
@@ -73,6 +76,9 @@ struct agent {
 	struct kubelet *kubelet;
 	struct identity *identity;
 	struct httpd *httpd;
+	struct liveness live; /* the loop's ticks, judged by /healthz */
+	struct watchdog wd;   /* systemd's WatchdogSec=, pet by the loop */
+	bool low_port;	      /* CAP_NET_BIND_SERVICE kept until the port is bound */
 	struct metrics_text metrics;
 	struct agent_counters ctr;
 	uint64_t window_start; /* CLOCK_MONOTONIC */
@@ -380,6 +386,7 @@ static int start_httpd(struct agent *a)
 		return -EINVAL;
 	}
 	httpd__set_health(a->httpd, true);
+	httpd__set_liveness(a->httpd, &a->live);
 	httpd__set_ready(a->httpd, false, "starting");
 	return 0;
 }
@@ -476,6 +483,7 @@ static void reload(struct agent *a)
 	a->cfg = next;
 	a->origin = origin;
 	log_set_level(next->log_level);
+	liveness__set_timeout(&a->live, (uint64_t)(next->liveness_timeout_s * NSEC_PER_SEC));
 	if (kube_change) {
 		/* The identity borrows the client: it is replaced right below. */
 		capture__set_identity(a->cap, NULL);
@@ -490,6 +498,7 @@ static void reload(struct agent *a)
 	 * processes are named by the plain rules until the next reload. */
 	id = make_identity(a, next);
 	capture__set_identity(a->cap, id);
+	capture__set_cmdline_mode(a->cap, next->cmdline_mode);
 	identity__delete(a->identity);
 	a->identity = id;
 	if (deliver_change) {
@@ -524,6 +533,18 @@ static void reload(struct agent *a)
 
 /* ---- the loop ---- */
 
+/*
+ * The loop is alive: only here, once per iteration, so that /healthz and systemd's watchdog
+ * both see a loop stuck anywhere (a blocking read, a slow build, a reload that hangs).
+ */
+static void loop_tick(struct agent *a)
+{
+	uint64_t now = clock__ns(CLOCK_MONOTONIC);
+
+	liveness__tick(&a->live, now);
+	watchdog__tick(&a->wd, now);
+}
+
 static int run(struct agent *a)
 {
 	uint64_t next_drain = clock__ns(CLOCK_MONOTONIC) + DRAIN_NS;
@@ -533,6 +554,7 @@ static int run(struct agent *a)
 		uint64_t now = clock__ns(CLOCK_MONOTONIC);
 		struct timespec nap = {.tv_nsec = TICK_NS};
 
+		loop_tick(a);
 		if (reload_signal) {
 			reload_signal = 0;
 			reload(a);
@@ -614,6 +636,36 @@ static void teardown(struct agent *a)
 	config_free(a->cfg);
 }
 
+/* Whether http_listen's port (after the last ':') is below 1024. */
+static bool low_port(const char *listen)
+{
+	const char *colon = listen ? strrchr(listen, ':') : NULL;
+
+	return colon && colon[1] && atoi(colon + 1) < 1024;
+}
+
+/*
+ * Before any thread starts (capabilities are per thread, and inherited): what neither setup,
+ * the loop nor a reload needs goes for good (agent/privileges.h). A refusal costs a warning.
+ */
+static void drop_privileges(struct agent *a, bool bind_low_port)
+{
+	char kept[256];
+	int err;
+
+	a->low_port = bind_low_port;
+	err = privileges__drop(bind_low_port, kept, sizeof(kept));
+
+	if (err)
+		log_warn("could not drop the capabilities not needed after start: %s; running "
+			 "with those it was given",
+			 strerror(-err));
+	else
+		log_debug("capabilities after start: %s kept, all others dropped (and no new "
+			  "privileges)",
+			  kept[0] ? kept : "none");
+}
+
 static int start(struct agent *a)
 {
 	/* In this order: the identity asks the kubelet, and the capture feeds all the others. */
@@ -632,8 +684,13 @@ static int start(struct agent *a)
 		err = steps[i](a);
 		if (err)
 			return err;
+		/* A start slower than liveness_timeout shows on /healthz (the startupProbe allows
+		 * a minute); systemd's watchdog only counts from READY=1. */
+		liveness__tick(&a->live, clock__ns(CLOCK_MONOTONIC));
 	}
 	a->ctr.attached = true;
+	if (a->low_port)
+		drop_privileges(a, false); /* bound: CAP_NET_BIND_SERVICE goes too */
 	log_info("profiling the whole host at %u Hz; a window every %g s", a->cfg->frequency_hz,
 		 a->cfg->upload_interval_s);
 	update_health(a);
@@ -681,6 +738,12 @@ int do_agent(int argc, char **argv)
 	sigaction(SIGINT, &stop, NULL);
 	sigaction(SIGTERM, &stop, NULL);
 	sigaction(SIGHUP, &hup, NULL);
+	liveness__init(&a.live, (uint64_t)(a.cfg->liveness_timeout_s * NSEC_PER_SEC),
+		       clock__ns(CLOCK_MONOTONIC));
+	watchdog__init(&a.wd);
+	/* Kernels before 5.11 charge BPF maps to it; raised now, CAP_SYS_RESOURCE goes next. */
+	privileges__raise_memlock();
+	drop_privileges(&a, low_port(a.cfg->http_listen));
 	rc = start(&a);
 	if (!rc) {
 		rc = run(&a);

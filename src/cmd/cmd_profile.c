@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/config_load.h"
 #include "collect/bpf_session.h"
 #include "capture/builder.h"
 #include "capture/capture.h"
@@ -513,6 +514,34 @@ static void print_summary(struct run *r, double elapsed_s)
 		print_stats(r);
 }
 
+/* A uid or gid as sudo writes it: decimal digits only. */
+static bool parse_id(const char *text, unsigned long *out)
+{
+	char *end;
+
+	if (!text || *text < '0' || *text > '9')
+		return false;
+	errno = 0;
+	*out = strtoul(text, &end, 10);
+	return !errno && !*end && *out < (unsigned long)(uid_t)-1;
+}
+
+/*
+ * Output files are written 0600 (base/atomic_file.h). Under sudo they would then be root's
+ * alone, unreadable by the user who asked for them: they go to SUDO_UID and SUDO_GID.
+ */
+static void sudo_owner(struct deliver_opts *o)
+{
+	unsigned long uid, gid;
+
+	if (geteuid() != 0 || !parse_id(getenv("SUDO_UID"), &uid) ||
+	    !parse_id(getenv("SUDO_GID"), &gid))
+		return;
+	o->give_files = true;
+	o->owner_uid = (uid_t)uid;
+	o->owner_gid = (gid_t)gid;
+}
+
 static int start_delivery(struct run *r)
 {
 	const struct config *c = r->cfg;
@@ -534,6 +563,7 @@ static int start_delivery(struct run *r)
 	export_targets__opts(&r->targets, c, &o);
 	o.outputs = c->outputs;
 	o.nr_outputs = c->nr_outputs;
+	sudo_owner(&o);
 	r->deliver = deliverer__new(&o);
 	return r->deliver ? 0 : -errno;
 }
@@ -654,6 +684,13 @@ int do_profile(int argc, char **argv)
 		return rc;
 	log_set_level(cfg.verbose ? LOG_DEBUG : cfg.quiet ? LOG_ERROR : LOG_INFO);
 	log_bridge_libbpf();
+	/* The agent's own reader of header_files: one place that reads token files. */
+	if (config_load__read_headers(&cfg, cfg.otlp_header_files, cfg.nr_otlp_header_files,
+				      cfg.otlp_headers, &cfg.nr_otlp_headers, "--otlp-header-file",
+				      why, sizeof(why))) {
+		log_error("%s", why);
+		return OPTIONS_EXIT_USAGE;
+	}
 	for (size_t i = 0; i < cfg.nr_pids; i++) {
 		if (!process_exists(cfg.pids[i])) {
 			log_error("PID %d: no such process (check the PID with 'ps -p %d')",
@@ -714,6 +751,7 @@ out:
 	deliverer__shutdown(r.deliver, 0, NULL);
 	export_targets__release(&r.targets);
 	capture__delete(r.cap);
+	config__release(&cfg); /* header values read from files are scrubbed */
 	if (err)
 		return 1;
 	return r.child > 0 ? command_status(r.child_status) : 0;

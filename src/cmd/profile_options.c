@@ -31,10 +31,33 @@ static int parse_header(const struct opt_def *d, struct opt_ctx *ctx, const char
 	return 0;
 }
 
+/* "name=path" for --otlp-header-file: the value is read from the file after parsing. */
+static int parse_header_file(const struct opt_def *d, struct opt_ctx *ctx, const char *text,
+			     char *err, size_t len)
+{
+	const char **files = options__field(d, ctx);
+	size_t *nr = (size_t *)((char *)ctx->targets[d->target] + d->count_offset);
+	const char *eq = strchr(text, '=');
+
+	if (!eq || eq == text || !eq[1]) {
+		snprintf(err, len,
+			 "give the header as name=file, e.g. x-oneuptime-token=/run/secrets/token");
+		return -EINVAL;
+	}
+	if (*nr == CONFIG_MAX_HEADERS) {
+		snprintf(err, len, "at most %d header files", CONFIG_MAX_HEADERS);
+		return -E2BIG;
+	}
+	files[(*nr)++] = text;
+	return 0;
+}
+
 static const char *const unwind_choices[] = {"dwarf", "fp", NULL};
 static const int unwind_values[] = {1, 0}; /* config.unwind_tables */
 static const char *const sample_type_choices[] = {"cpu", "samples", NULL};
 static const char *const api_choices[] = {"push", "ingest", NULL};
+/* In enum cmdline_mode's order. */
+static const char *const cmdline_choices[] = {"off", "redacted", "full", NULL};
 
 static const struct opt_def defs[] = {
 	{.name = "pid",
@@ -240,6 +263,15 @@ static const struct opt_def defs[] = {
 	 .value_name = "K=V",
 	 .help = "a request header, e.g. x-oneuptime-token=TOKEN; repeatable "
 		 "(OTEL_EXPORTER_OTLP_HEADERS); values are never printed"},
+	{.name = "otlp-header-file",
+	 .type = OPT_CUSTOM,
+	 .flags = OPT_F_REPEAT,
+	 LIST(otlp_header_files),
+	 .parse = parse_header_file,
+	 .value_name = "K=FILE",
+	 .help = "a request header whose value is FILE's content, e.g. "
+		 "x-oneuptime-token=/run/secrets/token: the token stays off the command line; "
+		 "repeatable"},
 	{.name = "otlp-compression",
 	 .type = OPT_STRING,
 	 CFG(otlp_compression),
@@ -269,6 +301,15 @@ static const struct opt_def defs[] = {
 		       "(samples/count, the OpenTelemetry eBPF profiler's)",
 	 .help = "cpu/nanoseconds (OneUptime) or samples/count (OpenTelemetry eBPF profiler; "
 		 "Pyroscope)"},
+	{.name = "command-line",
+	 .type = OPT_ENUM,
+	 CFG(cmdline_mode),
+	 .choices = cmdline_choices,
+	 .dflt = "off",
+	 .value_name = "off|redacted|full",
+	 .bad_choice = "give off (the default), redacted (secret-looking values hidden) or full",
+	 .help = "process.command_line in OTLP: off, redacted (argv with the values of "
+		 "secret-looking arguments hidden) or full"},
 	{.name = "pyroscope-url",
 	 .type = OPT_STRING,
 	 CFG(pyroscope_url),

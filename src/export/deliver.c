@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -52,6 +53,17 @@ static const char *env_lookup(const char *name)
 	return getenv(name);
 }
 
+/* Once per resolution (a start, a reload that restarts the exporters); the header's name only. */
+static void warn_cleartext(const char *what, const struct endpoint_config *c)
+{
+	const char *name = otlp_config__cleartext_credential(c);
+
+	if (name)
+		log_warn("%s: the header '%s' looks like a credential and is sent over plain "
+			 "http://, readable by anyone on the path; use an https:// endpoint",
+			 what, name);
+}
+
 int export_targets__resolve(struct export_targets *t, const struct otlp_flags *otlp,
 			    const struct config *c)
 {
@@ -66,6 +78,7 @@ int export_targets__resolve(struct export_targets *t, const struct otlp_flags *o
 		log_error("OTLP export: %s", err);
 		return rc;
 	}
+	warn_cleartext("OTLP export", t->otlp_on ? &t->otlp : NULL);
 	if (c->pyroscope_url) {
 		rc = otlp_config__resolve_pyroscope(c->pyroscope_url, c->pyroscope_api,
 						    c->pyroscope_headers, c->nr_pyroscope_headers,
@@ -76,6 +89,7 @@ int export_targets__resolve(struct export_targets *t, const struct otlp_flags *o
 			return rc;
 		}
 		t->pyroscope_on = true;
+		warn_cleartext("Pyroscope export", &t->pyroscope);
 	}
 	return 0;
 }
@@ -163,18 +177,34 @@ static int typed_path(const char *path, const char *ext, const struct profile *p
 	return n < 0 || (size_t)n >= len - o ? -ENAMETOOLONG : 0;
 }
 
-static int write_per_type(const struct output *o, const struct profile *const *profiles, size_t n,
-			  const char *ext, int (*write)(const struct profile *, const char *))
+/*
+ * A written file (0600, base/atomic_file.h) to the owner the options name. AT_SYMLINK_NOFOLLOW:
+ * a link planted at the path since is not followed. A failure costs only a warning: the file
+ * stays the writer's.
+ */
+static int hand_over(const struct deliverer *d, const char *path, int err)
+{
+	if (err || !d->opts.give_files)
+		return err;
+	if (fchownat(AT_FDCWD, path, d->opts.owner_uid, d->opts.owner_gid, AT_SYMLINK_NOFOLLOW))
+		log_warn("cannot give '%s' to uid %u: %s; it stays readable by its writer only",
+			 path, (unsigned)d->opts.owner_uid, strerror(errno));
+	return 0;
+}
+
+static int write_per_type(const struct deliverer *d, const struct output *o,
+			  const struct profile *const *profiles, size_t n, const char *ext,
+			  int (*write)(const struct profile *, const char *))
 {
 	char path[PATH_MAX];
 	int err = 0;
 
 	if (n == 1)
-		return write(profiles[0], o->path);
+		return hand_over(d, o->path, write(profiles[0], o->path));
 	for (size_t i = 0; i < n && !err; i++) {
 		err = typed_path(o->path, ext, profiles[i], path, sizeof(path));
 		if (!err)
-			err = write(profiles[i], path);
+			err = hand_over(d, path, write(profiles[i], path));
 		if (!err)
 			printf("Wrote %s\n", path);
 	}
@@ -186,15 +216,17 @@ static int write_file(const struct deliverer *d, const struct output *o,
 {
 	switch (o->format) {
 	case OUTPUT_PPROF:
-		return write_per_type(o, profiles, n, ".pb.gz", enc_pprof__write);
+		return write_per_type(d, o, profiles, n, ".pb.gz", enc_pprof__write);
 	case OUTPUT_FOLDED:
-		return write_per_type(o, profiles, n, ".folded", enc_folded__write);
+		return write_per_type(d, o, profiles, n, ".folded", enc_folded__write);
 	case OUTPUT_OTLP_PB:
-		return enc_otlp__write(profiles, n, &d->opts.otlp_opts, o->path);
+		return hand_over(d, o->path,
+				 enc_otlp__write(profiles, n, &d->opts.otlp_opts, o->path));
 	case OUTPUT_OTLP_JSON:
-		return enc_otlp__write_json(profiles, n, &d->opts.otlp_opts, o->path);
+		return hand_over(d, o->path,
+				 enc_otlp__write_json(profiles, n, &d->opts.otlp_opts, o->path));
 	case OUTPUT_HTML:
-		return enc_html__write(profiles, n, o->path);
+		return hand_over(d, o->path, enc_html__write(profiles, n, o->path));
 	}
 	return -EINVAL;
 }

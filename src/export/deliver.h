@@ -8,6 +8,7 @@
 #define HOSTPROF_DELIVER_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,11 @@ struct deliver_opts {
 	 * of each type kept; NULL: none. */
 	const char *window_dir;
 	size_t keep_files;
+	/* Files are written 0600; with give_files they are then given to owner_uid and owner_gid
+	 * (`hostprof profile` under sudo: the user who asked for them). */
+	bool give_files;
+	uid_t owner_uid;
+	gid_t owner_gid;
 	const struct endpoint_config *otlp;	 /* NULL: no OTLP export */
 	const struct endpoint_config *pyroscope; /* NULL: no Pyroscope export */
 	struct otlp_opts otlp_opts;

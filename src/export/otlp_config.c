@@ -529,6 +529,28 @@ int otlp_config__resolve_pyroscope(const char *url, const char *api, const char 
 	return 0;
 }
 
+static bool credential_name(const char *name)
+{
+	static const char *const words[] = {"auth", "token", "key", "secret", "password", "cookie"};
+	size_t n = strlen(name);
+
+	for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++)
+		for (size_t i = 0; i + strlen(words[w]) <= n; i++)
+			if (!strncasecmp(name + i, words[w], strlen(words[w])))
+				return true;
+	return false;
+}
+
+const char *otlp_config__cleartext_credential(const struct endpoint_config *c)
+{
+	if (!c || !c->url || strncasecmp(c->url, "http://", 7))
+		return NULL;
+	for (size_t i = 0; i < c->nr_headers; i++)
+		if (credential_name(c->headers[i].name))
+			return c->headers[i].name;
+	return NULL;
+}
+
 void otlp_config__release(struct endpoint_config *c)
 {
 	if (!c)

@@ -50,6 +50,14 @@ int otlp_config__resolve_pyroscope(const char *url, const char *api, const char 
 				   size_t nr_headers, struct endpoint_config *out, char *err,
 				   size_t errlen);
 
+/*
+ * The first header that looks like a credential (its name holds auth, token, key, secret,
+ * password or cookie: Authorization, X-Api-Key, x-oneuptime-token, ...) when the endpoint is
+ * plain http://, where anyone on the path reads it; NULL otherwise. Names only: values are
+ * never looked at.
+ */
+const char *otlp_config__cleartext_credential(const struct endpoint_config *c);
+
 /* Free what a resolver allocated (header values scrubbed first) and zero *c. NULL is fine. */
 void otlp_config__release(struct endpoint_config *c);
 

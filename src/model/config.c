@@ -47,6 +47,7 @@ void config__defaults(struct config *c)
 	c->proc_root = "/proc";
 	c->kallsyms_path = "/proc/kallsyms";
 	c->upload_interval_s = 15;
+	c->liveness_timeout_s = 10; /* LIVENESS_DEFAULT_TIMEOUT_S */
 	c->keep_files = 20;
 	c->log_level = 2; /* LOG_INFO */
 	c->kube_token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";

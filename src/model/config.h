@@ -57,6 +57,9 @@ struct relabel_rule {
 	int line;		 /* where the rule is in the config file; 0 when not from one */
 };
 
+/* process.command_line: what of a process's argv is exported (process/cmdline.h) */
+enum cmdline_mode { CMDLINE_OFF = 0, CMDLINE_REDACTED, CMDLINE_FULL };
+
 /* kubernetes.enabled */
 enum kube_mode { KUBE_AUTO = 0, KUBE_ON, KUBE_OFF };
 
@@ -110,6 +113,9 @@ struct config {
 	const char *proc_root;
 	const char *kallsyms_path;
 
+	/* process.command_line: off by default, as argv often holds tokens */
+	enum cmdline_mode cmdline_mode;
+
 	/* export (NULL: from the OTEL_EXPORTER_OTLP_* environment, or off) */
 	const char *otlp_endpoint;
 	const char *otlp_protocol;
@@ -129,10 +135,11 @@ struct config {
 
 	/* agent mode (`hostprof agent`); see config_load.h for the file, environment and flags */
 	double upload_interval_s;
-	const char *http_listen; /* NULL: no HTTP endpoints */
-	const char *output_dir;	 /* NULL: no local files per window */
-	size_t keep_files;	 /* per profile type in output_dir */
-	int log_level;		 /* enum log_level */
+	const char *http_listen;   /* NULL: no HTTP endpoints */
+	double liveness_timeout_s; /* /healthz fails after this long without a loop tick */
+	const char *output_dir;	   /* NULL: no local files per window */
+	size_t keep_files;	   /* per profile type in output_dir */
+	int log_level;		   /* enum log_level */
 	/* "name=path": header values read from files (tokens), never from the command line */
 	const char *otlp_header_files[CONFIG_MAX_HEADERS];
 	size_t nr_otlp_header_files;

@@ -322,6 +322,7 @@ static void proc_clear(struct proc *p)
 	free(p->service_name);
 	free(p->systemd_unit);
 	p->exe_path = p->cmdline = p->service_name = p->systemd_unit = NULL;
+	p->cmdline_len = 0;
 	process_context__free(p->otel_ctx);
 	p->otel_ctx = NULL;
 }
@@ -664,12 +665,12 @@ static void read_identity(const struct proc_table *t, struct proc *p)
 	if (n > 0) {
 		while (n > 0 && buf[n - 1] == '\0')
 			n--;
-		for (ssize_t i = 0; i < n; i++)
-			if (buf[i] == '\0')
-				buf[i] = ' ';
 		buf[n] = '\0';
 		free(p->cmdline);
-		p->cmdline = n ? strdup(buf) : NULL;
+		p->cmdline = n ? malloc(n + 1) : NULL;
+		p->cmdline_len = p->cmdline ? (size_t)n + 1 : 0;
+		if (p->cmdline)
+			memcpy(p->cmdline, buf, n + 1);
 	}
 	n = read_small(t, p->pid, "environ", buf, ENV_MAX);
 	if (n > 0 && proc__service_from_environ(buf, n, service, sizeof(service)) == 0) {
@@ -835,8 +836,7 @@ size_t proc_table__memory(const struct proc_table *t)
 		const struct proc *p = &n->proc;
 
 		bytes += sizeof(*n) + p->maps.n * sizeof(*p->maps.v) + str_bytes(p->exe_path) +
-			 str_bytes(p->cmdline) + str_bytes(p->service_name) +
-			 str_bytes(p->systemd_unit);
+			 p->cmdline_len + str_bytes(p->service_name) + str_bytes(p->systemd_unit);
 		for (size_t i = 0; i < p->maps.n; i++)
 			bytes += str_bytes(p->maps.v[i].path);
 	}

@@ -57,7 +57,11 @@ struct proc {
 	pid_t pid;
 	char comm[16];	/* from /proc/PID/comm, as a fallback when BPF did not give one */
 	char *exe_path; /* readlink of /proc/PID/exe; NULL when it is not readable */
-	char *cmdline; /* argv joined by spaces (at most PROC_CMDLINE_MAX bytes); NULL if unknown */
+	/* argv as the kernel gives it, each argument NUL-terminated (at most PROC_CMDLINE_MAX
+	 * bytes): the boundaries stay known, so that redaction (process/cmdline.h) can tell an
+	 * argument from the next one. NULL if unknown. */
+	char *cmdline;
+	size_t cmdline_len; /* bytes of cmdline, the last NUL included */
 	char *service_name; /* from the environment (see proc__service_from_environ); NULL if none
 			     */
 	char container_id[PROC_CONTAINER_ID_LEN + 1]; /* "" outside a container */

@@ -484,6 +484,7 @@ int symbolizer__process_info(struct symbolizer *s, pid_t pid, struct process_inf
 		return -errno;
 	out->exe_path = p->exe_path;
 	out->cmdline = p->cmdline;
+	out->cmdline_len = p->cmdline_len;
 	out->service_name = p->service_name;
 	out->container_id = p->container_id;
 	out->systemd_unit = p->systemd_unit;

@@ -63,7 +63,8 @@ struct hp_tls_ref;
 
 struct process_info {
 	const char *exe_path;	  /* NULL when unknown */
-	const char *cmdline;	  /* NULL when unknown */
+	const char *cmdline;	  /* argv, NUL-separated (proc.h); NULL when unknown */
+	size_t cmdline_len;	  /* its bytes, the last NUL included */
 	const char *service_name; /* declared in its environment; NULL when none */
 	const char *container_id; /* "" outside containers */
 	const char *systemd_unit; /* "nginx" for nginx.service; NULL outside a service */

@@ -26,6 +26,9 @@
 #                     each is answered, the agent lives through all and exits 0 on SIGTERM
 #   agent_http        /healthz, /readyz and /metrics (Prometheus text, with the samples, the
 #                     exports and the agent's RSS)
+#   agent_caps        started as root, every thread of the agent holds only the capabilities
+#                     src/agent/privileges.h keeps (no CAP_SYS_ADMIN, CAP_DAC_OVERRIDE, ...),
+#                     with no_new_privs and a cut bounding set, while it profiles and reloads
 # and, without BPF:
 #   agent_config_errors  an unknown key, a wrong type, a missing file and an unreadable token
 #                     file each exit nonzero with a message naming the key, file or line
@@ -232,6 +235,11 @@ EOF
 		AGENT_READYZ=$(curl -s -w ' %{http_code}' "http://127.0.0.1:$hport/readyz")
 		curl -s "http://127.0.0.1:$hport/metrics" >"$WORK/agent.metrics"
 	fi
+	# Every thread's capabilities, after the start, the reloads and ~50 s of profiling.
+	for t in /proc/"$apid"/task/*; do
+		echo "task $(cat "$t/comm" 2>/dev/null)"
+		grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs):' "$t/status" 2>/dev/null
+	done >"$WORK/agent.caps"
 	AGENT_METRICS=$WORK/agent.metrics
 	sleep $((60 - ($(date +%s) - t0)))
 	AGENT_REQS_AT_TERM=$(find "$AGENT_RX" -name '*.body' | wc -l)
@@ -501,6 +509,46 @@ t_agent_http() {
 		fail agent_http "the OTLP token appears in the log or /metrics"
 	else
 		pass agent_http "/healthz 200, /readyz ready, /metrics: $cpu cpu samples, $ok exports delivered, agent RSS $rss MiB after ~45 s, binaries' tables $binbytes bytes, $watched processes read at their first sample"
+	fi
+}
+
+# cap_has HEXMASK CAP: whether the capability number CAP is set in a /proc status mask.
+cap_has() {
+	(((0x$1 >> $2) & 1))
+}
+
+t_agent_caps() {
+	local tasks=0 bad="" cpu ok line mask name
+	need_agent_run agent_caps || return
+	# CAP_DAC_OVERRIDE 1, CAP_SETUID 7, CAP_NET_ADMIN 12, CAP_SYS_MODULE 16, CAP_SYS_ADMIN 21,
+	# CAP_SYS_RESOURCE 24 must be gone; CAP_SYS_PTRACE 19, CAP_PERFMON 38, CAP_BPF 39 stay.
+	while read -r line; do
+		case $line in
+		task*) name=${line#task } tasks=$((tasks + 1)) ;;
+		CapEff:* | CapBnd:*)
+			mask=${line##*[[:space:]]}
+			for c in 1 7 12 16 21 24; do
+				cap_has "$mask" "$c" && bad="$bad $name:${line%%:*}:cap$c"
+			done
+			if [ "${line%%:*}" = CapEff ]; then
+				for c in 19 38 39; do
+					cap_has "$mask" "$c" || bad="$bad $name:lacks-cap$c"
+				done
+			fi
+			;;
+		NoNewPrivs:*) [ "${line##*[[:space:]]}" = 1 ] || bad="$bad $name:no_new_privs=0" ;;
+		esac
+	done <"$WORK/agent.caps"
+	cpu=$(awk '/^hostprof_samples_total\{type="cpu"\} / { print $2 }' "$AGENT_METRICS" 2>/dev/null)
+	ok=$(awk '/^hostprof_export_success_total\{exporter="otlp"\} / { print $2 }' "$AGENT_METRICS" 2>/dev/null)
+	if [ "$tasks" -lt 2 ]; then
+		fail agent_caps "read the capabilities of $tasks threads: $(head -c 300 "$WORK/agent.caps")"
+	elif [ -n "$bad" ]; then
+		fail agent_caps "capabilities not dropped as src/agent/privileges.h says:$bad"
+	elif [ -z "$cpu" ] || [ "$cpu" -le 0 ] || [ -z "$ok" ] || [ "$ok" -le 0 ]; then
+		fail agent_caps "with the reduced set, no samples ($cpu) or no exports ($ok)"
+	else
+		pass agent_caps "$tasks threads: CAP_SYS_ADMIN, DAC_OVERRIDE, SETUID, NET_ADMIN, SYS_MODULE, SYS_RESOURCE gone (effective and bounding), BPF, PERFMON, SYS_PTRACE kept, no_new_privs; $cpu cpu samples, $ok exports after a reload"
 	fi
 }
 

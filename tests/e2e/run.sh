@@ -1110,7 +1110,8 @@ OTLP_PROTO_ARGS=(--proto_path="$ROOT/proto"
 OTLP_REQ=opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest
 
 # OTLP/HTTP to a local receiver: one request on the profiles path, gzipped, with the token header
-# (which hostprof never prints); the body decodes with protoc against our schema and holds the
+# read from a file (--otlp-header-file; hostprof never prints it, and warns once, by the header's
+# name, that it goes over plain http://); the body decodes with protoc against our schema and holds the
 # workload's process, functions and exactly the samples of the folded file, in nanoseconds.
 t_otlp_http() {
 	local pid token=hp-secret-4711 rx=$WORK/rx_http n decoded total sum
@@ -1119,9 +1120,10 @@ t_otlp_http() {
 	start_workload cpu_ratio 60
 	pid=$WPID
 	sleep 0.3
+	(umask 077 && printf '%s\n' "$token" >"$WORK/otlp.token")
 	hp otlp profile --pid "$pid" --duration 2 --frequency "$FREQ" -o "$WORK/otlp.folded" \
 		--otlp-endpoint "http://127.0.0.1:$RX_PORT/v1development/profiles" \
-		--otlp-header "x-oneuptime-token=$token"
+		--otlp-header-file "x-oneuptime-token=$WORK/otlp.token"
 	stop_workload "$pid"
 	n=$(ls "$rx"/*.body 2>/dev/null | wc -l)
 	if [ "$HP_RC" -ne 0 ]; then
@@ -1130,6 +1132,8 @@ t_otlp_http() {
 		fail otlp_http "the receiver got $n requests, expected 1"
 	elif grep -q "$token" "$WORK/otlp.out" "$WORK/otlp.err"; then
 		fail otlp_http "hostprof printed the token"
+	elif [ "$(grep -c "header 'x-oneuptime-token' looks like a credential and is sent over plain http://" "$WORK/otlp.err")" -ne 1 ]; then
+		fail otlp_http "no single warning that the token goes over plain http://: $(head -c 300 "$WORK/otlp.err")"
 	elif ! grep -q "^path /v1development/profiles$" "$rx/0000.meta" ||
 		! grep -q "^header x-oneuptime-token: $token$" "$rx/0000.meta" ||
 		! grep -q "^header content-encoding: gzip$" "$rx/0000.meta" ||
@@ -1147,7 +1151,7 @@ t_otlp_http() {
 		elif [ "$sum" -ne $((total * (1000000000 / FREQ))) ]; then
 			fail otlp_http "sample values add up to $sum ns, the folded file has $total samples x $((1000000000 / FREQ)) ns"
 		else
-			pass otlp_http "1 gzipped request on /v1development/profiles with the token header (never printed); protoc decodes it: cpu_ratio pid $pid, burn_c, $sum ns = $total samples x period"
+			pass otlp_http "1 gzipped request on /v1development/profiles with the token header from --otlp-header-file (never printed; one cleartext warning); protoc decodes it: cpu_ratio pid $pid, burn_c, $sum ns = $total samples x period"
 		fi
 	fi
 }
@@ -2091,7 +2095,7 @@ main() {
 		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind python_perf_jit tailcall_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		agent_service agent_process_context agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \
-		agent_reload_pairs agent_sigterm agent_http agent_config_errors agent_print_config agent_soak \
+		agent_reload_pairs agent_sigterm agent_http agent_caps agent_config_errors agent_print_config agent_soak \
 		collector_http collector_forward collector_links collector_grpc collector_json collector_refusal collector_agent collector_agent_grpc \
 		idle_hint bad_pid bad_flags help_version not_root binaries_denied; do
 		wanted "$t" && "t_$t"

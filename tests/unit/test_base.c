@@ -12,12 +12,17 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "base/atomic_file.h"
 #include "base/clock.h"
 #include "base/hash.h"
 #include "base/hash_index.h"
 #include "base/hex.h"
+#include "base/log.h"
+#include "base/log_text.h"
 #include "base/lru.h"
 #include "base/path.h"
 #include "base/search.h"
@@ -648,8 +653,87 @@ static void test_path_normalize(void)
 	}
 }
 
+static mode_t mode_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? st.st_mode & 07777 : (mode_t)-1;
+}
+
+/* Every output file (profiles, folded, HTML, OTLP, the agent's windows, the unwind cache) goes
+ * through atomic_file__write(): owner-only whatever the umask, and over an older 0644 file. */
+static void test_atomic_file_mode(void)
+{
+	char dir[] = "/tmp/hostprof-test-atomic-XXXXXX", path[64];
+	mode_t old_umask = umask(0);
+
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	snprintf(path, sizeof(path), "%s/out", dir);
+	CHECK(atomic_file__write(path, "x", 1) == 0, "write with umask 0");
+	CHECK(mode_of(path) == 0600, "mode %o with umask 0", (unsigned)mode_of(path));
+	CHECK(chmod(path, 0644) == 0, "chmod");
+	CHECK(atomic_file__write(path, "yz", 2) == 0, "rewrite");
+	CHECK(mode_of(path) == 0600, "mode %o after replacing a 0644 file",
+	      (unsigned)mode_of(path));
+	umask(old_umask);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_log_escape(void)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{"plain /usr/bin/app", "plain /usr/bin/app"},
+		{"a\nhostprof: error: forged", "a\\x0ahostprof: error: forged"},
+		{"\x1b[31mred\r\t\x7f", "\\x1b[31mred\\x0d\\x09\\x7f"},
+		/* UTF-8 stays; C1 controls (U+009B is CSI) and invalid bytes do not. */
+		{"caf\xc3\xa9 \xe2\x9c\x93", "caf\xc3\xa9 \xe2\x9c\x93"},
+		{"x\xc2\x9by", "x\\xc2\\x9by"},
+		{"x\x9b\xff", "x\\x9b\\xff"},
+	};
+	char out[64], tiny[6];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		log_text__escape(out, sizeof(out), cases[i].in);
+		CHECK_STR(out, cases[i].want);
+	}
+	/* Cut before an escape that does not fit, never inside it. */
+	CHECK(log_text__escape(tiny, sizeof(tiny), "ab\x01c") == 2, "cut at the escape");
+	CHECK_STR(tiny, "ab");
+}
+
+/* Through the logging path: a process-chosen name cannot start a line of its own. */
+static void test_log_line_escaped(void)
+{
+	char path[] = "/tmp/hostprof-test-log-XXXXXX", buf[512] = "";
+	int fd = mkstemp(path), saved = dup(2);
+	ssize_t n = -1;
+
+	CHECK(fd >= 0 && saved >= 0, "mkstemp, dup");
+	if (fd < 0 || saved < 0)
+		return;
+	fflush(stderr);
+	dup2(fd, 2);
+	log_warn("process '%s' exited", "evil\nhostprof: error: forged\x1b]0;title\x07");
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	if (lseek(fd, 0, SEEK_SET) == 0)
+		n = read(fd, buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	close(fd);
+	unlink(path);
+	CHECK_STR(buf, "hostprof: warning: process 'evil\\x0ahostprof: error: forged"
+		       "\\x1b]0;title\\x07' exited\n");
+}
+
 int main(void)
 {
+	test_atomic_file_mode();
+	test_log_escape();
+	test_log_line_escaped();
 	test_vec_growth();
 	test_vec_overflow();
 	test_lru();

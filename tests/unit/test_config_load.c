@@ -277,6 +277,39 @@ static void test_header_files(void)
 	config__release(&c);
 }
 
+/* `hostprof profile --otlp-header-file`: the same reader, named by the flag; a FIFO at the
+ * path is refused at once instead of blocking the start. */
+static void test_read_headers(void)
+{
+	struct config c;
+	const char *files[1];
+	char err[512] = "", spec[512], fifo[256];
+	int rc;
+
+	config__defaults(&c);
+	snprintf(spec, sizeof(spec), "x-oneuptime-token=%s", write_file("flagtoken", "s3cr3t\n"));
+	files[0] = spec;
+	rc = config_load__read_headers(&c, files, 1, c.otlp_headers, &c.nr_otlp_headers,
+				       "--otlp-header-file", err, sizeof(err));
+	CHECK(rc == 0, "reads: %s", err);
+	CHECK(c.nr_otlp_headers == 1, "%zu headers", c.nr_otlp_headers);
+	CHECK_STR(c.otlp_headers[0], "x-oneuptime-token=s3cr3t");
+	config__release(&c);
+
+	config__defaults(&c);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	CHECK(mkfifo(fifo, 0600) == 0, "mkfifo: %s", strerror(errno));
+	snprintf(spec, sizeof(spec), "t=%s", fifo);
+	rc = config_load__read_headers(&c, files, 1, c.otlp_headers, &c.nr_otlp_headers,
+				       "--otlp-header-file", err, sizeof(err));
+	CHECK(rc == -EINVAL && strstr(err, "--otlp-header-file: header 't'") &&
+		      strstr(err, "not a regular file"),
+	      "a FIFO: %s", err);
+	CHECK(!strstr(err, "s3cr3t"), "no value in the message");
+	config__release(&c);
+	unlink(fifo);
+}
+
 /* The printed configuration masks secrets, names sources, and loads back to the same values. */
 static void test_print(void)
 {
@@ -329,6 +362,7 @@ int main(void)
 	test_errors();
 	test_layers();
 	test_header_files();
+	test_read_headers();
 	test_print();
 	{
 		char cmd[300];

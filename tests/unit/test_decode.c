@@ -415,6 +415,12 @@ static void test_go_pprof(void)
 	CHECK(found, "main.burnHostprofTest among the frames");
 	CHECK(enc_html__write((const struct profile *const[]){d}, 1, html) == 0,
 	      "render Go to HTML");
+	{
+		struct stat st;
+
+		CHECK(stat(html, &st) == 0 && (st.st_mode & 0777) == 0600,
+		      "mode of %s is %o, not 0600", html, st.st_mode & 0777);
+	}
 	page = read_text(html);
 	CHECK(page && strstr(page, "main.burnHostprofTest"), "HTML of Go's profile has the frame");
 	free(page);

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -377,6 +378,12 @@ static void test_folded_identity(void)
 	if (e)
 		return;
 	CHECK(enc_otlp__write((const struct profile *const *)&p, 1, NULL, path) == 0, "write otlp");
+	{
+		struct stat st;
+
+		CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600,
+		      "mode of %s is %o, not 0600", path, st.st_mode & 0777);
+	}
 	e = dec_otlp__read(path, &ps, &n, err, sizeof(err));
 	CHECK(e == 0 && n == 1, "read otlp: %d %s", e, err);
 	if (!e && n == 1) {

@@ -176,6 +176,12 @@ int main(void)
 		snprintf(path, sizeof(path), "%s/profile.folded", tmpdir);
 		err = enc_folded__write(p, path);
 		CHECK(err == 0, "enc_folded__write: %s", strerror(-err));
+		{
+			struct stat fst;
+
+			CHECK(stat(path, &fst) == 0 && (fst.st_mode & 0777) == 0600,
+			      "mode of %s is %o, not 0600", path, fst.st_mode & 0777);
+		}
 		text = read_text(path);
 		CHECK_STR(text, expected);
 		free(text);

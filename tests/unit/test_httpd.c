@@ -19,7 +19,9 @@
 
 #include "check.h"
 #include "agent/httpd.h"
+#include "agent/liveness.h"
 #include "agent/metrics.h"
+#include "base/clock.h"
 
 struct resp {
 	long status;
@@ -475,6 +477,142 @@ static void test_slow_clients(void)
 		close(slow);
 }
 
+/*
+ * /healthz follows the capture loop's ticks: a tick older than the timeout is a 503 with the
+ * reason, a fresh one a 200. The clock is not waited on: the tick is planted in the past.
+ */
+static void test_liveness(void)
+{
+	char err[256] = "";
+	struct httpd *h = httpd__new("127.0.0.1:0", err, sizeof(err));
+	struct liveness live;
+	uint64_t now = clock__ns(CLOCK_MONOTONIC);
+	struct resp r;
+	int port;
+
+	CHECK(h != NULL, "httpd__new: %s", err);
+	if (!h)
+		return;
+	port = httpd__port(h);
+	/* Last ticked 5 s ago, 1 s allowed: stuck. */
+	liveness__init(&live, 1000000000ULL, now - 5000000000ULL);
+	httpd__set_liveness(h, &live);
+	fetch(port, "GET", "/healthz", &r);
+	CHECK(r.status == 503, "a stale tick: status %ld", r.status);
+	CHECK(r.body && strncmp(r.body, "the capture loop has not ticked for 5.", 38) == 0 &&
+		      strstr(r.body, "(limit 1 s)\n") && !strchr(r.body, '\n')[1],
+	      "body '%s'", r.body ? r.body : "");
+	resp_free(&r);
+
+	liveness__tick(&live, clock__ns(CLOCK_MONOTONIC));
+	fetch(port, "GET", "/healthz", &r);
+	CHECK(r.status == 200, "after a tick: status %ld", r.status);
+	CHECK_STR(r.body, "ok\n");
+	resp_free(&r);
+
+	/* A longer timeout (a reload) makes the same old tick acceptable. */
+	liveness__init(&live, 1000000000ULL, clock__ns(CLOCK_MONOTONIC) - 5000000000ULL);
+	liveness__set_timeout(&live, 3600 * 1000000000ULL);
+	fetch(port, "GET", "/healthz", &r);
+	CHECK(r.status == 200, "a 1 h timeout: status %ld", r.status);
+	resp_free(&r);
+
+	/* "not alive" wins over a fresh tick. */
+	httpd__set_health(h, false);
+	fetch(port, "GET", "/healthz", &r);
+	CHECK(r.status == 503, "not alive: status %ld", r.status);
+	CHECK_STR(r.body, "not alive\n");
+	resp_free(&r);
+	httpd__set_liveness(h, NULL);
+	httpd__delete(h);
+}
+
+/*
+ * One address holds at most HTTPD_PER_IP_CONNECTIONS connections: with that many idle ones open
+ * from 127.0.0.1, a request from 127.0.0.1 is turned away, while another address (127.0.0.2,
+ * also loopback) is still served; once the idle ones go, 127.0.0.1 is served again.
+ */
+static int connect_from(int port, const char *from)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port)},
+			   src = {.sin_family = AF_INET};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	inet_pton(AF_INET, from, &src.sin_addr);
+	if (fd < 0)
+		return -1;
+	if (bind(fd, (struct sockaddr *)&src, sizeof(src)) < 0 ||
+	    connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A whole GET on fd; the status code, or 0 when the server closed without answering. */
+static int raw_get(int fd)
+{
+	const char *req = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	char buf[256];
+	ssize_t n, got = 0;
+	int status = 0;
+
+	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req))
+		return 0;
+	while (got < (ssize_t)sizeof(buf) - 1 &&
+	       (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += n;
+	buf[got] = '\0';
+	sscanf(buf, "HTTP/1.1 %d", &status);
+	return status;
+}
+
+static void test_per_ip_limit(void)
+{
+	char err[256] = "";
+	struct httpd *h = httpd__new("127.0.0.1:0", err, sizeof(err));
+	int idle[HTTPD_PER_IP_CONNECTIONS], extra, other, port, tries = 0, status;
+	struct resp r = {0};
+
+	CHECK(h != NULL, "httpd__new: %s", err);
+	if (!h)
+		return;
+	port = httpd__port(h);
+	for (int i = 0; i < HTTPD_PER_IP_CONNECTIONS; i++) {
+		idle[i] = connect_from(port, "127.0.0.1");
+		CHECK(idle[i] >= 0, "idle connection %d", i);
+	}
+	/* The server accepts the ninth and closes it without an answer. MHD counts a connection
+	 * once it has accepted it: wait (bounded) until the idle ones are all in. */
+	do {
+		if (tries)
+			usleep(20 * 1000);
+		extra = connect_from(port, "127.0.0.1");
+		status = extra >= 0 ? raw_get(extra) : -1;
+		if (extra >= 0)
+			close(extra);
+	} while (status == 200 && ++tries < 50);
+	CHECK(status == 0, "a ninth connection from one address: status %d", status);
+	other = connect_from(port, "127.0.0.2");
+	CHECK(other >= 0 && raw_get(other) == 200, "another address is still served");
+	if (other >= 0)
+		close(other);
+	for (int i = 0; i < HTTPD_PER_IP_CONNECTIONS; i++)
+		if (idle[i] >= 0)
+			close(idle[i]);
+	tries = 0;
+	do {
+		if (tries)
+			usleep(50 * 1000);
+		resp_free(&r);
+		fetch(port, "GET", "/healthz", &r);
+	} while (r.status != 200 && ++tries < 40);
+	CHECK(r.status == 200, "served again once the idle ones closed: %ld", r.status);
+	resp_free(&r);
+	httpd__delete(h);
+}
+
 /* --- scrapes racing publications --- */
 
 struct racer {
@@ -557,10 +695,12 @@ int main(void)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	httpd__delete(NULL);
 	test_endpoints();
+	test_liveness();
 	test_bad_addresses();
 	test_port_in_use();
 	test_address_forms();
 	test_slow_clients();
+	test_per_ip_limit();
 	test_race();
 	curl_global_cleanup();
 	return check_summary("test_httpd");

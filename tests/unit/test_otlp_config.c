@@ -401,8 +401,44 @@ static void test_pyroscope(void)
 	CHECK(c.url == NULL, "error left a URL behind");
 }
 
+/* A credential-looking header on plain http:// is named (never its value); https is fine. */
+static void test_cleartext_credential(void)
+{
+	static const struct {
+		const char *endpoint, *header, *want;
+	} cases[] = {
+		{"http://collector:4318", "Authorization=Bearer x", "Authorization"},
+		{"HTTP://collector:4318", "x-api-key=k", "x-api-key"},
+		{"http://collector:4318", "x-oneuptime-token=t", "x-oneuptime-token"},
+		{"http://collector:4318", "X-Scope-OrgID=tenant", NULL},
+		{"https://collector:4318", "Authorization=Bearer x", NULL},
+		{"http://collector:4318", NULL, NULL},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *headers[] = {cases[i].header};
+		struct otlp_flags f = {.endpoint = cases[i].endpoint,
+				       .headers = headers,
+				       .nr_headers = cases[i].header ? 1 : 0};
+		struct endpoint_config c;
+		char err[256] = "";
+		const char *got;
+
+		CHECK(resolve(&f, NULL, &c, err, sizeof(err)) == 0, "resolve: %s", err);
+		got = otlp_config__cleartext_credential(&c);
+		if (cases[i].want)
+			CHECK_STR(got, cases[i].want);
+		else
+			CHECK(got == NULL, "%s with %s: flagged %s", cases[i].endpoint,
+			      cases[i].header ? cases[i].header : "no header", got);
+		otlp_config__release(&c);
+	}
+	CHECK(otlp_config__cleartext_credential(NULL) == NULL, "NULL");
+}
+
 int main(void)
 {
+	test_cleartext_credential();
 	/* The resolver's info and warning lines are expected here. */
 	log_set_level(LOG_ERROR);
 	test_off();

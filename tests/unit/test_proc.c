@@ -654,7 +654,10 @@ static void test_identity_in_table(void)
 	p = t ? proc_table__get(t, 300) : NULL;
 	CHECK(p != NULL, "get 300: %s", strerror(errno));
 	if (p) {
-		CHECK_STR(p->cmdline, "/usr/bin/fake-300 --flag value with space");
+		/* argv's boundaries kept (NUL-separated), for redaction to see them. */
+		CHECK(p->cmdline && p->cmdline_len == sizeof(cmdline) - 1 &&
+			      !memcmp(p->cmdline, cmdline, sizeof(cmdline) - 1),
+		      "cmdline of %zu bytes", p->cmdline_len);
 		CHECK_STR(p->service_name, "inventory");
 		CHECK_STR(p->container_id, FX_CONTAINER);
 	}

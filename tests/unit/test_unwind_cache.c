@@ -209,7 +209,9 @@ static void test_round_trip(void)
 	CHECK(err == 0, "store: %s", strerror(-err));
 	CHECK(access(entry_path(id_a, sizeof(id_a), UNWIND_ARCH_X86_64), F_OK) == 0,
 	      "the file is %s", entry_path(id_a, sizeof(id_a), UNWIND_ARCH_X86_64));
-	/* The cache directory did not exist: the store made it and the levels below, owner-only. */
+	/* The cache directory did not exist: the store made it and the levels below, owner-only;
+	 * the table itself too. */
+	check_mode(entry_path(id_a, sizeof(id_a), UNWIND_ARCH_X86_64), 0600);
 	check_mode(cache, 0700);
 	snprintf(path, sizeof(path), "%s/unwind", cache);
 	check_mode(path, 0700);

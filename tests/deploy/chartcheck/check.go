@@ -148,6 +148,7 @@ func (c *checker) checkManifest(docs []interface{}, text string) (configText str
 	}
 
 	c.checkRBAC(byKind, s(pod["serviceAccountName"]))
+	c.checkNetworkPolicy(byKind, ds)
 	c.checkToken(text, secrets)
 	return configText
 }
@@ -369,6 +370,55 @@ func (c *checker) checkMounts(pod, ctr map[string]interface{}) map[string]map[st
 		c.fail("container: no emptyDir or hostPath volume at /var/cache/hostprof")
 	}
 	return byPath
+}
+
+// checkNetworkPolicy: rendered exactly when networkPolicy.enabled and not hostNetwork (a
+// hostNetwork pod is outside NetworkPolicies), selecting the DaemonSet's pods, Ingress only (the
+// exports are left alone), and letting in only the agent's port from the scraper's namespaces.
+func (c *checker) checkNetworkPolicy(byKind map[string][]map[string]interface{}, ds map[string]interface{}) {
+	pols := byKind["NetworkPolicy"]
+	want := c.val("networkPolicy.enabled") == true && c.val("hostNetwork") != true
+	if !want {
+		if len(pols) != 0 {
+			c.fail("%d NetworkPolicies, want none (networkPolicy.enabled false or hostNetwork)", len(pols))
+		}
+		return
+	}
+	if len(pols) != 1 {
+		c.fail("%d NetworkPolicies, want 1", len(pols))
+		return
+	}
+	np := pols[0]
+	podLabels := m(at(ds, "spec.template.metadata.labels"))
+	sel := m(at(np, "spec.podSelector.matchLabels"))
+	if len(sel) == 0 {
+		c.fail("NetworkPolicy: empty podSelector would select every pod of the namespace")
+	}
+	for k, v := range sel {
+		if podLabels[k] != v {
+			c.fail("NetworkPolicy: podSelector %s=%v does not select the DaemonSet's pods", k, v)
+		}
+	}
+	types := l(at(np, "spec.policyTypes"))
+	if len(types) != 1 || types[0] != "Ingress" {
+		c.fail("NetworkPolicy: policyTypes %v, want [Ingress]", types)
+	}
+	rules := l(at(np, "spec.ingress"))
+	if len(rules) != 1 {
+		c.fail("NetworkPolicy: %d ingress rules, want 1", len(rules))
+		return
+	}
+	port, _ := num(c.val("port"))
+	ports := l(m(rules[0])["ports"])
+	if len(ports) != 1 {
+		c.fail("NetworkPolicy: %d ports, want the agent's one", len(ports))
+	} else if n, _ := num(m(ports[0])["port"]); n != port {
+		c.fail("NetworkPolicy: port %v, want %v", m(ports[0])["port"], port)
+	}
+	from := l(m(rules[0])["from"])
+	if len(from) != 1 || len(m(at(from[0], "namespaceSelector"))) == 0 {
+		c.fail("NetworkPolicy: ingress must come from the scraper's namespaceSelector only: %v", from)
+	}
 }
 
 func (c *checker) checkRBAC(byKind map[string][]map[string]interface{}, sa string) {
