@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/safe_open.h"
 #include "process/proc.h"
 
 /*
@@ -101,9 +102,6 @@ void go_labels_cache__delete(struct go_labels_cache *c)
 	free(c);
 }
 
-/* Symbol tables larger than this are not searched for runtime.tlsg (real ones are a few MiB). */
-#define MAX_SYMTAB (64u << 20)
-
 /* The value of the TLS symbol name in .symtab; false when it is stripped or absent. */
 static bool tls_symbol(Elf *elf, const char *name, uint64_t *value)
 {
@@ -114,7 +112,7 @@ static bool tls_symbol(Elf *elf, const char *name, uint64_t *value)
 		Elf_Data *d;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize ||
-		    sh.sh_size > MAX_SYMTAB || !(d = elf_getdata(scn, NULL)))
+		    sh.sh_size > SAFE_OPEN_MAX_SYMTAB_BYTES || !(d = elf_getdata(scn, NULL)))
 			continue;
 		for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Sym sym;
@@ -265,15 +263,14 @@ int go_labels_ref__resolve(struct go_labels_cache *c, struct proc_table *procs, 
 		    strcmp(m->path, p->exe_path) ||
 		    proc_table__mapping_path(procs, pid, m, path, sizeof(path)))
 			continue;
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		fd = safe_open(path, SAFE_OPEN_MAX_ELF_BYTES, &st);
+		if (fd < 0) {
+			snprintf(why, len, "the executable: %s", safe_open__strerror(fd));
+			return fd;
+		}
 	}
 	if (fd < 0)
 		return -ENOENT;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		snprintf(why, len, "the executable is not a regular file");
-		return -EINVAL;
-	}
 	for (size_t i = 0; i < CACHE_SLOTS; i++) {
 		if (same_binary(&c->slots[i], &st)) {
 			b = &c->slots[i];
