@@ -143,6 +143,7 @@ include tests/e2e/go.mk
 include tests/grpc/grpc.mk
 include tests/browser/browser.mk
 include tests/fuzz/fuzz.mk
+include tests/fuzz/fuzz_inputs.mk
 -include bench/bench.mk
 include bench/symbolizers.mk
 -include bench/otelprof.mk

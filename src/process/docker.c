@@ -106,14 +106,20 @@ out:
 	return err;
 }
 
-static int name_from_json(const char *json, size_t len, char *out, size_t outlen)
+int docker__name_from_config(const char *json, size_t len, char *out, size_t outlen)
 {
-	struct json_tokener *tok = json_tokener_new();
 	struct json_object *root = NULL, *name;
+	struct json_tokener *tok;
 	const char *s;
 	size_t n, end;
 	int err = 0;
 
+	if (outlen)
+		out[0] = '\0';
+	/* json-c takes an int length; docker__container_name() never reads that much. */
+	if (len > INT_MAX)
+		return -EINVAL;
+	tok = json_tokener_new();
 	if (!tok)
 		return -ENOMEM;
 	root = json_tokener_parse_ex(tok, json, (int)len);
@@ -157,6 +163,8 @@ static int name_from_json(const char *json, size_t len, char *out, size_t outlen
 	out[n] = '\0';
 out:
 	json_object_put(root);
+	if (err && outlen)
+		out[0] = '\0';
 	return err;
 }
 
@@ -181,9 +189,7 @@ int docker__container_name(const char *docker_root, const char *container_id, ch
 	err = read_bounded(path, &buf, &n);
 	if (err)
 		return err;
-	err = name_from_json(buf, n, out, len);
-	if (err)
-		out[0] = '\0';
+	err = docker__name_from_config(buf, n, out, len);
 	free(buf);
 	return err;
 }

@@ -28,4 +28,13 @@
 int docker__container_name(const char *docker_root, const char *container_id, char *out,
 			   size_t len);
 
+/*
+ * The "Name" of the text of one config.v2.json (len bytes, no NUL needed), without its leading
+ * '/', into out (outlen bytes, NUL included). The parser alone, for docker__container_name() and
+ * the fuzz target: 0, or -EINVAL (not one JSON object, trailing garbage, a Name with control
+ * characters), -ENOENT (no non-empty string Name), -E2BIG (out too small), -ENOMEM. out is ""
+ * on any failure (when outlen > 0).
+ */
+int docker__name_from_config(const char *json, size_t len, char *out, size_t outlen);
+
 #endif /* HOSTPROF_DOCKER_H */

@@ -543,7 +543,7 @@ int proc__container_id(const char *cgroup, char out[PROC_CONTAINER_ID_LEN + 1])
 
 int proc__systemd_unit(const char *cgroup, char *out, size_t len)
 {
-	static const char suffix[] = ".service";
+	static const char suffix[] = ".service", systemd[] = "name=systemd";
 	const char *line = cgroup;
 
 	for (; line && *line;) {
@@ -553,9 +553,11 @@ int proc__systemd_unit(const char *cgroup, char *out, size_t len)
 		const char *controllers = path ? path + 1 : NULL;
 
 		path = path ? memchr(path + 1, ':', end - path - 1) : NULL;
-		/* The unified hierarchy ("0::/...") or systemd's own v1 one (name=systemd). */
-		if (path && (path == controllers ||
-			     !strncmp(controllers, "name=systemd", path - controllers))) {
+		/* The unified hierarchy ("0::/...") or systemd's own v1 one (name=systemd), named
+		 * whole: "name=sys" is another hierarchy. */
+		if (path &&
+		    (path == controllers || ((size_t)(path - controllers) == sizeof(systemd) - 1 &&
+					     !memcmp(controllers, systemd, sizeof(systemd) - 1)))) {
 			const char *c = end;
 
 			while (c > path) {

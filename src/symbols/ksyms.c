@@ -87,6 +87,15 @@ struct kline {
 	size_t module_len;
 };
 
+/* No blank or control character: what the kernel prints in a symbol or module name. */
+static bool is_name(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= ' ' || s[i] == 0x7f)
+			return false;
+	return n > 0;
+}
+
 /*
  * Parse "ADDR TYPE NAME[\t[MODULE]]". Returns false for anything else, so that a truncated or
  * garbled line is skipped instead of becoming a symbol with a wrong address or name.
@@ -105,7 +114,7 @@ static bool kline__parse(const char *s, struct kline *l)
 	while (*s && *s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
 		s++;
 	l->name_len = (size_t)(s - l->name);
-	if (!l->name_len)
+	if (!is_name(l->name, l->name_len))
 		return false;
 
 	l->module = NULL;
@@ -118,7 +127,7 @@ static bool kline__parse(const char *s, struct kline *l)
 		if (!end || end == l->module)
 			return false;
 		l->module_len = (size_t)(end - l->module);
-		if (memchr(l->module, ' ', l->module_len) || memchr(l->module, '\t', l->module_len))
+		if (!is_name(l->module, l->module_len))
 			return false;
 		s = end + 1;
 	}

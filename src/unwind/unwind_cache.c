@@ -45,6 +45,9 @@ _Static_assert(offsetof(struct cache_header, nr_rows) == 24 &&
 		       offsetof(struct cache_header, build_id) == 32 &&
 		       offsetof(struct cache_header, crc) == 96,
 	       "cache_header offsets");
+/* unwind_cache__decode() reads the rows in place, right after the header. */
+_Static_assert(sizeof(struct cache_header) % _Alignof(struct hp_unwind_row) == 0,
+	       "rows after the header stay aligned");
 
 /* The GNU build-id note in one block of notes: its length, 0 when absent or longer than cap. */
 static size_t note_build_id(Elf_Data *data, uint8_t *out, size_t cap)
@@ -212,12 +215,38 @@ static int check_header(const struct cache_header *h, const uint8_t *id, size_t 
 	return 0;
 }
 
+int unwind_cache__decode(const void *buf, size_t len, const uint8_t *build_id, size_t id_len,
+			 enum unwind_arch arch, struct unwind_table **out)
+{
+	const struct hp_unwind_row *rows;
+	struct cache_header h;
+	int err;
+
+	*out = NULL;
+	if (!build_id || id_len > UNWIND_CACHE_BUILD_ID_MAX || !valid_arch(arch))
+		return -EINVAL;
+	if (len < sizeof(h))
+		return -EBADMSG;
+	memcpy(&h, buf, sizeof(h));
+	err = check_header(&h, build_id, id_len, arch, len);
+	if (err)
+		return err;
+	/* The header's size keeps the rows as aligned as buf is (see struct cache_header). */
+	rows = (const struct hp_unwind_row *)((const uint8_t *)buf + sizeof(h));
+	if (checksum(&h, rows, h.nr_rows) != h.crc || !valid_rows(rows, h.nr_rows))
+		return -EBADMSG;
+	*out = unwind_table__from_rows(arch, rows, h.nr_rows);
+	if (!*out)
+		return errno == EINVAL ? -EBADMSG : -ENOMEM;
+	return 0;
+}
+
 int unwind_cache__load(const char *dir, const uint8_t *build_id, size_t id_len,
 		       enum unwind_arch arch, struct unwind_table **out)
 {
-	struct hp_unwind_row *rows = NULL;
 	struct cache_header h;
 	char path[PATH_MAX];
+	void *buf = NULL;
 	struct stat st;
 	int fd = -1, err;
 
@@ -244,33 +273,28 @@ int unwind_cache__load(const char *dir, const uint8_t *build_id, size_t id_len,
 		goto out;
 	}
 	if ((uint64_t)st.st_size < sizeof(h) ||
-	    (uint64_t)st.st_size >
-		    sizeof(h) + (uint64_t)UNWIND_TABLE_DEFAULT_MAX_ROWS * sizeof(*rows)) {
+	    (uint64_t)st.st_size > sizeof(h) + (uint64_t)UNWIND_TABLE_DEFAULT_MAX_ROWS *
+						       sizeof(struct hp_unwind_row)) {
 		err = -EBADMSG;
 		goto out;
 	}
+	/* The header first: a file that is not this key's table costs 104 bytes, not its size. */
 	err = read_full(fd, &h, sizeof(h));
 	if (!err)
 		err = check_header(&h, build_id, id_len, arch, (uint64_t)st.st_size);
 	if (err)
 		goto out;
-	rows = malloc(h.nr_rows ? h.nr_rows * sizeof(*rows) : 1);
-	if (!rows) {
+	buf = malloc((size_t)st.st_size);
+	if (!buf) {
 		err = -ENOMEM;
 		goto out;
 	}
-	err = read_full(fd, rows, h.nr_rows * sizeof(*rows));
-	if (err)
-		goto out;
-	if (checksum(&h, rows, h.nr_rows) != h.crc || !valid_rows(rows, h.nr_rows)) {
-		err = -EBADMSG;
-		goto out;
-	}
-	*out = unwind_table__from_rows(arch, rows, h.nr_rows);
-	if (!*out)
-		err = errno == EINVAL ? -EBADMSG : -ENOMEM;
+	memcpy(buf, &h, sizeof(h));
+	err = read_full(fd, (uint8_t *)buf + sizeof(h), (size_t)st.st_size - sizeof(h));
+	if (!err)
+		err = unwind_cache__decode(buf, (size_t)st.st_size, build_id, id_len, arch, out);
 out:
-	free(rows);
+	free(buf);
 	if (fd >= 0)
 		close(fd);
 	return err;

@@ -70,6 +70,16 @@ int unwind_cache__load(const char *dir, const uint8_t *build_id, size_t id_len,
 		       enum unwind_arch arch, struct unwind_table **out);
 
 /*
+ * The decoder behind unwind_cache__load(): buf holds a whole cache file of len bytes, aligned as
+ * malloc() aligns (its rows are read in place), checked against the build-id and arch it must be
+ * for. 0 with *out a new table; else *out is NULL and the result -EBADMSG (not a valid table for
+ * this key), -ENOMEM, or -EINVAL (a build-id longer than UNWIND_CACHE_BUILD_ID_MAX, an arch that
+ * is never cached).
+ */
+int unwind_cache__decode(const void *buf, size_t len, const uint8_t *build_id, size_t id_len,
+			 enum unwind_arch arch, struct unwind_table **out);
+
+/*
  * Write table t (its rows and arch) as the cached table of this build-id, replacing any file there,
  * creating the directories below dir (and dir itself) with mode 0700. 0 or -errno.
  */

@@ -210,10 +210,30 @@ static void test_hostile(void)
 	}
 }
 
+/* The parser alone, on buffers that are not NUL-terminated. */
+static void test_name_from_config(void)
+{
+	static const char text[] = "{\"Name\":\"/web\"}{garbage";
+	char name[16];
+
+	memset(name, 'x', sizeof(name));
+	CHECK(docker__name_from_config(text, 15, name, sizeof(name)) == 0, "the first 15 bytes");
+	CHECK_STR(name, "web");
+	memset(name, 'x', sizeof(name));
+	CHECK(docker__name_from_config(text, sizeof(text) - 1, name, sizeof(name)) == -EINVAL,
+	      "the garbage after it");
+	CHECK_STR(name, "");
+	memset(name, 'x', sizeof(name));
+	CHECK(docker__name_from_config(text, 15, name, 3) == -E2BIG, "a buffer too small");
+	CHECK_STR(name, "");
+	CHECK(docker__name_from_config(text, 0, name, sizeof(name)) == -EINVAL, "nothing");
+}
+
 int main(void)
 {
 	test_fixtures();
 	test_arguments();
 	test_hostile();
+	test_name_from_config();
 	return check_summary("test_docker");
 }

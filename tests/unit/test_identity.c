@@ -181,6 +181,11 @@ static void test_systemd_unit(void)
 		 "\n",
 		 "cron"},
 		{"0::/\n", NULL},
+		/* Only the hierarchy named name=systemd, whole: found by fuzz_cgroup, these were
+		 * taken for it. */
+		{"1:name=sys:/system.slice/evil.service\n", NULL},
+		{"1:name:/system.slice/evil.service\n", NULL},
+		{"1:name=systemdx:/system.slice/evil.service\n", NULL},
 		{"0::/system.slice/.service\n", NULL},
 		{"", NULL},
 	};

@@ -218,6 +218,10 @@ static void test_framing(void)
 	static const char nul[] = "ffffffff81000000 T before_nul\n"
 				  "ffffffff81000100 T hidden\0 tail\n"
 				  "ffffffff81000200 T after_nul\n";
+	static const char control[] = "ffffffff81000000 t cr_module\t[ext\r4]\n"
+				      "ffffffff81000100 t esc\x1b[2Jname\t[ext4]\n"
+				      "ffffffff81000200 t bell_module\t[e\axt4]\n"
+				      "ffffffff81000300 t clean\t[ext4]\n";
 	const char *path;
 	struct ksyms *k;
 
@@ -236,6 +240,15 @@ static void test_framing(void)
 	CHECK(k != NULL, "load no-newline: %s", strerror(errno));
 	CHECK_U64(ksyms__size(k), 2);
 	expect_sym(k, 0xffffffff81000100ull, "last_without_newline", NULL, 0xffffffff81000100ull);
+	ksyms__delete(k);
+
+	/* Control characters inside a name or a module name garble the line: found by
+	 * fuzz_ksyms, a CR inside "[ext\r4]" was kept in the module's name. */
+	path = tmp_write("control", control, sizeof(control) - 1);
+	k = path ? ksyms__load(path) : NULL;
+	CHECK(k != NULL, "load control: %s", strerror(errno));
+	CHECK_U64(ksyms__size(k), 1);
+	expect_sym(k, 0xffffffff81000300ull, "clean", "ext4", 0xffffffff81000300ull);
 	ksyms__delete(k);
 
 	path = tmp_write("nul", nul, sizeof(nul) - 1);

@@ -269,6 +269,46 @@ static void test_round_trip(void)
 	unwind_table__delete(in);
 }
 
+/* The decoder on a stored file's bytes, without the file: what the fuzz target calls. */
+static void test_decode(void)
+{
+	struct unwind_table *out = (struct unwind_table *)&out;
+	const struct hp_unwind_row *rows;
+	size_t len, nr = 0;
+	uint8_t *buf;
+
+	if (!store_sample())
+		return;
+	len = read_file(entry_path(id_a, sizeof(id_a), UNWIND_ARCH_X86_64), &buf);
+	CHECK(len == HDR_SIZE + sizeof(sample_rows), "the stored file: %zu bytes", len);
+	if (!buf)
+		return;
+	CHECK(unwind_cache__decode(buf, len, id_a, sizeof(id_a), UNWIND_ARCH_X86_64, &out) == 0,
+	      "decode");
+	rows = out ? unwind_table__rows(out, &nr) : NULL;
+	CHECK(rows && nr == NR_SAMPLE && !memcmp(rows, sample_rows, sizeof(sample_rows)),
+	      "the rows differ");
+	unwind_table__delete(out);
+	CHECK(unwind_cache__decode(buf, len - 1, id_a, sizeof(id_a), UNWIND_ARCH_X86_64, &out) ==
+			      -EBADMSG &&
+		      !out,
+	      "a byte short");
+	CHECK(unwind_cache__decode(buf, len, id_a, sizeof(id_a), UNWIND_ARCH_ARM64, &out) ==
+			      -EBADMSG &&
+		      !out,
+	      "another arch");
+	/* Arguments load() vets through the path: the decoder vets them itself. */
+	CHECK(unwind_cache__decode(buf, len, id_a, UNWIND_CACHE_BUILD_ID_MAX + 1,
+				   UNWIND_ARCH_X86_64, &out) == -EINVAL &&
+		      !out,
+	      "a build-id longer than the header holds");
+	CHECK(unwind_cache__decode(buf, len, id_a, sizeof(id_a), UNWIND_ARCH_NONE, &out) ==
+			      -EINVAL &&
+		      !out,
+	      "no arch");
+	free(buf);
+}
+
 /* What is never cached. */
 static void test_bad_arguments(void)
 {
@@ -803,6 +843,7 @@ int main(void)
 	snprintf(cache, sizeof(cache), "%s/cache", tmpdir);
 
 	test_round_trip();
+	test_decode();
 	test_bad_arguments();
 	test_broken_files();
 	test_untrusted_files();
