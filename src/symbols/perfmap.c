@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,7 +298,9 @@ static pid_t ns_pid(const char *proc_root, pid_t pid)
 			v = strtol(p, &end, 10);
 			if (end == p)
 				break;
-			if (v > 0)
+			/* A PID is an int: a value past it is not one (and cast, would name another
+			 * process's map). */
+			if (v > 0 && v <= INT_MAX)
 				found = (pid_t)v;
 			p = end;
 		}

@@ -356,17 +356,20 @@ class Kernel:
                     k = (s.labels.get("span_id", "-"), s.labels.get("trace_id", "-"))
                     out[k] = out.get(k, 0) + s.values[i]
         na, nn = sum(a.values()), sum(none.values())
+        if self.arm64 and self.version < (5, 15):
+            # No labels to read (and Go's stacks on this kernel's tail-call walker are short,
+            # so the functions may not be in them): every sample must be without a span.
+            said = "goroutine labels not read" in c.text(".stderr") and \
+                "bpf_task_pt_regs" in c.text(".stderr")
+            spans = sum(1 for s in p.samples if "span_id" in s.labels)
+            if spans or not said:
+                raise Failed("arm64 before 5.15: want no labels and the reason said; got %d "
+                             "samples with a span, said: %s" % (spans, said))
+            return "no labels (g in x28 needs bpf_task_pt_regs), and hostprof says so"
         if na < 20 or nn < 20:
             raise Failed("too few samples: main.inSpanA %d, main.noSpan %d" % (na, nn))
         if none.get(("-", "-"), 0) != nn:
             raise Failed("main.noSpan samples carry spans: %s" % none)
-        if self.arm64 and self.version < (5, 15):
-            said = "goroutine labels not read" in c.text(".stderr") and \
-                "bpf_task_pt_regs" in c.text(".stderr")
-            if a.get(("-", "-"), 0) != na or not said:
-                raise Failed("arm64 before 5.15: want no labels and the reason said; got %s, "
-                             "said: %s" % (a, said))
-            return "no labels (g in x28 needs bpf_task_pt_regs), and hostprof says so"
         ha = a.get(("a1a1a1a1a1a1a1a1", "0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a01"), 0)
         if ha < 0.95 * na:
             raise Failed("main.inSpanA: %d of %d samples carry span A: %s" % (ha, na, a))

@@ -302,6 +302,18 @@ static void test_symbolizer(void)
 	CHECK(perfmap__path(root, JIT_PID, path, sizeof(path)) == 0 &&
 		      strstr(path, "/4343/root/tmp/perf-7.map"),
 	      "path %s", path);
+	/* An NSpid past an int is no PID: not cast into another process's number (4294967338
+	 * would wrap to 42, 2147483648 to a negative one). */
+	snprintf(text, sizeof(text), "mkdir -p %s/4344", root);
+	CHECK(system(text) == 0, "%s", text);
+	put("4344/status", "Name:\tx\nNSpid:\t4344\t4294967338\n");
+	CHECK(perfmap__path(root, 4344, path, sizeof(path)) == 0 &&
+		      strstr(path, "/4344/root/tmp/perf-4344.map"),
+	      "an NSpid that wraps is ignored: %s", path);
+	put("4344/status", "Name:\tx\nNSpid:\t4344\t2147483648\n");
+	CHECK(perfmap__path(root, 4344, path, sizeof(path)) == 0 &&
+		      strstr(path, "/4344/root/tmp/perf-4344.map"),
+	      "an NSpid past INT_MAX is ignored: %s", path);
 	o.proc_root = root;
 	s = symbolizer__new(&o);
 	CHECK(s != NULL, "symbolizer__new: %s", strerror(errno));
