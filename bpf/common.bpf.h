@@ -66,10 +66,10 @@ static __always_inline void bump(void *map, __u32 idx)
  * caller looks its key up first and fills the names of a new entry only when it has to: reading
  * comms costs, and most waits land on an existing entry.
  */
-static __always_inline void hp_wait_add(__u64 *ns_count, __u64 delta)
+static __always_inline void hp_wait_add(__u64 *ns_count, __u64 delta, __u64 count)
 {
 	__sync_fetch_and_add(&ns_count[0], delta);
-	__sync_fetch_and_add(&ns_count[1], 1);
+	__sync_fetch_and_add(&ns_count[1], count);
 }
 
 /*
@@ -95,10 +95,10 @@ static __always_inline void hp_count_update_error(int err, __u32 loss_full)
 		bump(&losses, HP_LOSS_MAP_UPDATE_FAILED);
 }
 
-/* Insert a new wait aggregate (init holds {delta, 1} and the names). Another CPU may have
+/* Insert a new wait aggregate (init holds {delta, count} and the names). Another CPU may have
  * inserted the same key since our lookup: then add to its entry. A full map counts `loss`. */
 static __always_inline void hp_wait_insert(void *counts, const void *key, const void *init,
-					   __u64 delta, __u32 loss)
+					   __u64 delta, __u64 count, __u32 loss)
 {
 	int err = hp_map_update(counts, key, init, BPF_NOEXIST);
 	__u64 *val;
@@ -106,7 +106,7 @@ static __always_inline void hp_wait_insert(void *counts, const void *key, const 
 	if (err == -EEXIST) {
 		val = bpf_map_lookup_elem(counts, key);
 		if (val) {
-			hp_wait_add(val, delta);
+			hp_wait_add(val, delta, count);
 			err = 0;
 		}
 	}
@@ -115,6 +115,31 @@ static __always_inline void hp_wait_insert(void *counts, const void *key, const 
 }
 
 /* Is this process one of the targets? Filtering comes first in every program. */
+/*
+ * Sampling of waits shorter than period_ns, in proportion to their length: one is kept with
+ * probability delta / period and then stands for period ns and period / delta waits (rounded at
+ * random, so that the count too is right on average); a longer wait, or any with period 0, is kept
+ * as it is. Totals stay unbiased while the waits walked are at most one per period of waiting.
+ * period must be below 2^31 (userspace caps it at one second). False: not kept.
+ */
+static __always_inline bool hp_sample_wait(__u64 delta, __u64 period, __u64 *ns, __u64 *n)
+{
+	__u64 r;
+
+	*ns = delta;
+	*n = 1;
+	if (!period || delta >= period)
+		return true;
+	if (!delta)
+		delta = 1;
+	r = bpf_get_prandom_u32();
+	if (((r * period) >> 32) >= delta)
+		return false;
+	*ns = period;
+	*n = period / delta + ((__u64)bpf_get_prandom_u32() % delta < period % delta);
+	return true;
+}
+
 static __always_inline bool hp_wanted(__u32 tgid)
 {
 	return !filter_pids || bpf_map_lookup_elem(&target_pids, &tgid);

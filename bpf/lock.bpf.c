@@ -28,6 +28,8 @@
 #define LCB_F_PERCPU (1U << 4)
 #define LCB_F_MUTEX (1U << 5)
 
+/* Waits shorter than this are sampled (hp_sample_wait()); 0: every wait is kept. */
+const volatile __u64 sample_ns = 0;
 const volatile __u64 min_wait_ns = 0;
 
 struct wait_begin {
@@ -92,12 +94,12 @@ static __always_inline void begin(__u32 tid, __u32 kind, __u64 addr)
 }
 
 static __always_inline void record(void *ctx, void *stacks, void *ustacks, void *counts, __u32 tgid,
-				   __u32 tid, const struct wait_begin *b, __u64 delta,
+				   __u32 tid, const struct wait_begin *b, __u64 delta, __u64 count,
 				   const struct hp_user_stack *walked, __u64 hash, __u64 tctx)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct hp_lock_key key = {.pid = tgid, .tid = tid, .kind = b->kind, .addr = b->addr};
-	struct hp_lock_value *val, init = {.ns = delta, .count = 1};
+	struct hp_lock_value *val, init = {.ns = delta, .count = count};
 	long err;
 
 	key.thread_ctx = hp_thread_ctx_store(&lock_tctx, tctx);
@@ -118,12 +120,12 @@ static __always_inline void record(void *ctx, void *stacks, void *ustacks, void 
 	}
 	val = bpf_map_lookup_elem(counts, &key);
 	if (val) {
-		hp_wait_add(&val->ns, delta);
+		hp_wait_add(&val->ns, delta, count);
 		return;
 	}
 	bpf_get_current_comm(init.thread_name, sizeof(init.thread_name));
 	BPF_CORE_READ_STR_INTO(&init.process_name, task, group_leader, comm);
-	hp_wait_insert(counts, &key, &init, delta, HP_LOSS_LOCK_COUNTS_FULL);
+	hp_wait_insert(counts, &key, &init, delta, count, HP_LOSS_LOCK_COUNTS_FULL);
 }
 
 /*
@@ -139,7 +141,7 @@ static __always_inline void end(void *ctx, bool waited, bool kernel, __u64 lock,
 	struct hp_user_stack *walked = NULL;
 	struct wait_begin *b, copy;
 	__u32 tgid, tid, buffer;
-	__u64 delta, hash = 0, tctx = 0;
+	__u64 delta, hash = 0, tctx = 0, ns, count;
 
 	if (!interesting(&tgid, &tid))
 		return;
@@ -154,6 +156,14 @@ static __always_inline void end(void *ctx, bool waited, bool kernel, __u64 lock,
 	if (!waited || delta < min_wait_ns)
 		return;
 	bump(&stats, HP_STAT_LOCK_EVENTS);
+	/* The wait's length is known before its stack is taken: a short one is sampled. */
+	if (!hp_sample_wait(delta, sample_ns, &ns, &count)) {
+		bump(&stats, HP_STAT_LOCK_SKIPPED);
+		return;
+	}
+	bump(&stats, HP_STAT_LOCK_WALKED);
+	if (ns != delta)
+		bump(&stats, HP_STAT_LOCK_SAMPLED);
 	buffer = active_buffer;
 	/* The waiter is current: the span it served while it waited. Read before the walk, which
 	 * leaves the verifier too many states to explore it in. */
@@ -169,11 +179,11 @@ static __always_inline void end(void *ctx, bool waited, bool kernel, __u64 lock,
 		walked = hp_walk_user(tgid, &r, &hash);
 	}
 	if (buffer == 0)
-		record(ctx, &lock_stacks_0, &lock_ustacks_0, &lock_counts_0, tgid, tid, &copy,
-		       delta, walked, hash, tctx);
+		record(ctx, &lock_stacks_0, &lock_ustacks_0, &lock_counts_0, tgid, tid, &copy, ns,
+		       count, walked, hash, tctx);
 	else
-		record(ctx, &lock_stacks_1, &lock_ustacks_1, &lock_counts_1, tgid, tid, &copy,
-		       delta, walked, hash, tctx);
+		record(ctx, &lock_stacks_1, &lock_ustacks_1, &lock_counts_1, tgid, tid, &copy, ns,
+		       count, walked, hash, tctx);
 }
 
 SEC("tp_btf/sys_enter")

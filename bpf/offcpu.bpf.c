@@ -26,6 +26,11 @@
 #define TASK_UNINTERRUPTIBLE 0x2
 
 const volatile __u64 min_block_ns = 0;
+/* Waits shorter than this are sampled (hp_sample_wait()); 0: every wait is kept. */
+const volatile __u64 sample_ns = 0;
+/* Stacks of voluntary waits taken when the wait ends (see struct hp_offcpu_start): set by
+ * userspace where the kernel has bpf_task_pt_regs (Linux 5.15), with the typed tracepoints. */
+const volatile bool defer_walks = false;
 
 /* Threads that are off the CPU right now; max_entries set by userspace. */
 /*
@@ -107,12 +112,39 @@ static __always_inline __u32 classify(struct task_struct *prev, bool preempt)
 	return HP_STATE_OTHER;
 }
 
-/* The thread leaving the CPU is current: its stacks can be read now. */
+static __always_inline void take_user_stack(void *ctx, __u32 tgid, struct hp_raw_stack *stack,
+					    const struct hp_uregs *r, bool loop_walker)
+{
+	long n = 0;
+
+	if (loop_walker && unwind_tables) {
+		__u64 hash;
+
+		n = hp_unwind_user(tgid, r, stack->user, &hash) * sizeof(__u64);
+	} else {
+		n = bpf_get_stack(ctx, stack->user, sizeof(stack->user), BPF_F_USER_STACK);
+	}
+	stack->nr_user = n > 0 ? n / sizeof(__u64) : 0;
+}
+
+/* The user registers of the current task as it entered the kernel; false before Linux 5.15. */
+static __always_inline bool current_uregs(struct hp_uregs *r)
+{
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		return false;
+	/* Unlike prev in the raw_tp variant, current is a pointer the verifier trusts. */
+	hp_uregs_from_kernel((struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()), r);
+	return true;
+}
+
+/* The thread leaving the CPU is current: its stacks can be read now, or deferred. */
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
 				       bool loop_walker)
 {
 	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid), zero = 0;
 	struct hp_offcpu_start *start, *tmpl;
+	bool has_mm = BPF_CORE_READ(prev, mm) != NULL;
+	struct hp_uregs r = {};
 	long n;
 
 	if (!interesting(tgid, tid))
@@ -132,29 +164,30 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 		start = bpf_map_lookup_elem(&offcpu_start, &tid);
 		if (!start)
 			return;
+		/* No history: taken now, as for a thread whose waits are long. */
+		start->last_ns = (__u64)-1;
 	}
 	start->ts = bpf_ktime_get_ns();
 	start->state = classify(prev, preempt);
+	/* A kept wait whose system call never ended in sight (a page fault's wait, a signal):
+	 * it is accounted by its switch-in without a user stack; nothing is left over. */
+	start->await_exit = 0;
 	/* prev is current here: its TLS pointer and memory are the ones read. */
-	start->thread_ctx = BPF_CORE_READ(prev, mm) ? hp_read_thread_ctx(tgid, &offcpu_tctx) : 0;
+	start->thread_ctx = has_mm ? hp_read_thread_ctx(tgid, &offcpu_tctx) : 0;
+	/* A voluntary wait of a user thread whose waits are short: nothing more now. */
+	start->deferred = defer_walks && has_mm && start->state != HP_STATE_PREEMPTED &&
+			  start->last_ns < sample_ns && current_uregs(&r);
+	if (start->deferred) {
+		start->user_pc = r.pc;
+		start->user_sp = r.sp;
+		return;
+	}
 	n = bpf_get_stack(ctx, start->stack.kern, sizeof(start->stack.kern), 0);
 	start->stack.nr_kern = n > 0 ? n / sizeof(__u64) : 0;
-	n = 0;
-	if (loop_walker && unwind_tables && BPF_CORE_READ(prev, mm)) {
-		struct hp_uregs r;
-
-		/* prev is still current here; and unlike prev in the raw_tp variant, current is
-		 * a pointer the verifier trusts. */
-		hp_uregs_from_kernel((struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()),
-				     &r);
-		__u64 hash;
-
-		n = hp_unwind_user(tgid, &r, start->stack.user, &hash) * sizeof(__u64);
-	} else if (BPF_CORE_READ(prev, mm)) {
-		n = bpf_get_stack(ctx, start->stack.user, sizeof(start->stack.user),
-				  BPF_F_USER_STACK);
-	}
-	start->stack.nr_user = n > 0 ? n / sizeof(__u64) : 0;
+	start->stack.nr_user = 0;
+	if (has_mm && (!loop_walker || !unwind_tables || current_uregs(&r)))
+		take_user_stack(ctx, tgid, &start->stack, &r, loop_walker);
+	bump(&stats, HP_STAT_OFFCPU_WALKED);
 }
 
 static __always_inline __u64 hash_stack(const struct hp_raw_stack *s)
@@ -174,16 +207,17 @@ static __always_inline __u64 hash_stack(const struct hp_raw_stack *s)
 	return h ^ (h >> 29);
 }
 
-static __always_inline void account(struct task_struct *next, struct hp_offcpu_start *start,
-				    __u64 delta, void *stacks, void *counts)
+static __always_inline void account(__u32 tgid, __u32 tid, struct task_struct *task,
+				    struct hp_offcpu_start *start, __u64 ns, __u64 count,
+				    void *stacks, void *counts)
 {
 	struct hp_offcpu_key key = {
-		.pid = BPF_CORE_READ(next, tgid),
-		.tid = BPF_CORE_READ(next, pid),
+		.pid = tgid,
+		.tid = tid,
 		.state = start->state,
 		.thread_ctx = start->thread_ctx,
 	};
-	struct hp_offcpu_value *val, init = {.ns = delta, .count = 1};
+	struct hp_offcpu_value *val, init = {.ns = ns, .count = count};
 	long err;
 
 	key.stack_hash = hash_stack(&start->stack);
@@ -192,20 +226,31 @@ static __always_inline void account(struct task_struct *next, struct hp_offcpu_s
 		hp_count_update_error((int)err, HP_LOSS_OFFCPU_STACKS_FULL);
 	val = bpf_map_lookup_elem(counts, &key);
 	if (val) {
-		hp_wait_add(&val->ns, delta);
+		hp_wait_add(&val->ns, ns, count);
 		return;
 	}
-	BPF_CORE_READ_STR_INTO(&init.thread_name, next, comm);
-	BPF_CORE_READ_STR_INTO(&init.process_name, next, group_leader, comm);
-	hp_wait_insert(counts, &key, &init, delta, HP_LOSS_OFFCPU_COUNTS_FULL);
+	BPF_CORE_READ_STR_INTO(&init.thread_name, task, comm);
+	BPF_CORE_READ_STR_INTO(&init.process_name, task, group_leader, comm);
+	hp_wait_insert(counts, &key, &init, ns, count, HP_LOSS_OFFCPU_COUNTS_FULL);
 }
 
-/* The thread about to run was off the CPU since its start record: account the time. */
+static __always_inline void account_active(__u32 tgid, __u32 tid, struct task_struct *task,
+					   struct hp_offcpu_start *start, __u64 ns, __u64 count)
+{
+	if (active_buffer == 0)
+		account(tgid, tid, task, start, ns, count, &offcpu_stacks_0, &offcpu_counts_0);
+	else
+		account(tgid, tid, task, start, ns, count, &offcpu_stacks_1, &offcpu_counts_1);
+}
+
+/* The thread about to run was off the CPU since its start record: account the time, or (a
+ * deferred wait) decide whether it is kept and take its kernel stack. */
 static __always_inline void switch_in(struct task_struct *next)
 {
 	__u32 tid = BPF_CORE_READ(next, pid), tgid = BPF_CORE_READ(next, tgid);
 	struct hp_offcpu_start *start;
-	__u64 delta;
+	__u64 delta, ns, count;
+	long n;
 
 	if (!interesting(tgid, tid))
 		return;
@@ -214,13 +259,50 @@ static __always_inline void switch_in(struct task_struct *next)
 		return;
 	delta = bpf_ktime_get_ns() - start->ts;
 	start->ts = 0;
+	start->last_ns = delta;
 	if (delta < min_block_ns)
 		return;
 	bump(&stats, HP_STAT_OFFCPU_EVENTS);
-	if (active_buffer == 0)
-		account(next, start, delta, &offcpu_stacks_0, &offcpu_counts_0);
-	else
-		account(next, start, delta, &offcpu_stacks_1, &offcpu_counts_1);
+	if (!hp_sample_wait(delta, sample_ns, &ns, &count)) {
+		bump(&stats, HP_STAT_OFFCPU_SKIPPED);
+		return;
+	}
+	if (ns != delta)
+		bump(&stats, HP_STAT_OFFCPU_SAMPLED);
+	if (!start->deferred) {
+		account_active(tgid, tid, next, start, ns, count);
+		return;
+	}
+	/* Its kernel stack is as it left it; its user stack is read when it is current again. */
+	n = bpf_get_task_stack(next, start->stack.kern, sizeof(start->stack.kern), 0);
+	start->stack.nr_kern = n > 0 ? n / sizeof(__u64) : 0;
+	start->stack.nr_user = 0;
+	start->weight_ns = ns;
+	start->weight_n = count;
+	start->await_exit = 1;
+	bump(&stats, HP_STAT_OFFCPU_WALKED);
+}
+
+/*
+ * A system call's exit: if the current thread has a kept deferred wait and this is the call it
+ * waited in (the user registers it entered with are the same), its user stack is read now and
+ * the wait accounted; else the wait is accounted without one.
+ */
+static __always_inline void syscall_exit(void *ctx, struct pt_regs *regs, bool loop_walker)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, tgid = id >> 32;
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct hp_offcpu_start *start = bpf_map_lookup_elem(&offcpu_start, &tid);
+	struct hp_uregs r;
+
+	if (!start || !start->await_exit)
+		return;
+	start->await_exit = 0;
+	hp_uregs_from_kernel(regs, &r);
+	if (r.pc == start->user_pc && r.sp == start->user_sp)
+		take_user_stack(ctx, tgid, &start->stack, &r, loop_walker);
+	account_active(tgid, tid, task, start, start->weight_ns, start->weight_n);
 }
 
 /*
@@ -251,6 +333,22 @@ int BPF_PROG(hp_offcpu_switch_raw, bool preempt, struct task_struct *prev, struc
 {
 	switch_out(ctx, prev, preempt, false);
 	switch_in(next);
+	return 0;
+}
+
+/* The exits of system calls, for deferred waits: one loaded with the sched_switch program of the
+ * same walker, only where walks are deferred. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(hp_offcpu_sys_exit, struct pt_regs *regs, long ret)
+{
+	syscall_exit(ctx, regs, false);
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(hp_offcpu_sys_exit_loop, struct pt_regs *regs, long ret)
+{
+	syscall_exit(ctx, regs, true);
 	return 0;
 }
 

@@ -69,6 +69,15 @@ enum hp_stat {
 	HP_STAT_SAMPLES_RECORDED, /* of those, added to a counts map */
 	HP_STAT_OFFCPU_EVENTS,	  /* off-CPU waits of interest that ended (switch-ins) */
 	HP_STAT_LOCK_EVENTS,	  /* lock waits of interest that ended */
+	/* Of the waits that ended: their stacks taken (at switch-out, at switch-in and syscall exit
+	 * for a deferred one, at a lock wait's end), and of those how many were kept by sampling (a
+	 * wait shorter than the sampling period), and the short waits not kept (no stack taken). */
+	HP_STAT_OFFCPU_WALKED,
+	HP_STAT_OFFCPU_SAMPLED,
+	HP_STAT_OFFCPU_SKIPPED,
+	HP_STAT_LOCK_WALKED,
+	HP_STAT_LOCK_SAMPLED,
+	HP_STAT_LOCK_SKIPPED,
 	HP_STAT__COUNT,
 };
 
@@ -100,12 +109,30 @@ struct hp_raw_stack {
 	__u64 kern[HP_OFFCPU_KERN_DEPTH]; /* leaf first */
 };
 
-/* Per thread, while it is off the CPU. */
+/*
+ * Per thread, while it is off the CPU. A thread that leaves the CPU inside a system call need not
+ * have its stacks taken then: they do not change until it runs again, and by then its wait's
+ * length is known. So (Linux 5.15+, where BPF can tell a system call from the task's saved
+ * registers) its switch-out only notes the time (deferred); at switch-in a wait shorter than the
+ * sampling period is kept with probability length / period and counted as one period (unbiased:
+ * each kept wait stands for period / length waits like it), a longer one always, exactly; a kept
+ * wait's kernel stack is taken then (bpf_get_task_stack) and its user stack at the system call's
+ * exit, when the thread is current again (await_exit), where it is accounted. A thread whose last
+ * wait was long is not deferred: its stacks are taken at switch-out, so that a wait still going
+ * on when the capture ends has them.
+ */
 struct hp_offcpu_start {
-	__u64 ts;    /* bpf_ktime_get_ns() at switch-out; 0 when the thread is on a CPU */
-	__u32 state; /* enum hp_thread_state */
-	__u32 pad;
+	__u64 ts;	 /* bpf_ktime_get_ns() at switch-out; 0 when the thread is on a CPU */
+	__u32 state;	 /* enum hp_thread_state */
+	__u8 deferred;	 /* no stacks taken at switch-out */
+	__u8 await_exit; /* a kept deferred wait: its user stack at the system call's exit */
+	__u16 pad;
 	__u64 thread_ctx; /* the thread's context record at switch-out, in offcpu_tctx; 0: none */
+	__u64 last_ns;	  /* the length of the thread's previous wait */
+	__u64 weight_ns;  /* await_exit: the time and the number of waits it stands for */
+	__u64 weight_n;
+	__u64 user_pc, user_sp; /* deferred: where user code entered the kernel, to tell at a
+				 * system call's exit that it is the same one */
 	struct hp_raw_stack stack;
 };
 
@@ -120,7 +147,7 @@ struct hp_offcpu_key {
 
 struct hp_offcpu_value {
 	__u64 ns;    /* total off-CPU time */
-	__u64 count; /* number of switch-outs */
+	__u64 count; /* number of switch-outs (sampled short waits: the number they stand for) */
 	char thread_name[HP_COMM_LEN];
 	char process_name[HP_COMM_LEN];
 };

@@ -127,6 +127,11 @@ static int render_samples(struct metrics_text *m, struct capture *cap)
 		{"offcpu", cs->offcpu_events},
 		{"lock", cs->lock_events},
 	};
+	struct labelled walks[] = {
+		{"offcpu_walked", cs->waits_walked[0]},	  {"offcpu_sampled", cs->waits_sampled[0]},
+		{"offcpu_skipped", cs->waits_skipped[0]}, {"lock_walked", cs->waits_walked[1]},
+		{"lock_sampled", cs->waits_sampled[1]},	  {"lock_skipped", cs->waits_skipped[1]},
+	};
 
 	for (int i = 0; i < HP_LOSS__COUNT; i++) {
 		reason_label(collector__loss_name(i), reasons[i], sizeof(reasons[i]));
@@ -138,6 +143,11 @@ static int render_samples(struct metrics_text *m, struct capture *cap)
 		FAMILY("hostprof_samples_total", METRICS_COUNTER,
 		       "Events the kernel programs saw: cpu samples, off-CPU waits, lock waits.",
 		       "type", kinds),
+		FAMILY("hostprof_wait_stacks_total", METRICS_COUNTER,
+		       "Off-CPU and lock waits by what was done: stack taken (walked), of which "
+		       "kept "
+		       "by sampling a short wait (sampled), or a short wait not kept (skipped).",
+		       "outcome", walks),
 		FAMILY("hostprof_samples_lost_total", METRICS_COUNTER,
 		       "Samples (or their stacks) lost, by reason: raise the map sizes in limits "
 		       "when "

@@ -378,6 +378,7 @@ struct capture *capture__new(const struct config *c)
 		.counts_map_entries = c->counts_map_entries,
 		.offcpu = c->types & (PROFILE_TYPE_WALL | PROFILE_TYPE_OFFCPU),
 		.offcpu_min_ns = c->offcpu_min_ns,
+		.wait_sample_ns = config__wait_sample_ns(c),
 		.offcpu_threads = c->offcpu_threads,
 		.offcpu_map_entries = c->offcpu_map_entries,
 		.lock = c->types & PROFILE_TYPE_CONTENTION,

@@ -300,6 +300,21 @@ static void print_thread_ctx(struct capture *cap)
 		       t.samples_unlinked, BUILDER_MAX_LINKS);
 }
 
+/* How many waits ended, and for how many a stack was taken: short ones are sampled. */
+static void print_waits(const char *what, const char *noun, uint64_t events,
+			const struct collector_stats *st, int i, const struct config *cfg)
+{
+	uint64_t period = config__wait_sample_ns(cfg);
+
+	printf("%s: %" PRIu64 " %s recorded", what, events, noun);
+	if (period && st->waits_skipped[i] + st->waits_sampled[i])
+		printf(" (stacks of %" PRIu64 ": %" PRIu64 " shorter than %.3g ms were sampled, "
+		       "%" PRIu64 " not kept; totals are weighted)",
+		       st->waits_walked[i], st->waits_sampled[i], period / 1e6,
+		       st->waits_skipped[i]);
+	putchar('\n');
+}
+
 /* How user stacks were walked, and why walks ended: the first thing to read when stacks look
  * short. */
 static void print_unwinding(struct capture *cap)
@@ -500,9 +515,9 @@ static void print_summary(struct run *r, double elapsed_s)
 	print_thread_ctx(r->cap);
 	print_debuginfod(r->cap);
 	if (r->cfg->types & (PROFILE_TYPE_WALL | PROFILE_TYPE_OFFCPU))
-		printf("Off-CPU: %" PRIu64 " waits recorded\n", st->offcpu_events);
+		print_waits("Off-CPU", "waits", st->offcpu_events, st, 0, r->cfg);
 	if (r->cfg->types & PROFILE_TYPE_CONTENTION)
-		printf("Contention: %" PRIu64 " lock waits recorded\n", st->lock_events);
+		print_waits("Contention", "lock waits", st->lock_events, st, 1, r->cfg);
 	for (size_t i = 0; i < n; i++) {
 		if (summary__compute(profiles[i], &sum) != 0)
 			continue;

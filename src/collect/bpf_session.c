@@ -254,6 +254,10 @@ static int offcpu_configure(struct offcpu_bpf *o, const struct bpf_session_opts 
 		err = bpf_map__reuse_fd(o->maps.thread_ctx_procs,
 					bpf_map__fd(s->skel->maps.thread_ctx_procs));
 	o->rodata->min_block_ns = opts->offcpu_min_ns;
+	o->rodata->sample_ns = opts->wait_sample_ns;
+	/* Deferred stacks need the typed tracepoints and bpf_task_pt_regs (5.15): the user
+	 * registers at switch-out, the task's kernel stack at switch-in, sys_exit's arguments. */
+	o->rodata->defer_walks = btf && opts->wait_sample_ns && s->task_pt_regs_at_load;
 	o->rodata->unwind_tables = s->unwinding && !s->tail_calls;
 	o->rodata->unwind_depth = opts->unwind_depth;
 	if (!err)
@@ -267,6 +271,10 @@ static int offcpu_configure(struct offcpu_bpf *o, const struct bpf_session_opts 
 	bpf_program__set_autoload(o->progs.hp_offcpu_switch, btf && !o->rodata->unwind_tables);
 	bpf_program__set_autoload(o->progs.hp_offcpu_switch_loop, btf && o->rodata->unwind_tables);
 	bpf_program__set_autoload(o->progs.hp_offcpu_exit, btf);
+	bpf_program__set_autoload(o->progs.hp_offcpu_sys_exit,
+				  o->rodata->defer_walks && !o->rodata->unwind_tables);
+	bpf_program__set_autoload(o->progs.hp_offcpu_sys_exit_loop,
+				  o->rodata->defer_walks && o->rodata->unwind_tables);
 	bpf_program__set_autoload(o->progs.hp_offcpu_switch_raw, !btf);
 	bpf_program__set_autoload(o->progs.hp_offcpu_exit_raw, !btf);
 	return err;
@@ -367,6 +375,7 @@ static int lock_open(struct bpf_session *s, const struct bpf_session_opts *opts)
 		err = bpf_map__reuse_fd(s->lock->maps.thread_ctx_procs,
 					bpf_map__fd(s->skel->maps.thread_ctx_procs));
 	s->lock->rodata->min_wait_ns = opts->lock_min_ns;
+	s->lock->rodata->sample_ns = opts->wait_sample_ns;
 	s->lock->rodata->unwind_tables = s->unwinding && !s->tail_calls;
 	s->lock->rodata->unwind_depth = opts->unwind_depth;
 	lock_pick_programs(s->lock);
@@ -418,7 +427,7 @@ struct bpf_session *bpf_session__new(const struct bpf_session_opts *opts)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	s->task_pt_regs = -1;
+	s->task_pt_regs_at_load = kernel_has_helper(BPF_FUNC_task_pt_regs);
 	s->nr_cpus_possible = libbpf_num_possible_cpus();
 	if (s->nr_cpus_possible <= 0) {
 		err = s->nr_cpus_possible ? s->nr_cpus_possible : -EINVAL;
@@ -509,9 +518,7 @@ int bpf_session__set_thread_ctx(struct bpf_session *s, pid_t pid, const struct h
 	if (!ref)
 		return bpf_map_delete_elem(fd, &key) ? -errno : 0;
 	/* g in a register is read from the task's saved user registers (see thread_ctx.bpf.h). */
-	if (ref->kind == HP_TLS_GO_REG && s->task_pt_regs < 0)
-		s->task_pt_regs = kernel_has_helper(BPF_FUNC_task_pt_regs);
-	if (ref->kind == HP_TLS_GO_REG && !s->task_pt_regs)
+	if (ref->kind == HP_TLS_GO_REG && !s->task_pt_regs_at_load)
 		return -ENOTSUP;
 	return bpf_map_update_elem(fd, &key, ref, BPF_ANY) ? -errno : 0;
 }

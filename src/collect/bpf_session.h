@@ -23,6 +23,7 @@ struct bpf_session_opts {
 	uint32_t counts_map_entries; /* per buffer */
 	bool offcpu;		     /* also load the sched_switch program (off-CPU, wall) */
 	uint64_t offcpu_min_ns;	     /* shorter waits are not recorded */
+	uint64_t wait_sample_ns;     /* shorter waits are sampled (hp_sample_wait()); 0: none */
 	uint32_t offcpu_threads;     /* threads that may be off the CPU at once */
 	uint32_t offcpu_map_entries; /* distinct off-CPU stacks; (thread, stack, state) keys */
 	bool lock;		     /* also load the lock contention programs */

@@ -43,7 +43,7 @@ struct bpf_session {
 	bool unwinding;			 /* the user-stack walker is on */
 	bool tail_calls;		 /* ... across tail calls, in the cpu sampler only */
 	bool no_batch_take;		 /* unwind_refresh has no working batch operations */
-	int task_pt_regs;		 /* bpf_task_pt_regs exists: 1, 0, or -1 not probed yet */
+	bool task_pt_regs_at_load;	 /* bpf_task_pt_regs exists (Linux 5.15) */
 	uint64_t *ustack_keys;		 /* drain scratch: stack_map_entries walked-stack hashes */
 	struct hp_user_stack ustack_buf; /* drain scratch: one walked stack */
 	uint64_t *tctx_keys;		 /* drain scratch: HP_TCTX_ENTRIES context keys */

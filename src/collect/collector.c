@@ -270,6 +270,12 @@ int collector__drain(struct bpf_session *session, struct sample_batch *b,
 	}
 	stats->offcpu_events = kernel_stats[HP_STAT_OFFCPU_EVENTS];
 	stats->lock_events = kernel_stats[HP_STAT_LOCK_EVENTS];
+	stats->waits_walked[0] = kernel_stats[HP_STAT_OFFCPU_WALKED];
+	stats->waits_sampled[0] = kernel_stats[HP_STAT_OFFCPU_SAMPLED];
+	stats->waits_skipped[0] = kernel_stats[HP_STAT_OFFCPU_SKIPPED];
+	stats->waits_walked[1] = kernel_stats[HP_STAT_LOCK_WALKED];
+	stats->waits_sampled[1] = kernel_stats[HP_STAT_LOCK_SAMPLED];
+	stats->waits_skipped[1] = kernel_stats[HP_STAT_LOCK_SKIPPED];
 	stats->samples_seen = kernel_stats[HP_STAT_SAMPLES_SEEN];
 	stats->samples_recorded = kernel_stats[HP_STAT_SAMPLES_RECORDED];
 	return n;

@@ -48,6 +48,9 @@ struct collector_stats {
 	uint64_t kernel_losses[HP_LOSS__COUNT]; /* the kernel's part, last read */
 	uint64_t offcpu_events;			/* off-CPU waits that ended while the program ran */
 	uint64_t lock_events;			/* lock waits that ended while the programs ran */
+	/* Of those: stacks taken, of which for sampled short waits, and short waits not kept
+	 * (enum hp_stat); [0] off-CPU, [1] lock. */
+	uint64_t waits_walked[2], waits_sampled[2], waits_skipped[2];
 	uint64_t drains;
 };
 

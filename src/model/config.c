@@ -20,6 +20,7 @@ void config__defaults(struct config *c)
 	memset(c, 0, sizeof(*c));
 	c->duration_s = 0;
 	c->frequency_hz = 99;
+	c->wait_sample_ns = CONFIG_WAIT_SAMPLE_AUTO;
 	c->types = PROFILE_TYPE_CPU;
 	c->offcpu_threads = 16384;
 	c->offcpu_map_entries = 16384;
@@ -229,6 +230,47 @@ int config__opt_frequency(const struct opt_def *d, struct opt_ctx *ctx, const ch
 void config__print_frequency(FILE *out, const struct opt_def *d, const struct opt_ctx *ctx)
 {
 	fprintf(out, "%u", ((const struct config *)ctx->targets[d->target])->frequency_hz);
+}
+
+int config__opt_wait_sample(const struct opt_def *d, struct opt_ctx *ctx, const char *text,
+			    char *err, size_t len)
+{
+	char *end;
+	unsigned long long us;
+
+	if (!strcmp(text, "auto")) {
+		cfg_of(d, ctx)->wait_sample_ns = CONFIG_WAIT_SAMPLE_AUTO;
+		return 0;
+	}
+	errno = 0;
+	us = strtoull(text, &end, 10);
+	if (errno || end == text || *end || text[0] == '-' ||
+	    us > CONFIG_WAIT_SAMPLE_MAX_NS / 1000) {
+		snprintf(err, len,
+			 "'%s' is not a sampling period: give microseconds from 0 (every wait) to "
+			 "1000000, or auto (the CPU sampling period)",
+			 text);
+		return -EINVAL;
+	}
+	cfg_of(d, ctx)->wait_sample_ns = us * 1000;
+	return 0;
+}
+
+void config__print_wait_sample(FILE *out, const struct opt_def *d, const struct opt_ctx *ctx)
+{
+	uint64_t ns = ((const struct config *)ctx->targets[d->target])->wait_sample_ns;
+
+	if (ns == CONFIG_WAIT_SAMPLE_AUTO)
+		fputs("auto", out);
+	else
+		fprintf(out, "%llu", (unsigned long long)(ns / 1000));
+}
+
+uint64_t config__wait_sample_ns(const struct config *c)
+{
+	if (c->wait_sample_ns != CONFIG_WAIT_SAMPLE_AUTO)
+		return c->wait_sample_ns;
+	return c->frequency_hz ? 1000000000ULL / c->frequency_hz : 0;
 }
 
 int config__opt_types(const struct opt_def *d, struct opt_ctx *ctx, const char *text, char *err,

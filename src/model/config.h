@@ -71,8 +71,12 @@ struct config {
 	char **command;	 /* argv after "--", or NULL */
 	bool no_inherit; /* --no-inherit: the command alone, not the processes it starts */
 	bool include_idle;
-	unsigned int types;	     /* PROFILE_TYPE_* bits; default cpu */
-	uint64_t offcpu_min_ns;	     /* --offcpu-min-us */
+	unsigned int types;	/* PROFILE_TYPE_* bits; default cpu */
+	uint64_t offcpu_min_ns; /* --offcpu-min-us */
+	/* Off-CPU and lock waits shorter than this are sampled in proportion to their length
+	 * (bpf/common.bpf.h hp_sample_wait()); CONFIG_WAIT_SAMPLE_AUTO: the CPU sampling period;
+	 * 0: every wait's stack is taken. */
+	uint64_t wait_sample_ns;
 	uint32_t offcpu_threads;     /* threads that may be off the CPU at once */
 	uint32_t offcpu_map_entries; /* distinct off-CPU stacks and keys per drain */
 
@@ -195,6 +199,13 @@ int config__opt_frequency(const struct opt_def *d, struct opt_ctx *ctx, const ch
 void config__print_frequency(FILE *out, const struct opt_def *d, const struct opt_ctx *ctx);
 int config__opt_types(const struct opt_def *d, struct opt_ctx *ctx, const char *text, char *err,
 		      size_t len);
+#define CONFIG_WAIT_SAMPLE_AUTO UINT64_MAX
+#define CONFIG_WAIT_SAMPLE_MAX_NS 1000000000ULL
+/* "auto", or microseconds (0 to 1 s) into wait_sample_ns; the period in effect for a run. */
+int config__opt_wait_sample(const struct opt_def *d, struct opt_ctx *ctx, const char *text,
+			    char *err, size_t len);
+void config__print_wait_sample(FILE *out, const struct opt_def *d, const struct opt_ctx *ctx);
+uint64_t config__wait_sample_ns(const struct config *c);
 void config__print_types(FILE *out, const struct opt_def *d, const struct opt_ctx *ctx);
 int config__opt_pids(const struct opt_def *d, struct opt_ctx *ctx, const char *text, char *err,
 		     size_t len);

@@ -467,6 +467,21 @@ static void test_profile(void)
 		      c.outputs[0].format == OUTPUT_FOLDED,
 	      "headers %zu outputs %zu", c.nr_otlp_headers, c.nr_outputs);
 
+	/* --wait-sample-us: auto follows the CPU period; 0 takes every wait; out of range named. */
+	CHECK(PROFILE(&c, "--all", "-F", "99") == 0 &&
+		      c.wait_sample_ns == CONFIG_WAIT_SAMPLE_AUTO &&
+		      config__wait_sample_ns(&c) == 1000000000ULL / 99,
+	      "auto: %llu", (unsigned long long)config__wait_sample_ns(&c));
+	CHECK(PROFILE(&c, "--all", "--wait-sample-us", "0") == 0 && config__wait_sample_ns(&c) == 0,
+	      "0: every wait: %s", err);
+	CHECK(PROFILE(&c, "--all", "--wait-sample-us", "250") == 0 &&
+		      config__wait_sample_ns(&c) == 250000,
+	      "250 us: %s", err);
+	CHECK(PROFILE(&c, "--all", "--wait-sample-us", "2000000") == -EINVAL &&
+		      strstr(err, "from 0 (every wait) to 1000000"),
+	      "over a second: %s", err);
+	CHECK(PROFILE(&c, "--all", "--wait-sample-us", "-5") == -EINVAL, "negative: %s", err);
+
 	rc = PROFILE(&c, "-q", "--", "make", "-j2");
 	CHECK(rc == 0 && c.quiet && c.command && !strcmp(c.command[1], "-j2") &&
 		      c.nr_outputs == 1 && !strcmp(c.outputs[0].path, "profile.pb.gz"),
