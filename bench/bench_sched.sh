@@ -4,9 +4,12 @@
 # cpu,wall,contention`, alternating A B A B, and print: the workload's round trips per second
 # (median) and its slowdown, and per BPF program its run count and mean cost per run, from the
 # kernel's own accounting (kernel.bpf_stats_enabled). Numbers only; nothing is asserted.
-# Usage (root): bench/bench_sched.sh HOSTPROF PINGPONG [REPETITIONS]
+# HP_ARGS adds hostprof options (--wait-sample-us 0: every wait's stacks, as before sampling) and
+# names the run in the table.
+# Usage (root): [HP_ARGS=...] bench/bench_sched.sh HOSTPROF PINGPONG [REPETITIONS]
 set -u
 hostprof=$1 pingpong=$2 reps=${3:-3}
+read -r -a hp_args <<<"${HP_ARGS:-}"
 secs=4
 [ "$(id -u)" -eq 0 ] || { echo "bench_sched: needs root (BPF)" >&2; exit 1; }
 out=$(mktemp -d /tmp/hostprof-bench.XXXXXX)
@@ -21,7 +24,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 : >"$out/progs"
 for r in $(seq "$reps"); do
 	"$pingpong" "$secs" >>"$out/alone"
-	"$hostprof" profile --all --types cpu,wall,contention --duration $((secs + 2)) -q \
+	"$hostprof" profile --all --types cpu,wall,contention --duration $((secs + 2)) -q "${hp_args[@]}" \
 		-o "$out/p.folded" >/dev/null 2>&1 &
 	hp=$!
 	sleep 1.5 # loaded and attached
@@ -42,7 +45,7 @@ echo
 echo "| run | round trips/s | context switches/s | slowdown |"
 echo "|---|---|---|---|"
 echo "| alone | $alone | $((alone * 2)) | |"
-awk -v a="$alone" -v p="$profiled" 'BEGIN { printf "| hostprof cpu,wall,contention | %d | %d | %.1f%% |\n", p, 2 * p, 100 * (a - p) / a }'
+awk -v a="$alone" -v p="$profiled" -v args="${HP_ARGS:-defaults}" 'BEGIN { printf "| hostprof cpu,wall,contention (%s) | %d | %d | %.1f%% |\n", args, p, 2 * p, 100 * (a - p) / a }'
 echo
 echo "| BPF program | runs | ns per run |"
 echo "|---|---|---|"

@@ -42,6 +42,22 @@ static __always_inline __u32 hp_futex_kind(int op)
 	return HP_WAIT__COUNT;
 }
 
+/* The number of the system call whose entry saved regs (x86_64 orig_ax, arm64 syscallno). */
+static __always_inline long hp_syscall_nr(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return BPF_CORE_READ(regs, orig_ax);
+#else
+	return BPF_CORE_READ(regs, syscallno);
+#endif
+}
+
+/* One of the calls a futex wait is made with. */
+static __always_inline bool hp_is_futex_call(long nr)
+{
+	return nr == NR_FUTEX || nr == NR_FUTEX_WAITV || nr == NR_FUTEX_WAIT;
+}
+
 /*
  * Is the current task, about to sleep, waiting for a user-space lock? Its saved user registers say
  * which syscall it is in (x86_64 orig_ax, arm64 syscallno; -1 outside a syscall) and with which
@@ -59,11 +75,7 @@ static __always_inline bool hp_in_lock_wait(void)
 	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
 		return false;
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-#if defined(__TARGET_ARCH_x86)
-	nr = BPF_CORE_READ(regs, orig_ax);
-#else
-	nr = BPF_CORE_READ(regs, syscallno);
-#endif
+	nr = hp_syscall_nr(regs);
 	if (nr != NR_FUTEX)
 		return false;
 	kind = hp_futex_kind((int)PT_REGS_PARM2_CORE_SYSCALL(regs));

@@ -191,7 +191,8 @@ int BPF_PROG(hp_lock_sys_enter, struct pt_regs *regs, long id)
 {
 	__u32 tgid, tid, kind;
 
-	if (!interesting(&tgid, &tid))
+	/* Every system call of the host passes here: the cheap test first. */
+	if (!hp_is_futex_call(id) || !interesting(&tgid, &tid))
 		return 0;
 	if (id == NR_FUTEX) {
 		kind = hp_futex_kind((int)PT_REGS_PARM2_CORE_SYSCALL(regs));
@@ -213,15 +214,18 @@ int BPF_PROG(hp_lock_sys_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(hp_lock_sys_exit, struct pt_regs *regs, long ret)
 {
-	/* -EAGAIN: the futex word had changed, nothing was waited for. */
-	end(ctx, ret != -EAGAIN, false, 0, false);
+	/* Every system call's exit passes here: only a futex call's can end a wait. -EAGAIN: the
+	 * futex word had changed, nothing was waited for. */
+	if (hp_is_futex_call(hp_syscall_nr(regs)))
+		end(ctx, ret != -EAGAIN, false, 0, false);
 	return 0;
 }
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(hp_lock_sys_exit_loop, struct pt_regs *regs, long ret)
 {
-	end(ctx, ret != -EAGAIN, false, 0, true);
+	if (hp_is_futex_call(hp_syscall_nr(regs)))
+		end(ctx, ret != -EAGAIN, false, 0, true);
 	return 0;
 }
 

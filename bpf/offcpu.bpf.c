@@ -52,6 +52,14 @@ struct {
 	__type(value, struct hp_offcpu_start);
 } offcpu_start SEC(".maps");
 
+/* Per CPU, the thread switched in last with a kept deferred wait (see syscall_exit()). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} await_tid SEC(".maps");
+
 /* A zeroed record to create start entries from: too large for the BPF stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -137,6 +145,31 @@ static __always_inline bool current_uregs(struct hp_uregs *r)
 	return true;
 }
 
+/*
+ * Did the current task enter the kernel by a system call (and so leave it by sys_exit)? Its saved
+ * registers say: arm64 keeps the call's number, or -1 for any other entry; x86_64 keeps it in
+ * orig_ax, but a page fault's error code lands there too, so the marks of the syscall instruction
+ * are checked as well (it saves the return address in rcx and the flags in r11, which the entry
+ * code stores beside ip and flags). False before Linux 5.15; *r gets the user registers.
+ */
+static __always_inline bool current_in_syscall(struct hp_uregs *r)
+{
+	struct pt_regs *regs;
+
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		return false;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	hp_uregs_from_kernel(regs, r);
+#if defined(__TARGET_ARCH_x86)
+	return (long)BPF_CORE_READ(regs, orig_ax) >= 0 && BPF_CORE_READ(regs, cx) == r->pc &&
+	       BPF_CORE_READ(regs, r11) == BPF_CORE_READ(regs, flags);
+#elif defined(__TARGET_ARCH_arm64)
+	return (int)BPF_CORE_READ(regs, syscallno) >= 0;
+#else
+	return false;
+#endif
+}
+
 /* The thread leaving the CPU is current: its stacks can be read now, or deferred. */
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
 				       bool loop_walker)
@@ -174,9 +207,10 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	start->await_exit = 0;
 	/* prev is current here: its TLS pointer and memory are the ones read. */
 	start->thread_ctx = has_mm ? hp_read_thread_ctx(tgid, &offcpu_tctx) : 0;
-	/* A voluntary wait of a user thread whose waits are short: nothing more now. */
-	start->deferred = defer_walks && has_mm && start->state != HP_STATE_PREEMPTED &&
-			  start->last_ns < sample_ns && current_uregs(&r);
+	/* A thread whose waits are short, in a system call (asleep, or preempted at its wakeup
+	 * of another): nothing more now. */
+	start->deferred =
+		defer_walks && has_mm && start->last_ns < sample_ns && current_in_syscall(&r);
 	if (start->deferred) {
 		start->user_pc = r.pc;
 		start->user_sp = r.sp;
@@ -247,7 +281,7 @@ static __always_inline void account_active(__u32 tgid, __u32 tid, struct task_st
  * deferred wait) decide whether it is kept and take its kernel stack. */
 static __always_inline void switch_in(struct task_struct *next)
 {
-	__u32 tid = BPF_CORE_READ(next, pid), tgid = BPF_CORE_READ(next, tgid);
+	__u32 tid = BPF_CORE_READ(next, pid), tgid = BPF_CORE_READ(next, tgid), zero = 0, *awaiting;
 	struct hp_offcpu_start *start;
 	__u64 delta, ns, count;
 	long n;
@@ -281,6 +315,10 @@ static __always_inline void switch_in(struct task_struct *next)
 	start->weight_n = count;
 	start->await_exit = 1;
 	bump(&stats, HP_STAT_OFFCPU_WALKED);
+	/* It runs on this CPU from now until it leaves it again: its system call ends here. */
+	awaiting = bpf_map_lookup_elem(&await_tid, &zero);
+	if (awaiting)
+		*awaiting = tid;
 }
 
 /*
@@ -291,11 +329,18 @@ static __always_inline void switch_in(struct task_struct *next)
 static __always_inline void syscall_exit(void *ctx, struct pt_regs *regs, bool loop_walker)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, tgid = id >> 32;
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct hp_offcpu_start *start = bpf_map_lookup_elem(&offcpu_start, &tid);
+	__u32 tid = (__u32)id, tgid = id >> 32, zero = 0;
+	__u32 *awaiting = bpf_map_lookup_elem(&await_tid, &zero);
+	struct task_struct *task;
+	struct hp_offcpu_start *start;
 	struct hp_uregs r;
 
+	/* Every system call of the host ends here: a per-CPU compare is all most of them cost. */
+	if (!awaiting || *awaiting != tid || !tid)
+		return;
+	*awaiting = 0;
+	task = (struct task_struct *)bpf_get_current_task();
+	start = bpf_map_lookup_elem(&offcpu_start, &tid);
 	if (!start || !start->await_exit)
 		return;
 	start->await_exit = 0;
