@@ -45,29 +45,34 @@ echo "## Thread context: CPU sampler run time per sample (999 Hz, ${secs} s, bpf
 echo
 echo "| process | samples (last round) | ns per sample |"
 echo "|---|---|---|"
-for publish in 1 0; do
-	: >"$out/ns"
-	for round in 1 2 3; do
-		read -r n ns < <(sampler_ns "$publish")
-		echo "${ns:-}" >>"$out/ns"
+# rows WORKLOAD LABEL_WITH LABEL_WITHOUT: the table's two rows for a workload; sets with, without.
+rows() {
+	local publish round m n ns label
+	for publish in 1 0; do
+		: >"$out/ns"
+		for round in 1 2 3; do
+			read -r n ns < <(sampler_ns "$publish" "$1")
+			echo "${ns:-}" >>"$out/ns"
+		done
+		m=$(grep . "$out/ns" | median)
+		if [ "$publish" = 1 ]; then
+			with=$m label=$2
+		else
+			without=$m label=$3
+		fi
+		echo "| $label | ${n:-?} | $m |"
 	done
-	m=$(grep . "$out/ns" | median)
-	[ "$publish" = 1 ] && with=$m label="publishes a thread context (TLSDESC, read every sample)"
-	[ "$publish" = 0 ] && without=$m label="publishes none (one hash lookup misses)"
-	echo "| $label | ${n:-?} | $m |"
-done
-for publish in 1 0; do
-	[ -n "$go_workload" ] || break
-	: >"$out/ns"
-	for round in 1 2 3; do
-		read -r n ns < <(sampler_ns "$publish" "$go_workload")
-		echo "${ns:-}" >>"$out/ns"
-	done
-	m=$(grep . "$out/ns" | median)
-	[ "$publish" = 1 ] && go_with=$m label="Go, goroutine labels on half the samples"
-	[ "$publish" = 0 ] && go_without=$m label="Go, the same work with no labels (GOLABELS_OFF=1)"
-	echo "| $label | ${n:-?} | $m |"
-done
+}
+
+rows "$workload" "publishes a thread context (TLSDESC, read every sample)" \
+	"publishes none (one hash lookup misses)"
+c_with=$with c_without=$without
+if [ -n "$go_workload" ]; then
+	rows "$go_workload" "Go, goroutine labels on half the samples" \
+		"Go, the same work with no labels (GOLABELS_OFF=1)"
+	go_with=$with go_without=$without
+fi
+with=$c_with without=$c_without
 echo
 if [ -n "${with:-}" ] && [ -n "${without:-}" ] && [ "$with" != "?" ] && [ "$without" != "?" ]; then
 	echo "Reading the context costs $((with - without)) ns per sample (the issue's bound: 300 ns)."

@@ -113,13 +113,7 @@ static const struct opt_def defs[] = {
 	 .dflt = "0",
 	 .value_name = "N",
 	 .help = "ignore off-CPU waits shorter than N microseconds"},
-	{.name = "wait-sample-us",
-	 .type = OPT_CUSTOM,
-	 CFG(wait_sample_ns),
-	 .parse = config__opt_wait_sample,
-	 .print = config__print_wait_sample,
-	 .dflt = "auto",
-	 .value_name = "N",
+	{CONFIG_OPT_WAIT_SAMPLE,
 	 .help = "off-CPU and lock waits shorter than N microseconds are sampled in proportion to "
 		 "their length (a kept one counts N; totals stay right) so that a switch-heavy "
 		 "server pays for few stacks; auto: the CPU sampling period (1/--frequency); 0: "

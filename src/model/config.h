@@ -206,6 +206,11 @@ int config__opt_wait_sample(const struct opt_def *d, struct opt_ctx *ctx, const 
 			    char *err, size_t len);
 void config__print_wait_sample(FILE *out, const struct opt_def *d, const struct opt_ctx *ctx);
 uint64_t config__wait_sample_ns(const struct config *c);
+/* The fields of the --wait-sample-us option, the same in every command's table. */
+#define CONFIG_OPT_WAIT_SAMPLE                                                                     \
+	.name = "wait-sample-us", .type = OPT_CUSTOM, CONFIG_FIELD(wait_sample_ns),                \
+	.parse = config__opt_wait_sample, .print = config__print_wait_sample, .dflt = "auto",      \
+	.value_name = "N"
 void config__print_types(FILE *out, const struct opt_def *d, const struct opt_ctx *ctx);
 int config__opt_pids(const struct opt_def *d, struct opt_ctx *ctx, const char *text, char *err,
 		     size_t len);
