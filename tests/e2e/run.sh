@@ -53,6 +53,10 @@
 #                     library and a dlopened one: >= 95% of in-span samples carry their span's
 #                     ids and attributes, none of the others; OTLP links
 #   thread_context_wall  the same in wall and contention profiles: waits in a span carry it
+#   offcpu_sampled    short_waits (14,000 waits of ~190 us, far below the 10.1 ms sampling
+#                     period): sampled, the nap stacks' off-CPU time and count within 20% of what
+#                     the workload measured (the expected spread is ~6%), and stacks taken for
+#                     under 5% of the waits; with --wait-sample-us 0, every wait, within 10%
 #   go_labels         goroutine pprof labels of Go programs built by Debian's Go (a label map),
 #                     the newest Go (a sorted slice) and with cgo (g at runtime.tlsg): >= 95% of
 #                     in-span samples carry their ids and labels, none of the others; OTLP links;
@@ -1951,6 +1955,60 @@ PY
 	[ "$bad" -eq 0 ] && pass thread_context "samples carrying their span's ids and attributes (pprof labels; OTLP link table of 3; kept by render OTLP -> pprof; render --span-id keeps one span):${msg%;}"
 }
 
+# Waits far shorter than the sampling period are sampled in proportion to their length: the
+# totals must still be what the workload measured itself, while few stacks are taken.
+t_offcpu_sampled() {
+	local args out bad=0 msg=""
+	for args in "" "--wait-sample-us 0"; do
+		# shellcheck disable=SC2086  # args is empty or two words
+		hp sampled profile --types offcpu $args -o "$WORK/sampled.pb.gz" -- \
+			"$WL/short_waits" 3 "$WORK/sampled.txt"
+		if [ "$HP_RC" -ne 0 ]; then
+			fail offcpu_sampled "capture ($args) failed: $(hp_failure sampled)"
+			return
+		fi
+		pprof -raw "$WORK/sampled.pb.gz" >"$WORK/sampled.raw" 2>&1
+		out=$(python3 - "$WORK/sampled.raw" "$WORK/sampled.txt" "$WORK/sampled.out" "${args:-auto}" <<'PY'
+import re, sys
+sys.path.insert(0, "tests/e2e")
+import pprof_raw
+p = pprof_raw.parse(open(sys.argv[1]).read())
+naps, nap_ns = [int(x) for x in open(sys.argv[2]).read().split()[1::2]]
+said = open(sys.argv[3]).read()
+i, j = p.type_index("samples"), p.type_index("off_cpu")
+n = ns = 0
+for s in p.samples:
+    if "nap" in p.stack(s):
+        n += s.values[i]
+        ns += s.values[j]
+sampled = sys.argv[4] == "auto"
+tol = 0.20 if sampled else 0.10
+bad = []
+if abs(ns - nap_ns) > tol * nap_ns:
+    bad.append("off-CPU in nap %.3f s, measured %.3f s" % (ns / 1e9, nap_ns / 1e9))
+if abs(n - naps) > tol * naps:
+    bad.append("%d waits in nap, measured %d" % (n, naps))
+m = re.search(r"Off-CPU: (\d+) waits recorded(?: \(stacks of (\d+): (\d+) .* sampled, (\d+) not kept)?", said)
+if not m:
+    bad.append("no Off-CPU line in the summary")
+elif sampled and (not m.group(2) or int(m.group(2)) > 0.05 * int(m.group(1)) or not int(m.group(3))):
+    bad.append("stacks taken for %s of %s waits (want < 5%%, some sampled): %s" % (m.group(2), m.group(1), m.group(0)))
+print("%s: nap %.3f s of %.3f measured, %d of %d waits, %s%s" % (
+    sys.argv[4], ns / 1e9, nap_ns / 1e9, n, naps,
+    ("stacks of %s" % m.group(2)) if m and m.group(2) else "every stack",
+    ("; " + "; ".join(bad)) if bad else ""))
+sys.exit(1 if bad else 0)
+PY
+		) || bad=1
+		msg="$msg $out;"
+	done
+	if [ "$bad" -eq 0 ]; then
+		pass offcpu_sampled "${msg%;}"
+	else
+		fail offcpu_sampled "${msg%;}"
+	fi
+}
+
 # Goroutine labels (pprof.Do) read in BPF: tests/e2e/go_labels runs span A and span B on two
 # goroutines, each followed by work outside any span, built three ways (see tests/e2e/go.mk).
 t_go_labels() {
@@ -2091,7 +2149,7 @@ main() {
 		capture_ratio
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
-		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages html_views render_diff render_formats readme_examples otel_process_context thread_context thread_context_wall go_labels otel_go_sdk terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
+		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages html_views render_diff render_formats readme_examples otel_process_context thread_context thread_context_wall offcpu_sampled go_labels otel_go_sdk terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
 		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind python_perf_jit tailcall_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		agent_service agent_process_context agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \
