@@ -52,6 +52,25 @@ static const struct {
 	{CAP_NET_BIND_SERVICE, "CAP_NET_BIND_SERVICE"},
 };
 
+/*
+ * Debian's and Ubuntu's kernels add perf_event_paranoid level 3 (their default), at which opening
+ * any perf event needs CAP_SYS_ADMIN on the releases before their patch learned CAP_PERFMON
+ * (Debian 11's 5.10 among them): the agent reopens its events when a reload changes the capture,
+ * so it keeps CAP_SYS_ADMIN there.
+ */
+static bool perf_needs_sys_admin(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	int level = 2;
+
+	if (f) {
+		if (fscanf(f, "%d", &level) != 1)
+			level = 2;
+		fclose(f);
+	}
+	return level > 2;
+}
+
 int privileges__raise_memlock(void)
 {
 	struct rlimit r = {RLIM_INFINITY, RLIM_INFINITY};
@@ -62,7 +81,8 @@ int privileges__raise_memlock(void)
 int privileges__drop(bool bind_low_port, char *kept, size_t len)
 {
 	struct __user_cap_data_struct cur[2], next[2] = {{0}};
-	bool old_kernel = !kernel_knows(CAP_BPF) || !kernel_knows(CAP_CHECKPOINT_RESTORE);
+	bool old_kernel = !kernel_knows(CAP_BPF) || !kernel_knows(CAP_CHECKPOINT_RESTORE) ||
+			  perf_needs_sys_admin();
 	size_t o = 0;
 	int err;
 

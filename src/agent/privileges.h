@@ -16,7 +16,9 @@
  *   CAP_SYSLOG                /proc/kallsyms, read again when a reload rebuilds the capture
  *   CAP_CHECKPOINT_RESTORE    /proc/PID/map_files (container and deleted binaries)
  *   CAP_SYS_ADMIN             only on kernels that predate CAP_BPF or CAP_CHECKPOINT_RESTORE
- *                             (before 5.8 / 5.9), where it stands in for them
+ *                             (before 5.8 / 5.9), where it stands in for them, and where
+ *                             perf_event_paranoid is above 2 (Debian's and Ubuntu's level 3:
+ *                             their older kernels open perf events for CAP_SYS_ADMIN alone)
  *   CAP_NET_BIND_SERVICE      only when http_listen's port is below 1024, until it is bound
  *                             (the main thread drops it then; the HTTP thread keeps it)
  * Dropped, among others: CAP_SYS_RESOURCE (RLIMIT_MEMLOCK, which kernels before 5.11 charge BPF
