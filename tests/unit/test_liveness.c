@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The agent's liveness: the healthz decision on an injected clock (boundaries, a tick from the
- * future, the one-line reason), the longest gap between ticks that /metrics shows, and systemd's watchdog protocol against notify sockets this test
- * binds itself (a path and an abstract '@' name): WATCHDOG=1 arrives when due and not before,
- * and nothing is sent without WATCHDOG_USEC or when it names another pid.
+ * future, the one-line reason), the longest gap between ticks that /metrics shows, and systemd's
+ * watchdog protocol against notify sockets this test binds itself (a path and an abstract '@'
+ * name): WATCHDOG=1 arrives when due and not before, and nothing is sent without WATCHDOG_USEC or
+ * when it names another pid.
  */
 #include <errno.h>
 #include <stdio.h>
