@@ -38,6 +38,8 @@ test_pkgs+=(yamllint systemd)
 # debuginfod: a real server on loopback serves the fixtures' debug files to the fetcher's test
 # (tests/unit/test_debuginfod.c).
 test_pkgs+=(debuginfod)
+# strace: the hostile-process suite (tests/e2e/hostile.sh) records every file the agent opens.
+test_pkgs+=(strace)
 # The overhead report compares hostprof with bpftrace (and perf, above); make test runs its smoke.
 test_pkgs+=(bpftrace)
 # The kernel matrix (tests/kernels): Debian's cloud kernels booted under qemu (software emulation),

@@ -417,6 +417,12 @@ static int render_agent(struct metrics_text *m, const struct agent_counters *ctr
 		err = metrics_text__single(m, "hostprof_upload_interval_seconds", METRICS_GAUGE,
 					   "The configured upload interval.",
 					   ctr->upload_interval_s);
+	if (!err)
+		err = metrics_text__single(
+			m, "hostprof_capture_loop_max_stall_seconds", METRICS_GAUGE,
+			"The longest time between two turns of the capture loop since start (50 ms "
+			"when nothing holds it up): how long it was blocked at most.",
+			ctr->loop_max_gap_s);
 	if (!err) {
 		const struct family_row freq =
 			ONE("hostprof_sampling_frequency_hertz", METRICS_GAUGE,

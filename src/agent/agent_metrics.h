@@ -23,6 +23,7 @@ struct agent_counters {
 	uint64_t reloads_failed;   /* SIGHUP reloads refused (bad config): the old one runs on */
 	uint64_t window_failures;  /* windows that could not be encoded or written */
 	double upload_interval_s;  /* as configured now */
+	double loop_max_gap_s;	   /* the longest time between two turns of the loop */
 	unsigned int frequency_hz; /* as configured now */
 	bool attached;		   /* the BPF programs are attached */
 };

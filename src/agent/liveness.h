@@ -23,14 +23,25 @@
 struct liveness {
 	uint64_t last_tick_ns; /* CLOCK_MONOTONIC of the last tick; atomic */
 	uint64_t timeout_ns;   /* longer than this without a tick: not alive; atomic */
+	uint64_t max_gap_ns;   /* the longest time between two ticks since the last reset; atomic */
 };
 
-/* Armed as if the loop had just ticked at now_ns. */
+/* Armed as if the loop had just ticked at now_ns; the longest gap is 0. */
 void liveness__init(struct liveness *l, uint64_t timeout_ns, uint64_t now_ns);
 /* A reload's new liveness_timeout. */
 void liveness__set_timeout(struct liveness *l, uint64_t timeout_ns);
 /* Called by the loop on every iteration. */
 void liveness__tick(struct liveness *l, uint64_t now_ns);
+/*
+ * The longest gap between two ticks (and from the reset to the first) since the last reset: how
+ * long the capture loop was blocked at most, its nap included. A gap still going on is not in it
+ * yet; liveness__check() judges that one. /metrics shows it, so that a stall too short for
+ * /healthz to fail (a slow open, a big table built on the loop) is still seen.
+ */
+uint64_t liveness__max_gap(const struct liveness *l);
+/* Start counting the longest gap again from now_ns: the agent's start-up (loading the BPF
+ * programs) is not the loop. */
+void liveness__reset_gap(struct liveness *l, uint64_t now_ns);
 /*
  * true while the last tick is at most timeout_ns before now_ns. Otherwise false, with a one-line
  * reason in why ("the capture loop has not ticked for 12.3 s (limit 10 s)").

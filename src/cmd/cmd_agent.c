@@ -368,6 +368,7 @@ static void publish_metrics(struct agent *a)
 		return;
 	a->ctr.upload_interval_s = a->cfg->upload_interval_s;
 	a->ctr.frequency_hz = a->cfg->frequency_hz;
+	a->ctr.loop_max_gap_s = liveness__max_gap(&a->live) / 1e9;
 	if (agent_metrics__render(&a->metrics, &a->ctr, a->cap, a->deliver, a->identity,
 				  a->kubelet) == -ENOSPC)
 		log_debug("/metrics: the text was cut at its size cap");
@@ -550,6 +551,7 @@ static int run(struct agent *a)
 	uint64_t next_drain = clock__ns(CLOCK_MONOTONIC) + DRAIN_NS;
 	uint64_t next_publish = 0;
 
+	liveness__reset_gap(&a->live, clock__ns(CLOCK_MONOTONIC));
 	while (!stop_signal) {
 		uint64_t now = clock__ns(CLOCK_MONOTONIC);
 		struct timespec nap = {.tv_nsec = TICK_NS};

@@ -72,6 +72,13 @@
 #   binaries_denied   with the capabilities but CAP_DAC_READ_SEARCH, a binary in a 0700 directory:
 #                     the summary counts it and names the capability; with it, it is read
 #   idle_hint         a target at ~1% of a CPU: the summary says it was nearly idle
+# and, from the sourced files: unwind.sh (stacks without frame pointers), agent.sh (agent_*),
+# collector.sh (collector_*) and hostile.sh (one agent run among hostile processes):
+#   hostile_agent     every window holds cpu_ratio, /healthz 200 throughout, the capture loop
+#                     never held up past 1 s, peak RSS within SECURITY.md's bound
+#   hostile_files     FIFO debug files, a 1.5 GiB .symtab and a 1 GiB perf map line refused
+#   hostile_canary    symlinks out of a container's root never reach the host's canaries
+#   hostile_names     control characters and markup escaped in the log, intact in the outputs
 #
 # The captures run one after another, never in parallel: the machines have 2 cores, and a second
 # busy process would take CPU time from the workload whose shares are being measured.
@@ -98,6 +105,8 @@ passed=0
 failed=0
 WORK=$(mktemp -d /tmp/hostprof-e2e.XXXXXX) || exit 1
 PIDS=()
+# Functions finish() calls before it exits, for what a test made outside $WORK.
+CLEANUPS=()
 
 pass() {
 	local name=$1
@@ -126,8 +135,12 @@ stop_workloads() {
 
 # finish: stops the workloads, keeps or removes the outputs, prints the closing line and exits.
 finish() {
+	local c
 	trap - EXIT
 	stop_workloads
+	for c in "${CLEANUPS[@]}"; do
+		"$c"
+	done
 	if [ "$failed" -eq 0 ] && [ "${E2E_KEEP:-0}" != 1 ]; then
 		rm -rf "$WORK"
 	else
@@ -2137,6 +2150,8 @@ t_readme_examples() {
 . "$E2E/agent.sh"
 # shellcheck source=tests/e2e/collector.sh
 . "$E2E/collector.sh"
+# shellcheck source=tests/e2e/hostile.sh
+. "$E2E/hostile.sh"
 
 main() {
 	local t
@@ -2155,6 +2170,7 @@ main() {
 		agent_service agent_process_context agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \
 		agent_reload_pairs agent_sigterm agent_http agent_caps agent_config_errors agent_print_config agent_soak \
 		collector_http collector_forward collector_links collector_grpc collector_json collector_refusal collector_agent collector_agent_grpc \
+		hostile_agent hostile_files hostile_canary hostile_names \
 		idle_hint bad_pid bad_flags help_version not_root binaries_denied; do
 		wanted "$t" && "t_$t"
 	done

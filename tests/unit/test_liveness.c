@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The agent's liveness: the healthz decision on an injected clock (boundaries, a tick from the
- * future, the one-line reason), and systemd's watchdog protocol against notify sockets this test
- * binds itself (a path and an abstract '@' name): WATCHDOG=1 arrives when due and not before,
- * and nothing is sent without WATCHDOG_USEC or when it names another pid.
+ * future, the one-line reason), the longest gap between ticks that /metrics shows, and systemd's
+ * watchdog protocol against notify sockets this test binds itself (a path and an abstract '@'
+ * name): WATCHDOG=1 arrives when due and not before, and nothing is sent without WATCHDOG_USEC or
+ * when it names another pid.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -41,6 +42,35 @@ static void test_decision(void)
 	CHECK(liveness__check(&l, 170 * SEC, why, sizeof(why)), "a longer timeout");
 	CHECK(!liveness__check(&l, 172 * SEC, why, sizeof(why)), "past the longer timeout");
 	CHECK_STR(why, "the capture loop has not ticked for 61.0 s (limit 60 s)");
+}
+
+/* The longest gap: from the reset to the first tick, then between ticks; a clock that goes back
+ * (another thread's reading) is no gap; a reset forgets it. */
+static void test_max_gap(void)
+{
+	struct liveness l;
+
+	liveness__init(&l, 10 * SEC, 100 * SEC);
+	CHECK_U64(liveness__max_gap(&l), 0);
+	liveness__tick(&l, 100 * SEC + 50000000ULL);
+	CHECK_U64(liveness__max_gap(&l), 50000000ULL);
+	liveness__tick(&l, 103 * SEC + 50000000ULL);
+	CHECK_U64(liveness__max_gap(&l), 3 * SEC);
+	liveness__tick(&l, 103 * SEC + 100000000ULL);
+	CHECK_U64(liveness__max_gap(&l), 3 * SEC);
+	liveness__tick(&l, 103 * SEC);
+	CHECK_U64(liveness__max_gap(&l), 3 * SEC);
+	/* A stall still going on is /healthz's to judge, not yet in the maximum. */
+	CHECK(!liveness__check(&l, 120 * SEC, (char[64]){0}, 64), "a stall going on");
+	CHECK_U64(liveness__max_gap(&l), 3 * SEC);
+	liveness__tick(&l, 120 * SEC);
+	CHECK_U64(liveness__max_gap(&l), 17 * SEC);
+
+	liveness__reset_gap(&l, 200 * SEC);
+	CHECK_U64(liveness__max_gap(&l), 0);
+	liveness__tick(&l, 200 * SEC + 60000000ULL);
+	CHECK_U64(liveness__max_gap(&l), 60000000ULL);
+	CHECK(liveness__check(&l, 201 * SEC, (char[64]){0}, 64), "alive after the reset");
 }
 
 /* A datagram notify socket at name ('@' first: abstract), non-blocking; -1 on failure. */
@@ -132,6 +162,7 @@ int main(void)
 	char path[64], abstract[64];
 
 	test_decision();
+	test_max_gap();
 	snprintf(abstract, sizeof(abstract), "@hostprof-test-notify-%d", (int)getpid());
 	test_watchdog_at(abstract);
 	snprintf(path, sizeof(path), "/tmp/hostprof-test-notify-%d", (int)getpid());
