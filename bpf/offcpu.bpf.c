@@ -170,60 +170,6 @@ static __always_inline bool current_in_syscall(struct hp_uregs *r)
 #endif
 }
 
-/* The thread leaving the CPU is current: its stacks can be read now, or deferred. */
-static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
-				       bool loop_walker)
-{
-	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid), zero = 0;
-	struct hp_offcpu_start *start, *tmpl;
-	bool has_mm = BPF_CORE_READ(prev, mm) != NULL;
-	struct hp_uregs r = {};
-	long n;
-
-	if (!interesting(tgid, tid))
-		return;
-	start = bpf_map_lookup_elem(&offcpu_start, &tid);
-	if (!start) {
-		tmpl = bpf_map_lookup_elem(&zero_start, &zero);
-		if (!tmpl)
-			return;
-		/* -EEXIST is a race with ourselves on another CPU and harmless; anything else
-		 * means the map is full. */
-		n = hp_map_update(&offcpu_start, &tid, tmpl, BPF_NOEXIST);
-		if (n && n != -EEXIST) {
-			hp_count_update_error((int)n, HP_LOSS_OFFCPU_START_FULL);
-			return;
-		}
-		start = bpf_map_lookup_elem(&offcpu_start, &tid);
-		if (!start)
-			return;
-		/* No history: taken now, as for a thread whose waits are long. */
-		start->last_ns = (__u64)-1;
-	}
-	start->ts = bpf_ktime_get_ns();
-	start->state = classify(prev, preempt);
-	/* A kept wait whose system call never ended in sight (a page fault's wait, a signal):
-	 * it is accounted by its switch-in without a user stack; nothing is left over. */
-	start->await_exit = 0;
-	/* prev is current here: its TLS pointer and memory are the ones read. */
-	start->thread_ctx = has_mm ? hp_read_thread_ctx(tgid, &offcpu_tctx) : 0;
-	/* A thread whose waits are short, in a system call (asleep, or preempted at its wakeup
-	 * of another): nothing more now. */
-	start->deferred =
-		defer_walks && has_mm && start->last_ns < sample_ns && current_in_syscall(&r);
-	if (start->deferred) {
-		start->user_pc = r.pc;
-		start->user_sp = r.sp;
-		return;
-	}
-	n = bpf_get_stack(ctx, start->stack.kern, sizeof(start->stack.kern), 0);
-	start->stack.nr_kern = n > 0 ? n / sizeof(__u64) : 0;
-	start->stack.nr_user = 0;
-	if (has_mm && (!loop_walker || !unwind_tables || current_uregs(&r)))
-		take_user_stack(ctx, tgid, &start->stack, &r, loop_walker);
-	bump(&stats, HP_STAT_OFFCPU_WALKED);
-}
-
 static __always_inline __u64 hash_stack(const struct hp_raw_stack *s)
 {
 	__u64 h = 0xcbf29ce484222325ULL ^ ((__u64)s->nr_user << 32 | s->nr_kern);
@@ -277,6 +223,82 @@ static __always_inline void account_active(__u32 tgid, __u32 tid, struct task_st
 		account(tgid, tid, task, start, ns, count, &offcpu_stacks_1, &offcpu_counts_1);
 }
 
+/*
+ * Account a kept deferred wait of the current thread: its kernel stack was taken at switch-in;
+ * its user stack is read if the thread is still in the system call it waited in (the user
+ * registers it entered the kernel with are the ones saved at switch-out), else left empty.
+ */
+static __always_inline void finish_deferred(void *ctx, __u32 tgid, __u32 tid,
+					    struct task_struct *task, struct hp_offcpu_start *start,
+					    bool loop_walker)
+{
+	struct hp_uregs r;
+
+	start->await_exit = 0;
+	if (current_uregs(&r) && r.pc == start->user_pc && r.sp == start->user_sp)
+		take_user_stack(ctx, tgid, &start->stack, &r, loop_walker);
+	account_active(tgid, tid, task, start, start->weight_ns, start->weight_n);
+}
+
+/* The thread leaving the CPU is current: its stacks can be read now, or deferred. */
+static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
+				       bool loop_walker)
+{
+	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid), zero = 0;
+	struct hp_offcpu_start *start, *tmpl;
+	bool has_mm = BPF_CORE_READ(prev, mm) != NULL;
+	struct hp_uregs r = {};
+	__u64 tctx;
+	long n;
+
+	if (!interesting(tgid, tid))
+		return;
+	start = bpf_map_lookup_elem(&offcpu_start, &tid);
+	if (!start) {
+		tmpl = bpf_map_lookup_elem(&zero_start, &zero);
+		if (!tmpl)
+			return;
+		/* -EEXIST is a race with ourselves on another CPU and harmless; anything else
+		 * means the map is full. */
+		n = hp_map_update(&offcpu_start, &tid, tmpl, BPF_NOEXIST);
+		if (n && n != -EEXIST) {
+			hp_count_update_error((int)n, HP_LOSS_OFFCPU_START_FULL);
+			return;
+		}
+		start = bpf_map_lookup_elem(&offcpu_start, &tid);
+		if (!start)
+			return;
+		/* No history: taken now, as for a thread whose waits are long. */
+		start->last_ns = (__u64)-1;
+	}
+	/* prev is current here: its TLS pointer and memory are the ones read. First, while the
+	 * verifier has few states to explore it in. */
+	tctx = has_mm ? hp_read_thread_ctx(tgid, &offcpu_tctx) : 0;
+	/* A kept deferred wait whose system call has not ended yet (preempted on its way out, or
+	 * moved to another CPU): it is accounted now, its user stack read if the thread is still
+	 * in that call. */
+	if (defer_walks && start->await_exit)
+		finish_deferred(ctx, tgid, tid, prev, start, loop_walker);
+	start->ts = bpf_ktime_get_ns();
+	start->state = classify(prev, preempt);
+	start->thread_ctx = tctx;
+	/* A thread whose waits are short, in a system call (asleep, or preempted at its wakeup
+	 * of another): nothing more now. */
+	start->deferred =
+		defer_walks && has_mm && start->last_ns < sample_ns && current_in_syscall(&r);
+	if (start->deferred) {
+		start->user_pc = r.pc;
+		start->user_sp = r.sp;
+		return;
+	}
+	n = bpf_get_stack(ctx, start->stack.kern, sizeof(start->stack.kern), 0);
+	start->stack.nr_kern = n > 0 ? n / sizeof(__u64) : 0;
+	start->stack.nr_user = 0;
+	if (has_mm && (!loop_walker || !unwind_tables || current_uregs(&r)))
+		take_user_stack(ctx, tgid, &start->stack, &r, loop_walker);
+	bump(&stats, HP_STAT_OFFCPU_WALKED);
+}
+
 /* The thread about to run was off the CPU since its start record: account the time, or (a
  * deferred wait) decide whether it is kept and take its kernel stack. */
 static __always_inline void switch_in(struct task_struct *next)
@@ -303,7 +325,7 @@ static __always_inline void switch_in(struct task_struct *next)
 	}
 	if (ns != delta)
 		bump(&stats, HP_STAT_OFFCPU_SAMPLED);
-	if (!start->deferred) {
+	if (!defer_walks || !start->deferred) {
 		account_active(tgid, tid, next, start, ns, count);
 		return;
 	}
@@ -331,23 +353,16 @@ static __always_inline void syscall_exit(void *ctx, struct pt_regs *regs, bool l
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id, tgid = id >> 32, zero = 0;
 	__u32 *awaiting = bpf_map_lookup_elem(&await_tid, &zero);
-	struct task_struct *task;
 	struct hp_offcpu_start *start;
-	struct hp_uregs r;
 
 	/* Every system call of the host ends here: a per-CPU compare is all most of them cost. */
 	if (!awaiting || *awaiting != tid || !tid)
 		return;
 	*awaiting = 0;
-	task = (struct task_struct *)bpf_get_current_task();
 	start = bpf_map_lookup_elem(&offcpu_start, &tid);
-	if (!start || !start->await_exit)
-		return;
-	start->await_exit = 0;
-	hp_uregs_from_kernel(regs, &r);
-	if (r.pc == start->user_pc && r.sp == start->user_sp)
-		take_user_stack(ctx, tgid, &start->stack, &r, loop_walker);
-	account_active(tgid, tid, task, start, start->weight_ns, start->weight_n);
+	if (start && start->await_exit)
+		finish_deferred(ctx, tgid, tid, (struct task_struct *)bpf_get_current_task(), start,
+				loop_walker);
 }
 
 /*

@@ -153,7 +153,9 @@ static __always_inline void hp_go_label(struct hp_thread_ctx *c, __u32 *next, co
 /* The string headers {key ptr, key len, value ptr, value len} of the labels, gathered first so
  * that one loop of one shape takes them whatever held them. */
 struct hp_go_scratch {
-	__u64 kv[HP_GO_LABELS_READ][4];
+	/* Room for 32 though at most HP_GO_LABELS_READ are read: a read of (n & 31) entries is
+	 * then within bounds for every kernel's verifier, however little it knows of n. */
+	__u64 kv[32][4];
 	__u8 bucket[HP_GO_BUCKET_SIZE];
 };
 

@@ -68,7 +68,6 @@ const char *safe_open__strerror(int err)
 void safe_open__refused(enum safe_open_reason why, const char *path, const char *detail)
 {
 	uint64_t now = clock__ns(CLOCK_MONOTONIC), unsaid = 0;
-	char clean[256];
 	bool say = false;
 
 	if ((unsigned)why >= SAFE_OPEN_REASON__COUNT)
@@ -86,13 +85,13 @@ void safe_open__refused(enum safe_open_reason why, const char *path, const char 
 	pthread_mutex_unlock(&refusals.lock);
 	if (!say)
 		return;
-	/* The path is the process's choice: no newlines or terminal escapes reach the log. */
-	log_text__sanitize(clean, sizeof(clean), path ? path : "", path ? strlen(path) : 0);
+	/* The path is the process's choice: log.c writes its control characters as \xNN. */
 	if (unsaid)
 		log_warn("%s: not read: %s (%s; %" PRIu64 " more since the last such warning)",
-			 clean, detail, safe_open__reason_name(why), unsaid);
+			 path ? path : "", detail, safe_open__reason_name(why), unsaid);
 	else
-		log_warn("%s: not read: %s (%s)", clean, detail, safe_open__reason_name(why));
+		log_warn("%s: not read: %s (%s)", path ? path : "", detail,
+			 safe_open__reason_name(why));
 }
 
 void safe_open__stats(uint64_t out[SAFE_OPEN_REASON__COUNT])
