@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "symbols/perfmap.h"
+#include "base/safe_open.h"
 #include "symbols/go_labels_ref.h"
 #include "symbols/thread_ctx_ref.h"
 #include "process/proc.h"
@@ -47,6 +48,11 @@ struct perfmap_slot {
 	pid_t pid;		     /* 0 = free */
 	struct perfmap *map;	     /* NULL while the process has no readable map */
 	uint64_t loaded_at, used_at; /* in lookups */
+	/* The file as it was read: a miss re-reads it only when it changed (a JIT appended), so
+	 * that a map that never names the code is not read again and again. */
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
 };
 
 /*
@@ -307,14 +313,23 @@ static void perfmap_reload(struct symbolizer *s, struct perfmap_slot *slot)
 	struct perfmap *m;
 	size_t total = 0;
 
+	struct stat st;
+
 	slot->loaded_at = s->lookups;
-	if (perfmap__path(s->proc_root, slot->pid, s->path, sizeof(s->path)) != 0)
+	if (perfmap__path(s->proc_root, slot->pid, s->path, sizeof(s->path)) != 0 ||
+	    safe_open__stat(s->path, &st))
+		return;
+	if (slot->map && st.st_ino == slot->ino && st.st_size == slot->size &&
+	    st.st_mtim.tv_sec == slot->mtime.tv_sec && st.st_mtim.tv_nsec == slot->mtime.tv_nsec)
 		return;
 	m = perfmap__load(s->path, NULL);
 	if (!m)
 		return;
 	perfmap__delete(slot->map);
 	slot->map = m;
+	slot->ino = st.st_ino;
+	slot->size = st.st_size;
+	slot->mtime = st.st_mtim;
 	for (size_t i = 0; i < PERFMAP_SLOTS; i++)
 		total += perfmap__memory(s->perfmaps[i].map);
 	/* Over budget: drop the least recently used other maps until under it. */
