@@ -128,6 +128,7 @@ struct dso {
 	struct dso *hnext;
 	struct lru_link lru;
 	uint64_t last_use;
+	size_t sym_bytes; /* counted into the cache's symbol budget */
 };
 
 struct dso_cache {
@@ -143,7 +144,8 @@ struct dso_cache {
 	 * each: the open DWARF handles have a byte budget of their own, least recently used
 	 * closed first (and opened again when needed). */
 	size_t dwarf_bytes, max_dwarf_bytes;
-	const char *max_dwarf_name; /* the setting that raises the budget; NULL: not known */
+	size_t sym_bytes, max_sym_bytes; /* the symbol tables' budget */
+	const char *max_dwarf_name;	 /* the setting that raises the budget; NULL: not known */
 	uint64_t denied; /* binaries loaded that could not be opened for want of permission */
 	/* Line lookups answered before, whatever happened to the handles since (line_cache.h). */
 	struct line_cache *lines;
