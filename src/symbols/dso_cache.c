@@ -150,7 +150,11 @@ static size_t sym_bytes(const struct dso *d)
 	return d->nsyms * sizeof(*d->syms) + d->names_bytes;
 }
 
-/* Evict the least recently used binaries other than keep while over the symbol budget. */
+/*
+ * Evict the least recently used binaries other than keep while over the symbol budget. Those
+ * with an open DWARF handle stay: the DWARF budget bounds them, and reading a debug file again
+ * (libc's: 8 MiB decompressed) costs far more than a symbol table.
+ */
 static void keep_symbol_budget(struct dso_cache *c, const struct dso *keep)
 {
 	struct dso *d = dso_of(lru__oldest(&c->lru));
@@ -158,7 +162,7 @@ static void keep_symbol_budget(struct dso_cache *c, const struct dso *keep)
 	while (d && c->sym_bytes > c->max_sym_bytes) {
 		struct dso *newer = dso_of(d->lru.newer);
 
-		if (d != keep)
+		if (d != keep && !d->dw)
 			cache_remove(c, d);
 		d = newer;
 	}
