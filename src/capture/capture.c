@@ -394,6 +394,7 @@ struct capture *capture__new(const struct config *c)
 		.max_dsos = c->max_dsos,
 		.max_dwarf_bytes = c->max_dwarf_bytes,
 		.max_dwarf_name = c->max_dwarf_name,
+		.max_symbol_bytes = c->max_symbol_bytes,
 	};
 	struct debuginfod_fetch_opts fopts = {
 		.cache_dir = c->cache_dir,

@@ -408,6 +408,7 @@ static bool capture_changed(const struct config *x, const struct config *y)
 	       x->stack_map_entries != y->stack_map_entries ||
 	       x->counts_map_entries != y->counts_map_entries || x->max_procs != y->max_procs ||
 	       x->max_dsos != y->max_dsos || x->max_cached_locations != y->max_cached_locations ||
+	       x->max_symbol_bytes != y->max_symbol_bytes ||
 	       !same_str(x->cache_dir, y->cache_dir) ||
 	       x->debuginfod_timeout_s != y->debuginfod_timeout_s;
 }

@@ -103,6 +103,7 @@ struct config {
 	 * limits.max_dwarf_bytes (the agent's key) by default, --max-dwarf-mb for profile. */
 	const char *max_dwarf_name;
 	size_t max_cached_locations;
+	size_t max_symbol_bytes; /* the cached binaries' symbol tables */
 
 	/* user-stack unwinding with .eh_frame tables (--unwind) */
 	bool unwind_tables;	/* false: frame pointers only */

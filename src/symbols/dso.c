@@ -151,12 +151,12 @@ bool dso__find_symbol(const struct dso *d, uint64_t file_addr, struct dso_symbol
 	if (!lo)
 		return false;
 	s = &d->syms[lo - 1];
-	if (file_addr >= s->end)
+	if (file_addr - s->addr >= s->len)
 		return false;
 	if (sym) {
-		sym->name = s->name;
+		sym->name = d->names + s->name;
 		sym->addr = s->addr;
-		sym->size = s->size;
+		sym->size = s->sized ? s->len : 0;
 	}
 	return true;
 }

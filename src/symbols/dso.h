@@ -70,6 +70,16 @@ size_t dso_cache__memory(const struct dso_cache *c);
  * Default DSO_DEFAULT_DWARF_BYTES.
  */
 void dso_cache__set_dwarf_budget(struct dso_cache *c, size_t bytes, const char *name);
+#define DSO_DEFAULT_SYMBOL_BYTES (8u << 20)
+/*
+ * Bound the bytes of the cached binaries' symbol tables (entries and names): beyond it the least
+ * recently used binaries are evicted, as beyond max_dsos, and read again when met again. The
+ * newest stays even alone over it, and so do binaries with an open DWARF handle (the DWARF
+ * budget bounds those, and their debug sections are the costly part to read again). Without it a
+ * host that runs many binaries (builds, tests) kept every one it had sampled up to max_dsos: 64 MiB
+ * on a busy machine. Default DSO_DEFAULT_SYMBOL_BYTES.
+ */
+void dso_cache__set_symbol_budget(struct dso_cache *c, size_t bytes);
 /* Binaries that could not be opened for want of permission (a directory only its owner reads). */
 uint64_t dso_cache__denied(const struct dso_cache *c);
 /* The bytes held by open DWARF handles, and how many were closed (or their CUs' tables dropped)

@@ -2,8 +2,9 @@
 /*
  * The cache of binaries by identity (device, inode, and the build-id when an inode is reused),
  * never by path: the same library mapped by many processes, or seen through different container
- * roots, is read once. Bounded in entries (least recently used evicted) and in the bytes of open
- * DWARF handles (least recently used closed), and the owner of the line cache.
+ * roots, is read once. Bounded in entries and in the bytes of their symbol tables (least recently
+ * used evicted), and in the bytes of open DWARF handles (least recently used closed), and the
+ * owner of the line cache.
  */
 #include <errno.h>
 #include <libelf.h>
@@ -38,6 +39,7 @@ struct dso_cache *dso_cache__new(size_t max_dsos)
 		return NULL;
 	c->max_dsos = max_dsos;
 	c->max_dwarf_bytes = DSO_DEFAULT_DWARF_BYTES;
+	c->max_sym_bytes = DSO_DEFAULT_SYMBOL_BYTES;
 	c->lines = line_cache__new(LINE_CACHE_DEFAULT_SLOTS);
 	if (!c->lines) {
 		free(c);
@@ -139,7 +141,40 @@ static void cache_remove(struct dso_cache *c, struct dso *d)
 	CHAIN_UNLINK(&c->buckets[dso_bucket(c, d->dev, d->inode)], d, hnext);
 	lru__unlink(&c->lru, &d->lru);
 	c->n--;
+	c->sym_bytes -= d->sym_bytes;
 	dso__free(d);
+}
+
+static size_t sym_bytes(const struct dso *d)
+{
+	return d->nsyms * sizeof(*d->syms) + d->names_bytes;
+}
+
+/*
+ * Evict the least recently used binaries other than keep while over the symbol budget. Those
+ * with an open DWARF handle stay: the DWARF budget bounds them, and reading a debug file again
+ * (libc's: 8 MiB decompressed) costs far more than a symbol table.
+ */
+static void keep_symbol_budget(struct dso_cache *c, const struct dso *keep)
+{
+	struct dso *d = dso_of(lru__oldest(&c->lru));
+
+	while (d && c->sym_bytes > c->max_sym_bytes) {
+		struct dso *newer = dso_of(d->lru.newer);
+
+		if (d != keep && !d->dw)
+			cache_remove(c, d);
+		d = newer;
+	}
+}
+
+/* Count d's symbol tables again (a debug file's adopted): they may have grown. */
+static void recount_symbols(struct dso_cache *c, struct dso *d)
+{
+	c->sym_bytes -= d->sym_bytes;
+	d->sym_bytes = sym_bytes(d);
+	c->sym_bytes += d->sym_bytes;
+	keep_symbol_budget(c, d);
 }
 
 static void cache_insert(struct dso_cache *c, struct dso *d)
@@ -151,6 +186,14 @@ static void cache_insert(struct dso_cache *c, struct dso *d)
 	d->last_use = ++c->clock;
 	d->lines_owner = ++c->lines_owners;
 	c->n++;
+	d->sym_bytes = 0;
+	recount_symbols(c, d);
+}
+
+void dso_cache__set_symbol_budget(struct dso_cache *c, size_t bytes)
+{
+	c->max_sym_bytes = bytes;
+	keep_symbol_budget(c, dso_of(lru__newest(&c->lru)));
 }
 
 static bool same_build_id(const struct dso *a, const struct dso *b)
@@ -321,7 +364,9 @@ struct dso *dso_cache__get(struct dso_cache *c, uint64_t dev, uint64_t inode, co
 		return NULL;
 	}
 	d = cache_get(c, dev, inode, open_path, display_path);
-	if (d && debug_file__poll_fetch(d, c->fetch))
+	if (d && debug_file__poll_fetch(d, c->fetch)) {
 		d->lines_owner = ++c->lines_owners;
+		recount_symbols(c, d);
+	}
 	return d;
 }

@@ -30,12 +30,22 @@
 struct dwarf_index;
 struct line_cache;
 
+/*
+ * 16 bytes a function: a binary's table is held for as long as the binary is cached, and the
+ * symbol tables of the binaries a busy host runs were the agent's biggest item (half of it these
+ * entries, at 32 bytes before). A function longer than 4 GiB is read as 4 GiB long.
+ */
 struct dso_sym {
 	uint64_t addr;
-	uint64_t end;	  /* exclusive: addr + size, or up to the next symbol when size is 0 */
-	uint64_t size;	  /* as in the ELF file */
-	const char *name; /* points into dso->names */
+	uint32_t len; /* to the exclusive end: size, or up to the next symbol when size is 0 */
+	uint32_t name : 31; /* offset into dso->names */
+	uint32_t sized : 1; /* the ELF size is len (else it is 0) */
 };
+
+_Static_assert(sizeof(struct dso_sym) == 16, "dso_sym should stay compact");
+
+/* dso->names is addressed by 31-bit offsets. */
+#define DSO_NAMES_MAX ((size_t)1 << 31)
 
 struct load_seg {
 	uint64_t offset, vaddr, filesz, memsz;
@@ -118,6 +128,7 @@ struct dso {
 	struct dso *hnext;
 	struct lru_link lru;
 	uint64_t last_use;
+	size_t sym_bytes; /* counted into the cache's symbol budget */
 };
 
 struct dso_cache {
@@ -133,7 +144,8 @@ struct dso_cache {
 	 * each: the open DWARF handles have a byte budget of their own, least recently used
 	 * closed first (and opened again when needed). */
 	size_t dwarf_bytes, max_dwarf_bytes;
-	const char *max_dwarf_name; /* the setting that raises the budget; NULL: not known */
+	size_t sym_bytes, max_sym_bytes; /* the symbol tables' budget */
+	const char *max_dwarf_name;	 /* the setting that raises the budget; NULL: not known */
 	uint64_t denied; /* binaries loaded that could not be opened for want of permission */
 	/* Line lookups answered before, whatever happened to the handles since (line_cache.h). */
 	struct line_cache *lines;

@@ -294,6 +294,13 @@ static int store_symbols(struct dso *d, struct raw_syms *rs)
 	free(d->syms);
 	free(d->names);
 	d->nsyms = 0;
+	d->names = NULL;
+	d->names_bytes = 0;
+	if (names_len > DSO_NAMES_MAX) {
+		err = dso__fail(d, "%s: symbol names of %zu MiB, over %zu MiB", d->path,
+				names_len >> 20, DSO_NAMES_MAX >> 20);
+		goto out;
+	}
 	d->syms = calloc(nout, sizeof(*d->syms));
 	d->names = malloc(names_len);
 	d->names_bytes = names_len;
@@ -303,25 +310,27 @@ static int store_symbols(struct dso *d, struct raw_syms *rs)
 	for (size_t i = 0; i < nout; i++) {
 		struct dso_sym *s = &d->syms[i];
 		const struct raw_sym *r = &raw[i];
+		uint64_t end;
 
 		memcpy(p, r->name, r->name_len);
 		p[r->name_len] = '\0';
-		s->name = p;
+		s->name = (uint32_t)(p - d->names);
 		p += r->name_len + 1;
 		s->addr = r->addr;
-		s->size = r->size;
+		s->sized = r->size != 0;
 		if (r->size) {
-			s->end = r->size > UINT64_MAX - r->addr ? UINT64_MAX : r->addr + r->size;
+			end = r->size > UINT64_MAX - r->addr ? UINT64_MAX : r->addr + r->size;
 		} else {
 			/* No size (hand-written assembly): it runs to the next symbol. */
-			uint64_t end = i + 1 < nout ? raw[i + 1].addr : UINT64_MAX;
-
+			end = i + 1 < nout ? raw[i + 1].addr : UINT64_MAX;
 			if (r->sec_end < end)
 				end = r->sec_end;
 			if (end == UINT64_MAX)
 				end = segment_end(d, r->addr);
-			s->end = end > r->addr ? end : r->addr + 1;
+			if (end <= r->addr)
+				end = r->addr + 1;
 		}
+		s->len = end - r->addr > UINT32_MAX ? UINT32_MAX : (uint32_t)(end - r->addr);
 	}
 	d->nsyms = nout;
 	err = 0;

@@ -105,6 +105,8 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	s->dsos = dso_cache__new(opts->max_dsos);
 	if (s->dsos && opts->max_dwarf_bytes)
 		dso_cache__set_dwarf_budget(s->dsos, opts->max_dwarf_bytes, opts->max_dwarf_name);
+	if (s->dsos && opts->max_symbol_bytes)
+		dso_cache__set_symbol_budget(s->dsos, opts->max_symbol_bytes);
 	if (s->dsos)
 		dso_cache__set_fetcher(s->dsos, opts->fetch);
 	if (!s->dsos)

@@ -25,6 +25,7 @@ struct symbolizer_opts {
 	size_t max_dsos;
 	size_t max_dwarf_bytes;		/* open DWARF handles; 0: DSO_DEFAULT_DWARF_BYTES */
 	const char *max_dwarf_name;	/* the setting that raises it, for warnings (static) */
+	size_t max_symbol_bytes;	/* binaries' symbol tables; 0: DSO_DEFAULT_SYMBOL_BYTES */
 	struct debuginfod_fetch *fetch; /* borrowed; NULL: no debug files from debuginfod */
 };
 

@@ -925,6 +925,61 @@ static int find_own_build_id(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
+/* The symbol tables' byte budget evicts the least recently used binaries, never the newest. */
+static void test_symbol_budget(void)
+{
+	const char *pie = fx("fx_pie"), *lib = fx("libfx.so"), *two = fx("fx_twoexec");
+	const char *inl = fx("fx_inline");
+	struct dso_cache *c = dso_cache__new(8);
+	const struct nm_sym *main_sym = NULL;
+	char path[PATH_MAX];
+	struct nm_table nm = {0};
+	struct dso_line lines[DSO_MAX_LINES];
+	struct dso *a;
+
+	snprintf(path, sizeof(path), "%s.syms", pie);
+	if (!c || load_nm(path, &nm) || !(main_sym = nm_find(&nm, "main"))) {
+		CHECK(0, "setup: a cache and fx_pie's main");
+		goto out;
+	}
+	/* Within the default budget all three stay. */
+	dso_cache__get(c, 8, 1, pie, pie);
+	dso_cache__get(c, 8, 2, lib, lib);
+	dso_cache__get(c, 8, 3, two, two);
+	CHECK_U64(dso_cache__size(c), 3);
+	/* Lowered below what they hold: all but the newest go at once. */
+	dso_cache__set_symbol_budget(c, 1);
+	CHECK_U64(dso_cache__size(c), 1);
+	CHECK(dso_cache__has(c, 8, 3) && !dso_cache__has(c, 8, 1) && !dso_cache__has(c, 8, 2),
+	      "the newest stays");
+	/* A new binary alone over the budget is kept and answers, and evicts the one before. */
+	a = dso_cache__get(c, 8, 1, pie, pie);
+	check_sym(a, main_sym->addr, "main", main_sym->addr);
+	CHECK_U64(dso_cache__size(c), 1);
+	CHECK(!dso_cache__has(c, 8, 3), "the one before was evicted");
+	/* One with its DWARF open stays: the DWARF budget is its bound. */
+	free(nm.v);
+	snprintf(path, sizeof(path), "%s.syms", inl);
+	if (load_nm(path, &nm) || !(main_sym = nm_find(&nm, "main"))) {
+		CHECK(0, "setup: fx_inline's main");
+		goto out;
+	}
+	a = dso_cache__get(c, 8, 4, inl, inl);
+	CHECK(a && dso__find_lines(a, main_sym->addr, lines, DSO_MAX_LINES) > 0,
+	      "fx_inline's lines");
+	dso_cache__get(c, 8, 2, lib, lib);
+	CHECK(dso_cache__has(c, 8, 4) && dso_cache__size(c) == 2,
+	      "a DWARF handle keeps its binary");
+	/* Raised again: nothing is evicted. */
+	dso_cache__set_symbol_budget(c, 1 << 20);
+	dso_cache__get(c, 8, 3, two, two);
+	dso_cache__get(c, 8, 1, pie, pie);
+	CHECK_U64(dso_cache__size(c), 4);
+out:
+	free(nm.v);
+	dso_cache__delete(c);
+}
+
 static void test_live(void)
 {
 	uint64_t fn = (uint64_t)(uintptr_t)&live_target;
@@ -1094,6 +1149,7 @@ int main(void)
 		dso_cache__delete(c);
 	}
 	test_cache();
+	test_symbol_budget();
 	test_live();
 	test_sparse_section();
 
