@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libelf.h>
+#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -16,7 +17,6 @@
 #include "base/file_read.h"
 #include "base/hex.h"
 #include "base/safe_open.h"
-#include "base/sha256.h"
 #include "symbols/dso_internal.h"
 
 /*
@@ -29,21 +29,22 @@ static void compute_htlhash(struct dso *d, int fd, off_t size)
 {
 	enum { WINDOW = 4096 };
 	size_t head = size < WINDOW ? (size_t)size : WINDOW;
-	uint8_t buf[WINDOW], len_be[8], digest[SHA256_DIGEST_BYTES];
-	struct sha256 h;
+	uint8_t buf[WINDOW], len_be[8], digest[EVP_MAX_MD_SIZE];
+	unsigned int digest_len = 0;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	bool ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
 
-	d->htlhash_hex[0] = '\0';
 	for (int i = 0; i < 8; i++)
 		len_be[i] = (uint8_t)((uint64_t)size >> (56 - 8 * i));
-	sha256__init(&h);
-	if (file__pread_full(fd, buf, head, 0))
+	ok = ok && !file__pread_full(fd, buf, head, 0) && EVP_DigestUpdate(ctx, buf, head);
+	ok = ok && !file__pread_full(fd, buf, head, size - head) &&
+	     EVP_DigestUpdate(ctx, buf, head);
+	ok = ok && EVP_DigestUpdate(ctx, len_be, sizeof(len_be)) &&
+	     EVP_DigestFinal_ex(ctx, digest, &digest_len) && digest_len >= 16;
+	EVP_MD_CTX_free(ctx);
+	d->htlhash_hex[0] = '\0';
+	if (!ok)
 		return;
-	sha256__update(&h, buf, head);
-	if (file__pread_full(fd, buf, head, size - head))
-		return;
-	sha256__update(&h, buf, head);
-	sha256__update(&h, len_be, sizeof(len_be));
-	sha256__final(&h, digest);
 	hex__encode(d->htlhash_hex, digest, 16);
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The base layer's small utilities: growable arrays, the LRU list, the hash index, UTF-8, hex and
- * percent-decoding, SHA-256, path normalisation, the monotonic millisecond clock and threads that
- * take no signals.
+ * percent-decoding, path normalisation, the monotonic millisecond clock and threads that take no
+ * signals.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -26,7 +26,6 @@
 #include "base/lru.h"
 #include "base/path.h"
 #include "base/search.h"
-#include "base/sha256.h"
 #include "base/thread.h"
 #include "base/utf8.h"
 #include "base/vec.h"
@@ -730,69 +729,6 @@ static void test_log_line_escaped(void)
 		       "\\x1b]0;title\\x07' exited\n");
 }
 
-/* --- sha256 --- */
-
-static void sha256_hex(const void *data, size_t len, size_t chunk, char out[65])
-{
-	uint8_t d[SHA256_DIGEST_BYTES];
-	const uint8_t *p = data;
-	struct sha256 s;
-
-	sha256__init(&s);
-	for (size_t off = 0; off < len; off += chunk)
-		sha256__update(&s, p + off, len - off < chunk ? len - off : chunk);
-	sha256__final(&s, d);
-	hex__encode(out, d, sizeof(d));
-}
-
-/* FIPS 180-2's examples, and messages around the padding's block boundaries (55 bytes is the
- * longest that pads within its block, 56 the shortest that needs another), against Python's
- * hashlib; fed whole, a byte at a time and in 7-byte pieces (updates across blocks). */
-static void test_sha256(void)
-{
-	static const struct {
-		size_t len;
-		const char *want;
-	} counted[] = {
-		{55, "463eb28e72f82e0a96c0a4cc53690c571281131f672aa229e0d45ae59b598b59"},
-		{56, "da2ae4d6b36748f2a318f23e7ab1dfdf45acdc9d049bd80e59de82a60895f562"},
-		{63, "29af2686fd53374a36b0846694cc342177e428d1647515f078784d69cdb9e488"},
-		{64, "fdeab9acf3710362bd2658cdc9a29e8f9c757fcf9811603a8c447cd1d9151108"},
-		{65, "4bfd2c8b6f1eec7a2afeb48b934ee4b2694182027e6d0fc075074f2fabb31781"},
-		{119, "da18797ed7c3a777f0847f429724a2d8cd5138e6ed2895c3fa1a6d39d18f7ec6"},
-		{128, "471fb943aa23c511f6f72f8d1652d9c880cfa392ad80503120547703e56a2be5"},
-	};
-	const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-	uint8_t bytes[128];
-	char hex[65];
-	char *million;
-
-	sha256_hex("", 0, 1, hex);
-	CHECK_STR(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-	sha256_hex("abc", 3, 3, hex);
-	CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-	for (size_t chunk = 1; chunk <= 56; chunk += 55) {
-		sha256_hex(two, strlen(two), chunk, hex);
-		CHECK_STR(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-	}
-	for (size_t i = 0; i < sizeof(bytes); i++)
-		bytes[i] = (uint8_t)i;
-	for (size_t i = 0; i < sizeof(counted) / sizeof(counted[0]); i++) {
-		sha256_hex(bytes, counted[i].len, counted[i].len, hex);
-		CHECK_STR(hex, counted[i].want);
-		sha256_hex(bytes, counted[i].len, 7, hex);
-		CHECK_STR(hex, counted[i].want);
-	}
-	million = malloc(1000000);
-	CHECK(million != NULL, "malloc");
-	if (!million)
-		return;
-	memset(million, 'a', 1000000);
-	sha256_hex(million, 1000000, 4096, hex);
-	CHECK_STR(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
-	free(million);
-}
-
 int main(void)
 {
 	test_atomic_file_mode();
@@ -809,7 +745,6 @@ int main(void)
 	test_hex_digit_encode();
 	test_percent_decode();
 	test_hex_parse();
-	test_sha256();
 	test_search();
 	test_path_normalize();
 	test_clock();
