@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * What every hostprof BPF object has, each its own copy: the PID filter, the double-buffer index
+ * What every hostprof BPF object has, each its own copy: the PID filters, the double-buffer index
  * that userspace flips before it drains (see cpu.bpf.c), the loss and event counters that
  * userspace adds up across objects, and the stack map shape.
  */
@@ -21,6 +21,8 @@ const volatile bool filter_pids = false;
 
 /* Written by userspace while running: which buffer set BPF fills. */
 volatile __u32 active_buffer = 0;
+/* Written by userspace while running: which drop maps hold entries (enum hp_drop_filter). */
+volatile __u32 drop_active = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -28,6 +30,22 @@ struct {
 	__type(key, __u32); /* tgid */
 	__type(value, __u8);
 } target_pids SEC(".maps");
+
+/* Processes the agent's relabel rules leave out: by tgid, and whole cgroups (v2 ids). The cpu
+ * object's, shared with the others like target_pids. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, HP_DROP_PIDS_ENTRIES);
+	__type(key, __u32); /* tgid */
+	__type(value, __u8);
+} drop_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, HP_DROP_CGROUPS_ENTRIES);
+	__type(key, __u64); /* cgroup id: the inode number of its directory in cgroup2fs */
+	__type(value, __u8);
+} drop_cgroups SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -114,7 +132,6 @@ static __always_inline void hp_wait_insert(void *counts, const void *key, const 
 		hp_count_update_error(err, loss);
 }
 
-/* Is this process one of the targets? Filtering comes first in every program. */
 /*
  * Sampling of waits shorter than period_ns, in proportion to their length: one is kept with
  * probability delta / period and then stands for period ns and period / delta waits (rounded at
@@ -140,9 +157,44 @@ static __always_inline bool hp_sample_wait(__u64 delta, __u64 period, __u64 *ns,
 	return true;
 }
 
-static __always_inline bool hp_wanted(__u32 tgid)
+/* Is this process one of the targets (all of them without --pid)? */
+static __always_inline bool hp_targeted(__u32 tgid)
 {
 	return !filter_pids || bpf_map_lookup_elem(&target_pids, &tgid);
+}
+
+/*
+ * Is the task's process in the drop filter? One load while the filter is empty; then a lookup by
+ * tgid, and one by the task's cgroup on the default hierarchy (task->cgroups->dfl_cgrp->kn->id,
+ * what bpf_get_current_cgroup_id() gives for current, read here for any task: sched_switch's next
+ * is not current).
+ */
+static __always_inline bool hp_dropped(struct task_struct *task, __u32 tgid)
+{
+	__u32 on = drop_active;
+	__u64 cgroup;
+
+	if (!on)
+		return false;
+	if ((on & HP_DROP_PIDS) && bpf_map_lookup_elem(&drop_pids, &tgid))
+		return true;
+	if (!(on & HP_DROP_CGROUPS))
+		return false;
+	cgroup = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
+	return bpf_map_lookup_elem(&drop_cgroups, &cgroup) != NULL;
+}
+
+/*
+ * Filtering comes first in every program: a dropped process costs a lookup or two and a counter,
+ * no stack, no map entry. task is the process's thread the event is about (tgid its process).
+ */
+static __always_inline bool hp_wanted(struct task_struct *task, __u32 tgid)
+{
+	if (hp_dropped(task, tgid)) {
+		bump(&stats, HP_STAT_FILTER_DROPPED);
+		return false;
+	}
+	return hp_targeted(tgid);
 }
 
 #endif /* HOSTPROF_COMMON_BPF_H */

@@ -205,7 +205,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop_wal
 
 	if (smp.tid == 0 && !include_idle)
 		return 0;
-	if (!hp_wanted(smp.tgid))
+	if (!hp_wanted(task, smp.tgid))
 		return 0;
 
 	bump(&stats, HP_STAT_SAMPLES_SEEN);
@@ -302,6 +302,31 @@ int BPF_PROG(hp_unwind_exit, struct task_struct *p)
 	 * threads live on after a pthread_exit() in main, their next walk asks for a reload. */
 	if (BPF_CORE_READ(p, pid) == BPF_CORE_READ(p, tgid))
 		hp_unwind_forget(BPF_CORE_READ(p, tgid), HP_UNWIND_REQ_EXIT);
+	return 0;
+}
+
+/*
+ * A dropped process that execs is another program, which the rules judge again at its next
+ * sample; one that exits leaves its PID free for another. Either way its drop_pids entry goes, so
+ * that the filter holds only live processes as the rules saw them. Loaded with the drop filter.
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(hp_drop_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+
+	if (drop_active & HP_DROP_PIDS)
+		bpf_map_delete_elem(&drop_pids, &tgid);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(hp_drop_exit, struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+
+	if ((drop_active & HP_DROP_PIDS) && BPF_CORE_READ(p, pid) == tgid)
+		bpf_map_delete_elem(&drop_pids, &tgid);
 	return 0;
 }
 

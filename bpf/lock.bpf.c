@@ -78,7 +78,7 @@ static __always_inline bool interesting(__u32 *tgid, __u32 *tid)
 	*tid = (__u32)id;
 	if (*tid == 0)
 		return false;
-	return hp_wanted(*tgid);
+	return hp_wanted((struct task_struct *)bpf_get_current_task(), *tgid);
 }
 
 static __always_inline void begin(__u32 tid, __u32 kind, __u64 addr)

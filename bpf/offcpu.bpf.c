@@ -94,11 +94,11 @@ struct task_struct___pre514 {
 	long state;
 } __attribute__((preserve_access_index));
 
-static __always_inline bool interesting(__u32 tgid, __u32 tid)
+static __always_inline bool interesting(struct task_struct *task, __u32 tgid, __u32 tid)
 {
 	if (tid == 0) /* the idle task is never off the CPU in any useful sense */
 		return false;
-	return hp_wanted(tgid);
+	return hp_wanted(task, tgid);
 }
 
 static __always_inline __u32 classify(struct task_struct *prev, bool preempt)
@@ -251,7 +251,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	__u64 tctx;
 	long n;
 
-	if (!interesting(tgid, tid))
+	if (!interesting(prev, tgid, tid))
 		return;
 	start = bpf_map_lookup_elem(&offcpu_start, &tid);
 	if (!start) {
@@ -308,7 +308,7 @@ static __always_inline void switch_in(struct task_struct *next)
 	__u64 delta, ns, count;
 	long n;
 
-	if (!interesting(tgid, tid))
+	if (!interesting(next, tgid, tid))
 		return;
 	start = bpf_map_lookup_elem(&offcpu_start, &tid);
 	if (!start || !start->ts)

@@ -141,7 +141,7 @@ static __always_inline void hp_announce(__u32 tgid)
  */
 static __always_inline void hp_unwind_forget(__u32 tgid, __u8 request)
 {
-	if (!unwind_tables || !hp_wanted(tgid))
+	if (!unwind_tables || !hp_targeted(tgid))
 		return;
 	bpf_map_delete_elem(&unwind_procs, &tgid);
 	bpf_map_update_elem(&unwind_refresh, &tgid, &request, BPF_ANY);

@@ -78,8 +78,23 @@ enum hp_stat {
 	HP_STAT_LOCK_WALKED,
 	HP_STAT_LOCK_SAMPLED,
 	HP_STAT_LOCK_SKIPPED,
+	/* Events of processes in the drop filter, skipped before any other work (every program). */
+	HP_STAT_FILTER_DROPPED,
 	HP_STAT__COUNT,
 };
+
+/*
+ * The drop filter (bpf/common.bpf.h): processes that relabel rules leave out, by tgid (drop_pids)
+ * or by cgroup v2 id (drop_cgroups), which every program skips first. drop_active, in each
+ * object's .bss, says which of the maps userspace has filled, so that an empty filter costs a
+ * load and no lookup.
+ */
+enum hp_drop_filter {
+	HP_DROP_PIDS = 1,
+	HP_DROP_CGROUPS = 2,
+};
+#define HP_DROP_PIDS_ENTRIES 16384
+#define HP_DROP_CGROUPS_ENTRIES 4096
 
 /*
  * Off-CPU. A stack is taken when a thread leaves the CPU, but its off-CPU time is only known when

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/safe_open.h"
+#include "capture/drop_filter.h"
 #include "capture/thread_ctx_link.h"
 #include "collect/collector.h"
 #include "hostprof_abi.h"
@@ -120,6 +121,7 @@ static int render_samples(struct metrics_text *m, struct capture *cap)
 {
 	const struct collector_stats *cs = capture__stats(cap);
 	struct thread_ctx_link_stats ts;
+	struct drop_filter_stats ds;
 	char reasons[HP_LOSS__COUNT][48];
 	struct labelled lost[HP_LOSS__COUNT];
 	struct labelled kinds[] = {
@@ -139,6 +141,9 @@ static int render_samples(struct metrics_text *m, struct capture *cap)
 	}
 
 	capture__thread_ctx_stats(cap, &ts);
+	capture__drop_stats(cap, &ds);
+	struct labelled added[] = {{"pid", ds.pids}, {"cgroup", ds.cgroups}};
+	struct labelled refused[] = {{"full", ds.full}, {"other", ds.failed}};
 	const struct family_row rows[] = {
 		FAMILY("hostprof_samples_total", METRICS_COUNTER,
 		       "Events the kernel programs saw: cpu samples, off-CPU waits, lock waits.",
@@ -156,6 +161,21 @@ static int render_samples(struct metrics_text *m, struct capture *cap)
 		ONE("hostprof_samples_left_out_total", METRICS_COUNTER,
 		    "Samples of processes that relabel keep/drop rules left out.",
 		    capture__samples_left_out(cap)),
+		ONE("hostprof_kernel_filter_dropped_total", METRICS_COUNTER,
+		    "Events (cpu samples, context switches, lock waits) of processes in the "
+		    "kernel's "
+		    "drop filter, skipped before any stack was taken.",
+		    cs->filter_dropped),
+		FAMILY("hostprof_kernel_filter_added_total", METRICS_COUNTER,
+		       "Processes (by PID) and cgroups that relabel rules drop, put into the "
+		       "kernel's drop filter.",
+		       "kind", added),
+		FAMILY("hostprof_kernel_filter_refused_total", METRICS_COUNTER,
+		       "Drops the kernel's filter could not take (its map was full, or the cgroup "
+		       "could not be read): their processes are left out after sampling.",
+		       "reason", refused),
+		ONE("hostprof_kernel_filter_cgroups", METRICS_GAUGE,
+		    "Cgroups in the kernel's drop filter.", ds.cgroups_held),
 		ONE("hostprof_drains_total", METRICS_COUNTER, "Times the BPF maps were drained.",
 		    cs->drains),
 		ONE("hostprof_trace_context_processes", METRICS_GAUGE,

@@ -35,6 +35,8 @@ struct builder {
 	size_t max_slots; /* the cap's table size: the table doubles up to it */
 	size_t used;
 	struct identity *identity; /* NULL: the plain service name rules, nothing dropped */
+	builder_drop_fn drop_fn;   /* NULL: no one to tell of the processes left out */
+	void *drop_ctx;
 	struct process_identity *scratch;
 	enum cmdline_mode cmdline_mode;
 	char cmdline[PROC_CMDLINE_MAX];	       /* the exported form of one process's command line */
@@ -86,6 +88,12 @@ struct builder *builder__new(struct profile *p, struct symbolizer *sym, size_t m
 void builder__set_identity(struct builder *b, struct identity *id)
 {
 	b->identity = id;
+}
+
+void builder__set_drop_hook(struct builder *b, builder_drop_fn fn, void *ctx)
+{
+	b->drop_fn = fn;
+	b->drop_ctx = ctx;
 }
 
 uint64_t builder__links_dropped(const struct builder *b)
@@ -391,8 +399,11 @@ static int record_identity(struct builder *b, const struct raw_sample *s,
 		if (!pi)
 			return -ENOMEM;
 	}
-	if (!identity__resolve(b->identity, &in, pi))
+	if (!identity__resolve(b->identity, &in, pi)) {
+		if (b->drop_fn)
+			b->drop_fn(b->drop_ctx, s->pid, pi->drop);
 		return mark_dropped(b, s->pid) ?: 1;
+	}
 	for (int i = 0; i < 5; i++) {
 		idx[i] = intern_or_empty(b->profile, process_identity__get(pi, keys[i]));
 		if (idx[i] < 0)

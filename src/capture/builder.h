@@ -9,10 +9,12 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "collect/collector.h"
 #include "model/config.h"
 #include "model/profile.h"
+#include "process/identity.h"
 #include "symbols/symbolize.h"
 
 struct builder;
@@ -37,6 +39,12 @@ struct identity;
  * name. The identity is borrowed; it must outlive the builder.
  */
 void builder__set_identity(struct builder *b, struct identity *id);
+/*
+ * Called once per window for each process the identity rules leave out, with what the kernel
+ * may skip of it: the capture's drop filter (capture/drop_filter.h).
+ */
+typedef void (*builder_drop_fn)(void *ctx, pid_t pid, enum identity_drop drop);
+void builder__set_drop_hook(struct builder *b, builder_drop_fn fn, void *ctx);
 /* process.command_line of each new process entry: off (the default), redacted or full
  * (process/cmdline.h). Identity rules see it as it will be exported. */
 void builder__set_cmdline_mode(struct builder *b, enum cmdline_mode mode);

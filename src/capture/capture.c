@@ -9,6 +9,7 @@
 
 #include "collect/bpf_session.h"
 #include "capture/builder.h"
+#include "capture/drop_filter.h"
 #include "capture/thread_ctx_link.h"
 #include "base/clock.h"
 #include "process/identity.h"
@@ -61,6 +62,7 @@ struct capture {
 	pid_t loads[CAPTURE_LOAD_QUEUE]; /* processes whose tables are to be loaded, in order */
 	size_t nr_loads;
 	struct identity *identity;	/* borrowed; NULL: the plain service name rules */
+	struct drop_filter *drops;	/* the processes rules drop, in the kernel; NULL: none */
 	enum cmdline_mode cmdline_mode; /* process.command_line; a reload may change it */
 	uint64_t window_start_mono;	/* CLOCK_MONOTONIC at the start of the window */
 	uint64_t samples_left_out;	/* by identity rules, in windows already handed out */
@@ -122,6 +124,8 @@ static int make_profiles(struct capture *cap)
 		if (!cap->builders[slot])
 			return -ENOMEM;
 		builder__set_identity(cap->builders[slot], cap->identity);
+		if (cap->drops)
+			builder__set_drop_hook(cap->builders[slot], drop_filter__add, cap->drops);
 		builder__set_cmdline_mode(cap->builders[slot], cap->cmdline_mode);
 	}
 	return 0;
@@ -132,6 +136,8 @@ void capture__set_identity(struct capture *cap, struct identity *id)
 	if (!cap)
 		return;
 	cap->identity = id;
+	/* New rules judge every process again, at its next sample. */
+	drop_filter__clear(cap->drops);
 	for (int slot = 0; slot < NR_SLOTS; slot++)
 		if (cap->builders[slot])
 			builder__set_identity(cap->builders[slot], id);
@@ -227,6 +233,7 @@ int capture__rotate(struct capture *cap, struct profile **out, size_t *n)
 	}
 	/* After the drain: what the retired processes left is in the profiles handed out. */
 	symbolizer__retire_exited(cap->sym);
+	drop_filter__sweep(cap->drops);
 	if (err)
 		return err;
 	return make_profiles(cap);
@@ -386,6 +393,8 @@ struct capture *capture__new(const struct config *c)
 		.unwind_rows = c->unwind_rows,
 		.unwind_procs = c->unwind_procs,
 		.unwind_depth = c->unwind_depth,
+		/* The whole host is where rules drop processes (the agent's identity). */
+		.drop_filter = c->all,
 	};
 	struct symbolizer_opts sopts = {
 		.proc_root = c->proc_root,
@@ -433,6 +442,13 @@ struct capture *capture__new(const struct config *c)
 	err = make_unwinder(cap);
 	if (err)
 		goto fail;
+	if (c->all) {
+		cap->drops = drop_filter__new(cap->session, c->proc_root);
+		if (!cap->drops) {
+			err = -ENOMEM;
+			goto fail;
+		}
+	}
 	cap->tctx = thread_ctx_link__new(cap->session, cap->sym);
 	if (!cap->tctx) {
 		err = -ENOMEM;
@@ -466,6 +482,7 @@ void capture__delete(struct capture *cap)
 	thread_ctx_link__delete(cap->tctx);
 	symbolizer__delete(cap->sym);
 	debuginfod_fetch__delete(cap->fetch);
+	drop_filter__delete(cap->drops);
 	bpf_session__delete(cap->session);
 	free(cap);
 }
@@ -640,4 +657,9 @@ void capture__thread_ctx_stats(const struct capture *cap, struct thread_ctx_link
 	for (int slot = 0; slot < NR_SLOTS; slot++)
 		if (cap->builders[slot])
 			out->samples_unlinked += builder__links_dropped(cap->builders[slot]);
+}
+
+void capture__drop_stats(const struct capture *cap, struct drop_filter_stats *out)
+{
+	drop_filter__stats(cap ? cap->drops : NULL, out);
 }

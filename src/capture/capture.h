@@ -72,6 +72,10 @@ void capture__location_cache(const struct capture *cap, uint64_t *hits, uint64_t
 void capture__set_cmdline_mode(struct capture *cap, enum cmdline_mode mode);
 /* Samples that identity rules left out, since the start. */
 uint64_t capture__samples_left_out(const struct capture *cap);
+/* What the kernel's drop filter was given (capture/drop_filter.h; all zero without it); the
+ * events it skipped are capture__stats()'s filter_dropped. */
+struct drop_filter_stats;
+void capture__drop_stats(const struct capture *cap, struct drop_filter_stats *out);
 
 /* The profiles made, in type order (cpu, wall, off_cpu, contention); returns how many. */
 size_t capture__profiles(const struct capture *cap, const struct profile **out);

@@ -518,6 +518,10 @@ static void print_summary(struct run *r, double elapsed_s)
 		print_waits("Off-CPU", "waits", st->offcpu_events, st, 0, r->cfg);
 	if (r->cfg->types & PROFILE_TYPE_CONTENTION)
 		print_waits("Contention", "lock waits", st->lock_events, st, 1, r->cfg);
+	if (st->filter_dropped)
+		printf("Kernel filter: %" PRIu64 " events of excluded processes skipped before any "
+		       "stack was taken\n",
+		       st->filter_dropped);
 	for (size_t i = 0; i < n; i++) {
 		if (summary__compute(profiles[i], &sum) != 0)
 			continue;

@@ -194,6 +194,26 @@ static int cpu_prealloc(struct cpu_bpf *skel, bool unwind)
 	return err;
 }
 
+/*
+ * The drop filter's maps: the cpu object's, sized for the filter or to nothing without it; the
+ * other objects share them (owner set), as they share target_pids.
+ */
+static int configure_drops(struct bpf_map *pids, struct bpf_map *cgroups,
+			   const struct bpf_session_opts *opts, const struct cpu_bpf *owner)
+{
+	int err;
+
+	if (owner) {
+		err = bpf_map__reuse_fd(pids, bpf_map__fd(owner->maps.drop_pids));
+		return err ? err
+			   : bpf_map__reuse_fd(cgroups, bpf_map__fd(owner->maps.drop_cgroups));
+	}
+	if (opts->drop_filter)
+		return 0;
+	err = bpf_map__set_max_entries(pids, 1);
+	return err ? err : bpf_map__set_max_entries(cgroups, 1);
+}
+
 static int configure(struct cpu_bpf *skel, const struct bpf_session_opts *opts, bool unwind,
 		     bool tail_calls)
 {
@@ -217,6 +237,11 @@ static int configure(struct cpu_bpf *skel, const struct bpf_session_opts *opts, 
 	skel->rodata->unwind_depth = opts->unwind_depth;
 	bpf_program__set_autoload(skel->progs.hp_unwind_exec, unwind);
 	bpf_program__set_autoload(skel->progs.hp_unwind_exit, unwind);
+	bpf_program__set_autoload(skel->progs.hp_drop_exec, opts->drop_filter);
+	bpf_program__set_autoload(skel->progs.hp_drop_exit, opts->drop_filter);
+	err = configure_drops(skel->maps.drop_pids, skel->maps.drop_cgroups, opts, NULL);
+	if (err)
+		return err;
 	for (int i = 0; i < HP_NR_BUFFERS; i++) {
 		err = bpf_map__set_max_entries(tctx[i], HP_TCTX_ENTRIES);
 		if (err)
@@ -253,6 +278,8 @@ static int offcpu_configure(struct offcpu_bpf *o, const struct bpf_session_opts 
 	if (!err)
 		err = bpf_map__reuse_fd(o->maps.thread_ctx_procs,
 					bpf_map__fd(s->skel->maps.thread_ctx_procs));
+	if (!err)
+		err = configure_drops(o->maps.drop_pids, o->maps.drop_cgroups, opts, s->skel);
 	o->rodata->min_block_ns = opts->offcpu_min_ns;
 	o->rodata->sample_ns = opts->wait_sample_ns;
 	/* Deferred stacks need the typed tracepoints and bpf_task_pt_regs (5.15): the user
@@ -374,6 +401,9 @@ static int lock_open(struct bpf_session *s, const struct bpf_session_opts *opts)
 	if (!err)
 		err = bpf_map__reuse_fd(s->lock->maps.thread_ctx_procs,
 					bpf_map__fd(s->skel->maps.thread_ctx_procs));
+	if (!err)
+		err = configure_drops(s->lock->maps.drop_pids, s->lock->maps.drop_cgroups, opts,
+				      s->skel);
 	s->lock->rodata->min_wait_ns = opts->lock_min_ns;
 	s->lock->rodata->sample_ns = opts->wait_sample_ns;
 	s->lock->rodata->unwind_tables = s->unwinding && !s->tail_calls;
@@ -704,6 +734,12 @@ int bpf_session__attach(struct bpf_session *s, uint32_t frequency_hz)
 
 		err = attach_programs(follow, s->follow_links, 2);
 	}
+	if (!err && bpf_program__autoload(s->skel->progs.hp_drop_exec)) {
+		struct bpf_program *drop[] = {s->skel->progs.hp_drop_exec,
+					      s->skel->progs.hp_drop_exit};
+
+		err = attach_programs(drop, s->drop_links, 2);
+	}
 	if (!err && s->offcpu)
 		err = attach_loaded(s->offcpu->obj, s->offcpu_links);
 	if (!err && s->lock)
@@ -730,6 +766,7 @@ void bpf_session__detach(struct bpf_session *s)
 	links_destroy(s->offcpu_links, HP_MAX_OBJECT_LINKS);
 	links_destroy(s->unwind_links, 2);
 	links_destroy(s->follow_links, 2);
+	links_destroy(s->drop_links, 2);
 	links_destroy(s->lock_links, HP_MAX_OBJECT_LINKS);
 }
 

@@ -32,6 +32,7 @@ struct bpf_session_opts {
 	uint32_t unwind_rows;	     /* rows of every loaded table together (the rows map) */
 	uint32_t unwind_procs;	     /* processes with tables at once */
 	uint32_t unwind_depth;	     /* user frames at most (<= HP_UNWIND_MAX_DEPTH) */
+	bool drop_filter; /* processes may be dropped in the kernel (bpf_session__drop_*) */
 };
 
 #define BPF_SESSION_KERNEL_BTF "/sys/kernel/btf/vmlinux"
@@ -56,6 +57,19 @@ int bpf_session__set_thread_ctx(struct bpf_session *s, pid_t pid, const struct h
 
 /* Add a process (all its threads) to the kernel filter. 0 or -errno. */
 int bpf_session__add_pid(struct bpf_session *s, pid_t pid);
+
+/*
+ * The drop filter (bpf/common.bpf.h, with opts.drop_filter): every program skips a process whose
+ * tgid, or whose cgroup (its cgroup v2 id, the inode number of its cgroup2fs directory), was
+ * given, before any other work. A PID leaves the filter when its process execs or exits; a
+ * cgroup only by bpf_session__undrop_cgroup() or bpf_session__clear_drops(). 0 or -errno:
+ * -E2BIG when the map is full (HP_DROP_*_ENTRIES), -ENOTSUP without opts.drop_filter.
+ */
+int bpf_session__drop_pid(struct bpf_session *s, pid_t pid);
+int bpf_session__drop_cgroup(struct bpf_session *s, uint64_t cgroup_id);
+int bpf_session__undrop_cgroup(struct bpf_session *s, uint64_t cgroup_id);
+/* Empty the filter (the rules changed). */
+void bpf_session__clear_drops(struct bpf_session *s);
 
 /* Open a cpu-clock perf event on every online CPU and attach the sampler. 0 or -errno. */
 int bpf_session__attach(struct bpf_session *s, uint32_t frequency_hz);

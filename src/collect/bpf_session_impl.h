@@ -26,6 +26,8 @@ struct bpf_session {
 	struct bpf_link *offcpu_links[HP_MAX_OBJECT_LINKS];
 	struct bpf_link *unwind_links[2];  /* exec and exit, with the walker */
 	struct bpf_link *follow_links[2];  /* fork and exit, when following children */
+	struct bpf_link *drop_links[2];	   /* exec and exit, with the drop filter */
+	uint32_t drop_active;		   /* enum hp_drop_filter, as every object's .bss has it */
 	struct hp_offcpu_key *offcpu_keys; /* drain scratch: offcpu_map_entries keys */
 	uint64_t *offcpu_hashes;	   /* drain scratch: offcpu_map_entries stack hashes */
 	uint32_t max_offcpu;

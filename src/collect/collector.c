@@ -277,6 +277,7 @@ int collector__drain(struct bpf_session *session, struct sample_batch *b,
 	stats->waits_sampled[1] = kernel_stats[HP_STAT_LOCK_SAMPLED];
 	stats->waits_skipped[1] = kernel_stats[HP_STAT_LOCK_SKIPPED];
 	stats->samples_seen = kernel_stats[HP_STAT_SAMPLES_SEEN];
+	stats->filter_dropped = kernel_stats[HP_STAT_FILTER_DROPPED];
 	stats->samples_recorded = kernel_stats[HP_STAT_SAMPLES_RECORDED];
 	return n;
 }

@@ -220,12 +220,52 @@ static void expand(const char *tmpl, const char *src, const regmatch_t *m, char 
 	out[o] = '\0';
 }
 
-/* Apply the rules in order; false when one leaves the process out. */
-static bool relabel(struct identity *id, struct process_identity *pi)
+/* The attributes that every process of a cgroup shares, as the cgroup's path gives them. */
+static bool cgroup_key(const char *key)
 {
+	return !strcmp(key, "container.id") || !strcmp(key, "container.name") ||
+	       !strcmp(key, "systemd.unit") || !strncmp(key, "k8s.", 4);
+}
+
+/* Which attributes the rules so far made the process's own or the cgroup's (see enum
+ * identity_drop): a replace rule's target is the cgroup's only when its source is. */
+struct scoped_key {
+	const char *key;
+	bool wide;
+};
+
+struct cgroup_scope {
+	const struct process_context *ctx;
+	struct scoped_key set[CONFIG_MAX_RELABEL];
+	size_t nr;
+};
+
+static bool cgroup_wide(const struct cgroup_scope *cs, const char *key)
+{
+	if (!key) /* no source reads as "" for every process */
+		return true;
+	for (size_t i = cs->nr; i-- > 0;)
+		if (!strcmp(cs->set[i].key, key))
+			return cs->set[i].wide;
+	return cgroup_key(key) && !process_context__get(cs->ctx, key);
+}
+
+static void scope_set(struct cgroup_scope *cs, const char *key, bool wide)
+{
+	if (key && cs->nr < CONFIG_MAX_RELABEL)
+		cs->set[cs->nr++] = (struct scoped_key){key, wide};
+}
+
+/* Apply the rules in order; false when one leaves the process out, with pi->drop set. */
+static bool relabel(struct identity *id, struct process_identity *pi,
+		    const struct process_context *ctx)
+{
+	struct cgroup_scope cs = {.ctx = ctx};
+
 	for (size_t i = 0; i < id->nr_rules; i++) {
 		const struct relabel_rule *r = id->rules[i].rule;
 		const char *src = r->source ? process_identity__get(pi, r->source) : NULL;
+		bool wide = cgroup_wide(&cs, r->source);
 		regmatch_t m[11];
 		const char *target;
 		bool match;
@@ -233,11 +273,16 @@ static bool relabel(struct identity *id, struct process_identity *pi)
 
 		src = src ? src : "";
 		match = regexec(&id->rules[i].re, src, 11, m, 0) == 0;
-		if (r->action == RELABEL_KEEP && !match)
+		if ((r->action == RELABEL_KEEP && !match) || (r->action == RELABEL_DROP && match)) {
+			pi->drop = wide ? IDENTITY_DROP_CGROUP : IDENTITY_DROP_PROCESS;
 			return false;
-		if (r->action == RELABEL_DROP && match)
-			return false;
-		if (r->action != RELABEL_REPLACE || !match)
+		}
+		if (r->action != RELABEL_REPLACE)
+			continue;
+		/* Another process may match where this one did not: then its target differs. */
+		if (!wide || match)
+			scope_set(&cs, r->target, wide);
+		if (!match)
 			continue;
 		expand(r->replacement ? r->replacement : "$1", src, m, value, sizeof(value));
 		/* The target name must outlive the rule set's reload: keep a copy. */
@@ -255,9 +300,11 @@ bool identity__resolve(struct identity *id, const struct identity_input *in,
 	const char *service = NULL;
 	char pid[16], container_name[256];
 	struct pod_meta pod;
+	bool pending = false;
 
 	pi->nr = 0;
 	pi->used = 0;
+	pi->drop = IDENTITY_DROP_NONE;
 	snprintf(pid, sizeof(pid), "%d", in->pid);
 	set_attr(pi, "process.pid", pid, false);
 	set_attr(pi, "process.executable.name", exe, true);
@@ -279,6 +326,7 @@ bool identity__resolve(struct identity *id, const struct identity_input *in,
 
 		if (rc == -ENOENT)
 			id->stats.kube_pending++;
+		pending = rc == -ENOENT;
 		if (!service)
 			service = from_pod;
 	}
@@ -298,8 +346,11 @@ bool identity__resolve(struct identity *id, const struct identity_input *in,
 	set_context_attrs(pi, in->otel_ctx);
 
 	id->stats.resolved++;
-	if (!relabel(id, pi)) {
+	if (!relabel(id, pi, in->otel_ctx)) {
 		id->stats.dropped++;
+		/* Its pod may be known at the next look: left out for now, not for good. */
+		if (pending)
+			pi->drop = IDENTITY_DROP_NONE;
 		return false;
 	}
 	return true;

@@ -40,10 +40,25 @@ struct identity_attr {
 	bool exported; /* false for the ones only rules read (k8s.pod.label.*) */
 };
 
+/*
+ * What the kernel may skip of a process the rules left out (the drop filter, bpf/common.bpf.h):
+ * nothing while the answer may still change (its pod not known yet); the process until it execs;
+ * or its whole cgroup, when every rule that decided read only attributes its cgroup gives
+ * (container.id, container.name, systemd.unit, k8s.*), so that every process of the cgroup would
+ * be left out too. An attribute the process's own SDK published, or one a replace rule derived
+ * from any other attribute, is the process's own.
+ */
+enum identity_drop {
+	IDENTITY_DROP_NONE = 0,
+	IDENTITY_DROP_PROCESS,
+	IDENTITY_DROP_CGROUP,
+};
+
 /* The attributes of one process; the strings live in buf. */
 struct process_identity {
 	struct identity_attr attrs[IDENTITY_MAX_ATTRS];
 	size_t nr;
+	enum identity_drop drop; /* when identity__resolve() returned false */
 	char buf[16384];
 	size_t used;
 };

@@ -2148,6 +2148,8 @@ t_readme_examples() {
 . "$E2E/unwind.sh"
 # shellcheck source=tests/e2e/agent.sh
 . "$E2E/agent.sh"
+# shellcheck source=tests/e2e/agent_filter.sh
+. "$E2E/agent_filter.sh"
 # shellcheck source=tests/e2e/collector.sh
 . "$E2E/collector.sh"
 # shellcheck source=tests/e2e/hostile.sh
@@ -2168,7 +2170,7 @@ main() {
 		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind python_perf_jit tailcall_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		agent_service agent_process_context agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \
-		agent_reload_pairs agent_sigterm agent_http agent_caps agent_config_errors agent_print_config agent_soak \
+		agent_reload_pairs agent_sigterm agent_http agent_caps agent_config_errors agent_print_config agent_soak agent_kernel_filter \
 		collector_http collector_forward collector_links collector_grpc collector_json collector_refusal collector_agent collector_agent_grpc \
 		hostile_agent hostile_files hostile_canary hostile_names \
 		idle_hint bad_pid bad_flags help_version not_root binaries_denied; do

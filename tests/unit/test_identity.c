@@ -8,6 +8,7 @@
 #include "check.h"
 #include "process/identity.h"
 #include "process/proc.h"
+#include "process/process_context.h"
 
 #define DOCKER_ROOT "tests/fixtures/docker"
 #define WEB_ID "f31f384749f9115acf01fcf82f5a966b59dcc0a4cbd7c9740888c0bf32aa2bbb"
@@ -206,10 +207,87 @@ static void test_systemd_unit(void)
 	      "a name that does not fit is not cut");
 }
 
+/* What the kernel may skip of a dropped process: its cgroup only when every rule that decided read
+ * what the cgroup gives, the process when anything of its own decided, nothing when kept. */
+static void test_drop_scope(void)
+{
+	const struct relabel_rule by_unit[] = {
+		{.action = RELABEL_DROP, .source = "systemd.unit", .regex = "batch.*"},
+	};
+	const struct relabel_rule by_exe[] = {
+		{.action = RELABEL_DROP, .source = "process.executable.name", .regex = "sh"},
+	};
+	/* The container's ID made into team, then kept by team: the cgroup's. Without a match, team
+	 * is unset here, but another process's SDK may publish one: the process's own. */
+	const struct relabel_rule derived[] = {
+		{.action = RELABEL_REPLACE,
+		 .source = "container.id",
+		 .regex = "(7214).*",
+		 .target = "team",
+		 .replacement = "ops-$1"},
+		{.action = RELABEL_KEEP, .source = "team", .regex = "web"},
+	};
+	const struct relabel_rule tainted[] = {
+		{.action = RELABEL_REPLACE,
+		 .source = "process.command_line",
+		 .regex = ".*--team=([a-z]+).*",
+		 .target = "container.name"},
+		{.action = RELABEL_DROP, .source = "container.name", .regex = "shop-web-1"},
+	};
+	struct process_context ctx = {.nr_attrs = 1};
+	struct identity_input in = {
+		.pid = 9,
+		.comm = "sh",
+		.exe_path = "/bin/sh",
+		.cmdline = "sh job.sh",
+		.container_id = WEB_ID,
+		.systemd_unit = "batch-nightly",
+	};
+	struct identity *id = make(by_unit, 1);
+
+	if (!id)
+		return;
+	CHECK(!identity__resolve(id, &in, &pi), "dropped by its unit");
+	CHECK(pi.drop == IDENTITY_DROP_CGROUP, "a drop by systemd.unit is the cgroup's (%d)",
+	      pi.drop);
+	/* Its own SDK says which unit: then the attribute is the process's own. */
+	ctx.attrs[0] =
+		(struct process_context_attr){.key = "systemd.unit", .value = "batch-x.service"};
+	in.otel_ctx = &ctx;
+	CHECK(!identity__resolve(id, &in, &pi) && pi.drop == IDENTITY_DROP_PROCESS,
+	      "systemd.unit from the process's SDK: the process only (%d)", pi.drop);
+	in.otel_ctx = NULL;
+	in.systemd_unit = "web";
+	CHECK(identity__resolve(id, &in, &pi) && pi.drop == IDENTITY_DROP_NONE,
+	      "kept: nothing to skip (%d)", pi.drop);
+	identity__delete(id);
+
+	id = make(by_exe, 1);
+	CHECK(id && !identity__resolve(id, &in, &pi) && pi.drop == IDENTITY_DROP_PROCESS,
+	      "a drop by the executable is the process's (%d)", pi.drop);
+	identity__delete(id);
+
+	id = make(derived, 2);
+	in.container_id = "7214fd1ba1e08804ddaf0ff991d1712fc6eefeeff04e1cf7f751f6077073c787";
+	CHECK(id && !identity__resolve(id, &in, &pi) && pi.drop == IDENTITY_DROP_CGROUP,
+	      "team made from container.id: the cgroup's (%d)", pi.drop);
+	in.container_id = WEB_ID;
+	CHECK(id && !identity__resolve(id, &in, &pi) && pi.drop == IDENTITY_DROP_PROCESS,
+	      "team unset: the process's (%d)", pi.drop);
+	identity__delete(id);
+
+	id = make(tainted, 2);
+	CHECK(id && !identity__resolve(id, &in, &pi), "dropped by container.name");
+	CHECK(pi.drop == IDENTITY_DROP_PROCESS,
+	      "container.name that a command-line rule may rewrite: the process's (%d)", pi.drop);
+	identity__delete(id);
+}
+
 int main(void)
 {
 	test_service_order();
 	test_relabel();
+	test_drop_scope();
 	test_bad_rule();
 	test_bounds();
 	test_systemd_unit();
