@@ -1526,8 +1526,10 @@ t_html_browser() {
 	start_workload cpu_ratio 60
 	pid=$WPID
 	sleep 0.3
+	# Every wait kept (--wait-sample-us 0): the busy workload's few short waits, sampled, may
+	# all be left out, and the page's type switch must change the total it shows.
 	hp hbrowser profile --pid "$pid" --duration 3 --frequency "$FREQ" --types cpu,wall \
-		-o "$WORK/page.html" -o "$WORK/page.folded"
+		--wait-sample-us 0 -o "$WORK/page.html" -o "$WORK/page.folded"
 	stop_workload "$pid"
 	if [ "$HP_RC" -ne 0 ] || [ ! -s "$WORK/page.html" ] || [ ! -s "$WORK/page.cpu.folded" ] ||
 		[ ! -s "$WORK/page.wall.folded" ]; then
