@@ -170,15 +170,19 @@ hostile_wait_for() {
 	return 1
 }
 
-# hostile_healthz PORT OUT: /healthz's status once a second, a line each, until killed.
+# hostile_healthz PORT OUT: /healthz's status once a second, a line each, until killed. A
+# connection that gets no answer is tried once more at once, as a kubelet's probe is retried:
+# under strace every system call of the agent is slow, and this suite's own /metrics poller
+# shares the probe's address (8 connections per address at most).
 hostile_healthz() {
 	while :; do
-		curl -s -o /dev/null -m 2 -w '%{http_code}\n' "http://127.0.0.1:$1/healthz" >>"$2"
+		curl -s -o /dev/null -m 2 --retry 1 --retry-delay 0 --retry-connrefused \
+			-w '%{http_code}\n' "http://127.0.0.1:$1/healthz" >>"$2"
 		sleep 1
 	done
 }
 
-# hostile_stall PORT T0 OUT: the longest stall as the agent saw it, each 0.2 s, as lines
+# hostile_stall PORT T0 OUT: the longest stall as the agent saw it, each 0.5 s, as lines
 # "SECONDS-SINCE-T0 STALL", until killed.
 hostile_stall() {
 	local v
@@ -186,7 +190,7 @@ hostile_stall() {
 		v=$(curl -s -m 1 "http://127.0.0.1:$1/metrics" |
 			awk '$1 == "hostprof_capture_loop_max_stall_seconds" { print $2 }')
 		echo "$(awk -v a="$2" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') ${v:--}" >>"$3"
-		sleep 0.2
+		sleep 0.5
 	done
 }
 
