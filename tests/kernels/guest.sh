@@ -11,7 +11,8 @@
 # OUT (where the files go) from the environment, and nothing is printed or powered off: the
 # files stay in OUT.
 #
-# The cases (all by default; `hpk.cases=a,b` on the kernel command line or HPK_CASES picks some):
+# The cases (all by default; `hpk.cases=a,b` on the kernel command line or HPK_CASES picks some;
+# `hpk.verbose=1` runs every capture with -v):
 #   cpu_fp     cpu_ratio (frame pointers, burn_a/b/c 1:2:3) by --pid: folded, pprof and OTLP;
 #              the workload's own CPU time per function in cpu_fp.truth
 #   cpu_nofp   nofp (no frame pointers, leaves 1:2:3 in libnofp.so) by --pid
@@ -30,6 +31,7 @@ HOSTPROF=${HOSTPROF:-hostprof}
 # Samples per second: more than the e2e tests' 99 Hz, so that a share is measured on about 1200
 # samples and its noise (about 1.4 points) stays well inside the 5 points allowed.
 FREQ=199
+HPK_VERBOSE=${HPK_VERBOSE:-}
 
 if [ -z "${HPK_HOST:-}" ]; then
 	mount -t proc proc /proc
@@ -42,7 +44,10 @@ if [ -z "${HPK_HOST:-}" ]; then
 	# Kernel messages would interleave with the base64 on the console.
 	echo 0 >/proc/sys/kernel/printk 2>/dev/null
 	for c in $(cat /proc/cmdline); do
-		case $c in hpk.cases=*) HPK_CASES=$(echo "${c#hpk.cases=}" | tr , ' ') ;; esac
+		case $c in
+		hpk.cases=*) HPK_CASES=$(echo "${c#hpk.cases=}" | tr , ' ') ;;
+		hpk.verbose=1) HPK_VERBOSE=-v ;; # the verifier's log of a program that fails to load
+		esac
 	done
 fi
 mkdir -p "$OUT"
@@ -66,7 +71,8 @@ capture() {
 	name=$1
 	shift
 	start=$(date +%s)
-	"$HOSTPROF" "$@" >"$OUT/$name.stdout" 2>"$OUT/$name.stderr"
+	# shellcheck disable=SC2086  # HPK_VERBOSE is empty or -v
+	"$HOSTPROF" $HPK_VERBOSE "$@" >"$OUT/$name.stdout" 2>"$OUT/$name.stderr"
 	echo "$? $(($(date +%s) - start))" >"$OUT/$name.rc"
 }
 
