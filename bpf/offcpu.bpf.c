@@ -224,18 +224,20 @@ static __always_inline void account_active(__u32 tgid, __u32 tid, struct task_st
 }
 
 /*
- * Account a kept deferred wait of the current thread: its kernel stack was taken at switch-in;
- * its user stack is read if the thread is still in the system call it waited in (the user
- * registers it entered the kernel with are the ones saved at switch-out), else left empty.
+ * Account a kept deferred wait of the current thread: its kernel stack was taken at switch-in.
+ * At its system call's exit (at_exit) the user registers it entered the kernel with are checked
+ * to be the ones saved at switch-out and its user stack is read. Anywhere else (the thread left
+ * the CPU again first) the thread may have returned to user space and entered the same call from
+ * another caller at the same depth, which its registers cannot tell: the wait keeps no user stack.
  */
 static __always_inline void finish_deferred(void *ctx, __u32 tgid, __u32 tid,
 					    struct task_struct *task, struct hp_offcpu_start *start,
-					    bool loop_walker)
+					    bool at_exit, bool loop_walker)
 {
 	struct hp_uregs r;
 
 	start->await_exit = 0;
-	if (current_uregs(&r) && r.pc == start->user_pc && r.sp == start->user_sp)
+	if (at_exit && current_uregs(&r) && r.pc == start->user_pc && r.sp == start->user_sp)
 		take_user_stack(ctx, tgid, &start->stack, &r, loop_walker);
 	account_active(tgid, tid, task, start, start->weight_ns, start->weight_n);
 }
@@ -274,11 +276,10 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	/* prev is current here: its TLS pointer and memory are the ones read. First, while the
 	 * verifier has few states to explore it in. */
 	tctx = has_mm ? hp_read_thread_ctx(tgid, &offcpu_tctx) : 0;
-	/* A kept deferred wait whose system call has not ended yet (preempted on its way out, or
-	 * moved to another CPU): it is accounted now, its user stack read if the thread is still
-	 * in that call. */
+	/* A kept deferred wait whose system call's exit was not seen: accounted now, without a
+	 * user stack (see finish_deferred()). */
 	if (defer_walks && start->await_exit)
-		finish_deferred(ctx, tgid, tid, prev, start, loop_walker);
+		finish_deferred(ctx, tgid, tid, prev, start, false, loop_walker);
 	start->ts = bpf_ktime_get_ns();
 	start->state = classify(prev, preempt);
 	start->thread_ctx = tctx;
@@ -362,7 +363,7 @@ static __always_inline void syscall_exit(void *ctx, struct pt_regs *regs, bool l
 	start = bpf_map_lookup_elem(&offcpu_start, &tid);
 	if (start && start->await_exit)
 		finish_deferred(ctx, tgid, tid, (struct task_struct *)bpf_get_current_task(), start,
-				loop_walker);
+				true, loop_walker);
 }
 
 /*
