@@ -305,8 +305,8 @@ class Kernel:
         c.require_ok()
         windows = [line for line in c.text(".files").splitlines() if ".pb.gz" in line]
         if len(windows) < 2:
-            raise Failed("%d windows written in 12 s at a 3 s interval, need >= 2"
-                         % len(windows))
+            raise Failed("%d windows written in the 11 s after the agent said it profiles, at a "
+                         "3 s interval, need >= 2" % len(windows))
         p = pprof(c.path(".window.pb.gz"))
         i = p.type_index("samples")
         burn = sum(s.values[i] for s in p.samples if "burn_c" in p.stack(s))

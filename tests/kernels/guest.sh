@@ -109,8 +109,16 @@ run_agent() {
 	"$HOSTPROF" agent --output-dir "$OUT/agent.dir" --upload-interval 3s --frequency 49 \
 		--cache-dir /tmp/agent-cache >"$OUT/agent.stdout" 2>"$OUT/agent.stderr" &
 	agent=$!
-	# Three intervals and a margin: under emulation the agent takes a few seconds to start.
-	sleep 12
+	# Under emulation the agent takes seconds to load its programs (about 10 on arm64 6.1): the
+	# windows are counted from when it says it profiles (at most 60 s from its start), then
+	# three intervals and a margin.
+	i=0
+	while [ "$i" -lt 120 ] && kill -0 "$agent" 2>/dev/null &&
+		! grep -q 'profiling the whole host' "$OUT/agent.stderr"; do
+		sleep 0.5
+		i=$((i + 1))
+	done
+	sleep 11
 	kill -TERM "$agent"
 	wait "$agent"
 	echo "$? $(($(date +%s) - start))" >"$OUT/agent.rc"
