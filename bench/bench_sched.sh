@@ -2,8 +2,10 @@
 # The cost of hostprof's scheduler-side programs. Under a context-switch-heavy load (bench/pingpong:
 # on each CPU a pair of threads pinned to it, ping-ponging through pipes), run the workload alone and under `hostprof profile --all --types
 # cpu,wall,contention`, alternating A B A B, and print: the workload's round trips per second
-# (median) and its slowdown, and per BPF program its run count and mean cost per run, from the
-# kernel's own accounting (kernel.bpf_stats_enabled). Numbers only; nothing is asserted.
+# (median) and its slowdown; then, in one more profiled run with the kernel's own accounting on
+# (kernel.bpf_stats_enabled, which itself costs two clock reads per program run, so it stays off
+# while throughput is measured), per BPF program its run count and mean cost per run. Numbers
+# only; nothing is asserted.
 # HP_ARGS adds hostprof options (--wait-sample-us 0: every wait's stacks, as before sampling) and
 # names the run in the table.
 # Usage (root): [HP_ARGS=...] bench/bench_sched.sh HOSTPROF PINGPONG [REPETITIONS]
@@ -15,20 +17,21 @@ secs=4
 out=$(mktemp -d /tmp/hostprof-bench.XXXXXX)
 trap 'rm -rf "$out"; sysctl -qw kernel.bpf_stats_enabled="$old_stats"' EXIT
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)
-sysctl -qw kernel.bpf_stats_enabled=1
+sysctl -qw kernel.bpf_stats_enabled=0
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 : >"$out/alone"
 : >"$out/profiled"
 : >"$out/progs"
-for r in $(seq "$reps"); do
-	"$pingpong" "$secs" >>"$out/alone"
-	"$hostprof" profile --all --types cpu,wall,contention --duration $((secs + 2)) -q "${hp_args[@]}" \
+# profiled SECONDS: the workload's round trips per second under hostprof.
+profiled() {
+	local hp
+	"$hostprof" profile --all --types cpu,wall,contention --duration $(($1 + 2)) -q "${hp_args[@]}" \
 		-o "$out/p.folded" >/dev/null 2>&1 &
 	hp=$!
 	sleep 1.5 # loaded and attached
-	"$pingpong" "$secs" >>"$out/profiled"
+	"$pingpong" "$1"
 	# While hostprof still runs: its programs' counters since they were loaded.
 	bpftool -j prog show 2>/dev/null | python3 -c '
 import json, sys
@@ -36,16 +39,31 @@ for p in json.load(sys.stdin):
     if p.get("name", "").startswith("hp_") and p.get("run_cnt"):
         print(p["name"], p["run_cnt"], p["run_time_ns"])' >>"$out/progs"
 	wait "$hp"
+}
+
+for r in $(seq "$reps"); do
+	"$pingpong" "$secs" >>"$out/alone"
+	profiled "$secs" >>"$out/profiled"
 done
+: >"$out/progs"
+sysctl -qw kernel.bpf_stats_enabled=1
+profiled "$secs" >/dev/null
+sysctl -qw kernel.bpf_stats_enabled=0
 
 alone=$(median <"$out/alone")
 profiled=$(median <"$out/profiled")
 echo "## Scheduler-heavy load: ${reps} x ${secs} s each way, A B A B, medians"
 echo
-echo "| run | round trips/s | context switches/s | slowdown |"
-echo "|---|---|---|---|"
-echo "| alone | $alone | $((alone * 2)) | |"
-awk -v a="$alone" -v p="$profiled" -v args="${HP_ARGS:-defaults}" 'BEGIN { printf "| hostprof cpu,wall,contention (%s) | %d | %d | %.1f%% |\n", args, p, 2 * p, 100 * (a - p) / a }'
+# Each CPU runs one pair: a round trip is two context switches on it, so a switch takes
+# cpus / (2 x rate) seconds of that CPU, and hostprof adds the difference.
+echo "| run | round trips/s | context switches/s | slowdown | added per context switch |"
+echo "|---|---|---|---|---|"
+echo "| alone | $alone | $((alone * 2)) | | |"
+awk -v a="$alone" -v p="$profiled" -v c="$(nproc)" -v args="${HP_ARGS:-defaults}" 'BEGIN {
+	printf "| hostprof cpu,wall,contention (%s) | %d | %d | %.1f%% | %.2f µs |\n", args, p, 2 * p,
+		100 * (a - p) / a, 1e6 * c / 2 * (1 / p - 1 / a) }'
+echo
+echo "Per program, from one more run with kernel.bpf_stats_enabled (its own clock reads add to each):"
 echo
 echo "| BPF program | runs | ns per run |"
 echo "|---|---|---|"

@@ -42,13 +42,36 @@ static __always_inline __u32 hp_futex_kind(int op)
 	return HP_WAIT__COUNT;
 }
 
-/* The number of the system call whose entry saved regs (x86_64 orig_ax, arm64 syscallno). */
+/*
+ * The number and the first two arguments of the system call whose entry saved regs (x86_64
+ * orig_ax, di, si; arm64 syscallno, orig_x0, x1). regs is a pointer the verifier knows the type
+ * of (a typed tracepoint's argument, bpf_task_pt_regs()): plain loads, not probe-read calls, since
+ * every system call of the host passes here.
+ */
 static __always_inline long hp_syscall_nr(struct pt_regs *regs)
 {
 #if defined(__TARGET_ARCH_x86)
-	return BPF_CORE_READ(regs, orig_ax);
+	return regs->orig_ax;
 #else
-	return BPF_CORE_READ(regs, syscallno);
+	return regs->syscallno;
+#endif
+}
+
+static __always_inline __u64 hp_syscall_arg1(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return regs->di;
+#else
+	return regs->orig_x0;
+#endif
+}
+
+static __always_inline __u64 hp_syscall_arg2(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return regs->si;
+#else
+	return regs->regs[1];
 #endif
 }
 
@@ -59,26 +82,19 @@ static __always_inline bool hp_is_futex_call(long nr)
 }
 
 /*
- * Is the current task, about to sleep, waiting for a user-space lock? Its saved user registers say
+ * Is the current task, about to sleep, waiting for a user-space lock? Its saved user registers
+ * (regs, from bpf_task_pt_regs(); NULL before Linux 5.15, where a mutex wait stays "sleeping") say
  * which syscall it is in (x86_64 orig_ax, arm64 syscallno; -1 outside a syscall) and with which
  * op. Only the ops glibc's mutexes wait with count (FUTEX_WAIT, FUTEX_LOCK_PI): a condition
  * variable (FUTEX_WAIT_BITSET) is waiting for work, not for a lock.
  */
-static __always_inline bool hp_in_lock_wait(void)
+static __always_inline bool hp_in_lock_wait(struct pt_regs *regs)
 {
-	struct pt_regs *regs;
 	__u32 kind;
-	long nr;
 
-	/* bpf_task_pt_regs is Linux 5.15 (and bpf_get_current_task_btf 5.11): before, a mutex wait
-	 * stays "sleeping". The CO-RE check takes the calls out before the verifier sees them. */
-	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+	if (!regs || hp_syscall_nr(regs) != NR_FUTEX)
 		return false;
-	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	nr = hp_syscall_nr(regs);
-	if (nr != NR_FUTEX)
-		return false;
-	kind = hp_futex_kind((int)PT_REGS_PARM2_CORE_SYSCALL(regs));
+	kind = hp_futex_kind((int)hp_syscall_arg2(regs));
 	return kind == HP_WAIT_FUTEX || kind == HP_WAIT_FUTEX_LOCK_PI;
 }
 

@@ -4,9 +4,10 @@
  *
  * Kernel locks: lock:contention_begin/contention_end, whose flags say the lock's kind.
  * User-space locks: a futex wait is where pthread_mutex_lock, std::mutex, a condition variable
- * or a semaphore blocks. raw_syscalls sys_enter/sys_exit are used (they need BTF, not tracefs),
- * with the PID filter first and the syscall number second, so that other syscalls cost one map
- * lookup.
+ * or a semaphore blocks. The futex calls' own tracepoints (syscalls:sys_enter_futex and its
+ * siblings) are used where tracefs is mounted: then no program runs for the host's other system
+ * calls. Else raw_syscalls sys_enter/sys_exit (they need BTF, not tracefs), which test the call's
+ * number first.
  *
  * Begin and end run in the waiter's own context: the wait is timed between them and its stacks
  * are taken at the end, into double-buffered maps like the CPU sampler's (see cpu.bpf.c).
@@ -185,8 +186,8 @@ static __always_inline void end(void *ctx, bool waited, bool kernel, __u64 lock,
 
 		/* The registers the task entered the kernel with: the futex syscall's caller. The
 		 * walk comes before the choice of buffer, so that it is verified once. */
-		hp_uregs_from_kernel((struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()),
-				     &r);
+		hp_uregs_from_saved((struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()),
+				    &r);
 		walked = hp_walk_user(tgid, &r, &hash);
 	}
 	if (buffer == 0)
@@ -197,23 +198,75 @@ static __always_inline void end(void *ctx, bool waited, bool kernel, __u64 lock,
 		       count, walked, hash, tctx);
 }
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(hp_lock_sys_enter, struct pt_regs *regs, long id)
+/* A futex call begins: a wait, if its operation is one that waits. */
+static __always_inline void futex_enter(long id, __u64 arg1, __u64 arg2)
 {
 	__u32 tgid, tid, kind;
 
-	/* Every system call of the host passes here: the cheap test first. */
-	if (!hp_is_futex_call(id) || !interesting(&tgid, &tid))
-		return 0;
+	if (!interesting(&tgid, &tid))
+		return;
 	if (id == NR_FUTEX) {
-		kind = hp_futex_kind((int)PT_REGS_PARM2_CORE_SYSCALL(regs));
+		kind = hp_futex_kind((int)arg2);
 		if (kind < HP_WAIT__COUNT)
-			begin(tid, kind, PT_REGS_PARM1_CORE_SYSCALL(regs));
+			begin(tid, kind, arg1);
 	} else if (id == NR_FUTEX_WAITV) {
 		begin(tid, HP_WAIT_FUTEX_WAITV, 0);
 	} else if (id == NR_FUTEX_WAIT) {
-		begin(tid, HP_WAIT_FUTEX2, PT_REGS_PARM1_CORE_SYSCALL(regs));
+		begin(tid, HP_WAIT_FUTEX2, arg1);
 	}
+}
+
+/*
+ * The records of the syscalls:sys_enter_* and sys_exit_* events, as their format files in tracefs
+ * give them. The call's number is an int, unlike raw_syscalls' long: the 4 bytes after it are
+ * padding, and not zeroed.
+ */
+struct syscall_enter_event {
+	__u64 common;
+	int nr;
+	__u32 pad;
+	__u64 args[6];
+};
+
+struct syscall_exit_event {
+	__u64 common;
+	int nr;
+	__u32 pad;
+	long ret;
+};
+
+/*
+ * The futex calls' entries and exits: attached by userspace to syscalls:sys_{enter,exit}_futex,
+ * _futex_waitv and _futex_wait, those the kernel has.
+ */
+SEC("tracepoint")
+int hp_lock_futex_enter(struct syscall_enter_event *ctx)
+{
+	futex_enter(ctx->nr, ctx->args[0], ctx->args[1]);
+	return 0;
+}
+
+/* -EAGAIN: the futex word had changed, nothing was waited for. */
+SEC("tracepoint")
+int hp_lock_futex_exit(struct syscall_exit_event *ctx)
+{
+	end(ctx, ctx->ret != -EAGAIN, false, 0, false);
+	return 0;
+}
+
+SEC("tracepoint")
+int hp_lock_futex_exit_loop(struct syscall_exit_event *ctx)
+{
+	end(ctx, ctx->ret != -EAGAIN, false, 0, true);
+	return 0;
+}
+
+/* Without tracefs: every system call of the host passes here, the cheap test first. */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(hp_lock_sys_enter, struct pt_regs *regs, long id)
+{
+	if (hp_is_futex_call(id))
+		futex_enter(id, hp_syscall_arg1(regs), hp_syscall_arg2(regs));
 	return 0;
 }
 
@@ -225,8 +278,7 @@ int BPF_PROG(hp_lock_sys_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(hp_lock_sys_exit, struct pt_regs *regs, long ret)
 {
-	/* Every system call's exit passes here: only a futex call's can end a wait. -EAGAIN: the
-	 * futex word had changed, nothing was waited for. */
+	/* Every system call's exit passes here: only a futex call's can end a wait. */
 	if (hp_is_futex_call(hp_syscall_nr(regs)))
 		end(ctx, ret != -EAGAIN, false, 0, false);
 	return 0;

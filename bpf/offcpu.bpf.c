@@ -89,6 +89,14 @@ OFFCPU_STACKS(offcpu_stacks_1);
 OFFCPU_COUNTS(offcpu_counts_0);
 OFFCPU_COUNTS(offcpu_counts_1);
 
+/*
+ * A field of a task the tracepoint passed: a plain load where its arguments are typed (tp_btf), a
+ * probe-read helper call in the raw tracepoint. These programs run at every context switch of the
+ * host, where ~40 ns per helper call was most of their cost. typed is a constant in each entry
+ * point, so the other branch is compiled out.
+ */
+#define TASK_READ(typed, task, field) ((typed) ? (task)->field : BPF_CORE_READ(task, field))
+
 /* Kernels before 5.14 (commit 2f064a59a11f) call the state field `state`. */
 struct task_struct___pre514 {
 	long state;
@@ -101,23 +109,28 @@ static __always_inline bool interesting(struct task_struct *task, __u32 tgid, __
 	return hp_wanted(task, tgid);
 }
 
-static __always_inline __u32 classify(struct task_struct *prev, bool preempt)
+/* Why prev (current) leaves the CPU; regs: its saved registers (NULL before Linux 5.15). */
+static __always_inline __u32 classify(struct task_struct *prev, bool preempt, bool has_mm,
+				      struct pt_regs *regs, bool typed)
 {
+	bool iowait;
 	long state;
 
 	if (bpf_core_field_exists(prev->__state))
-		state = BPF_CORE_READ(prev, __state);
+		state = TASK_READ(typed, prev, __state);
 	else
-		state = BPF_CORE_READ((struct task_struct___pre514 *)prev, state);
+		state = TASK_READ(typed, (struct task_struct___pre514 *)prev, state);
 	if (preempt || state == TASK_RUNNING)
 		return HP_STATE_PREEMPTED;
 	if (state & TASK_INTERRUPTIBLE)
-		return BPF_CORE_READ(prev, mm) && hp_in_lock_wait() ? HP_STATE_LOCK
-								    : HP_STATE_SLEEPING;
-	if (state & TASK_UNINTERRUPTIBLE)
-		return BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait) ? HP_STATE_IO
-								      : HP_STATE_BLOCKED;
-	return HP_STATE_OTHER;
+		return has_mm && hp_in_lock_wait(regs) ? HP_STATE_LOCK : HP_STATE_SLEEPING;
+	if (!(state & TASK_UNINTERRUPTIBLE))
+		return HP_STATE_OTHER;
+	if (typed)
+		iowait = BPF_CORE_READ_BITFIELD(prev, in_iowait);
+	else
+		iowait = BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait);
+	return iowait ? HP_STATE_IO : HP_STATE_BLOCKED;
 }
 
 static __always_inline void take_user_stack(void *ctx, __u32 tgid, struct hp_raw_stack *stack,
@@ -135,36 +148,31 @@ static __always_inline void take_user_stack(void *ctx, __u32 tgid, struct hp_raw
 	stack->nr_user = n > 0 ? n / sizeof(__u64) : 0;
 }
 
-/* The user registers of the current task as it entered the kernel; false before Linux 5.15. */
-static __always_inline bool current_uregs(struct hp_uregs *r)
+/*
+ * The registers the current task entered the kernel with (bpf_task_pt_regs(), Linux 5.15+), or
+ * NULL before: taken once per event, since every helper call costs on this path.
+ */
+static __always_inline struct pt_regs *current_saved_regs(void)
 {
 	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
-		return false;
+		return NULL;
 	/* Unlike prev in the raw_tp variant, current is a pointer the verifier trusts. */
-	hp_uregs_from_kernel((struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()), r);
-	return true;
+	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 }
 
 /*
- * Did the current task enter the kernel by a system call (and so leave it by sys_exit)? Its saved
- * registers say: arm64 keeps the call's number, or -1 for any other entry; x86_64 keeps it in
+ * Did the task whose saved registers these are enter the kernel by a system call (and so leave it
+ * by sys_exit)? arm64 keeps the call's number, or -1 for any other entry; x86_64 keeps it in
  * orig_ax, but a page fault's error code lands there too, so the marks of the syscall instruction
  * are checked as well (it saves the return address in rcx and the flags in r11, which the entry
- * code stores beside ip and flags). False before Linux 5.15; *r gets the user registers.
+ * code stores beside ip and flags).
  */
-static __always_inline bool current_in_syscall(struct hp_uregs *r)
+static __always_inline bool in_syscall(struct pt_regs *regs)
 {
-	struct pt_regs *regs;
-
-	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
-		return false;
-	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	hp_uregs_from_kernel(regs, r);
 #if defined(__TARGET_ARCH_x86)
-	return (long)BPF_CORE_READ(regs, orig_ax) >= 0 && BPF_CORE_READ(regs, cx) == r->pc &&
-	       BPF_CORE_READ(regs, r11) == BPF_CORE_READ(regs, flags);
+	return (long)regs->orig_ax >= 0 && regs->cx == regs->ip && regs->r11 == regs->flags;
 #elif defined(__TARGET_ARCH_arm64)
-	return (int)BPF_CORE_READ(regs, syscallno) >= 0;
+	return (int)regs->syscallno >= 0;
 #else
 	return false;
 #endif
@@ -224,37 +232,51 @@ static __always_inline void account_active(__u32 tgid, __u32 tid, struct task_st
 }
 
 /*
- * Account a kept deferred wait of the current thread: its kernel stack was taken at switch-in.
- * At its system call's exit (at_exit) the user registers it entered the kernel with are checked
- * to be the ones saved at switch-out and its user stack is read. Anywhere else (the thread left
- * the CPU again first) the thread may have returned to user space and entered the same call from
- * another caller at the same depth, which its registers cannot tell: the wait keeps no user stack.
+ * Account a kept deferred wait of the current thread: its kernel stack was taken at switch-in,
+ * and the thread has stayed in the kernel since, in the system call it waited in (switch-in set
+ * this CPU's await_tid; the call's exit, which the thread must pass to return to user space,
+ * clears it). tctx is its thread context, read now: it is the one of the wait.
+ * At the call's exit (at_exit, with the registers it saved) its user stack is read too, once those
+ * registers are checked to be the ones saved at switch-out. When the thread leaves the CPU again
+ * first (it waits twice in one call), the wait is accounted without a user stack: a second walk
+ * in the sched_switch program would double what the verifier explores there.
  */
 static __always_inline void finish_deferred(void *ctx, __u32 tgid, __u32 tid,
 					    struct task_struct *task, struct hp_offcpu_start *start,
-					    bool at_exit, bool loop_walker)
+					    __u64 tctx, struct pt_regs *exit_regs, bool loop_walker)
 {
 	struct hp_uregs r;
 
 	start->await_exit = 0;
-	if (at_exit && current_uregs(&r) && r.pc == start->user_pc && r.sp == start->user_sp)
-		take_user_stack(ctx, tgid, &start->stack, &r, loop_walker);
+	start->thread_ctx = tctx;
+	if (exit_regs) {
+		hp_uregs_from_saved(exit_regs, &r);
+		if (r.pc == start->user_pc && r.sp == start->user_sp)
+			take_user_stack(ctx, tgid, &start->stack, &r, loop_walker);
+	}
 	account_active(tgid, tid, task, start, start->weight_ns, start->weight_n);
 }
 
-/* The thread leaving the CPU is current: its stacks can be read now, or deferred. */
+/*
+ * The thread leaving the CPU is current: its stacks and thread context can be read now. A thread
+ * whose waits are short, asleep in a system call, has them read only if its wait is kept (its
+ * wait is deferred: see struct hp_offcpu_start): most of the host's context switches cost a
+ * timestamp and a few loads here.
+ */
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
-				       bool loop_walker)
+				       bool loop_walker, bool typed)
 {
-	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid), zero = 0;
+	__u32 tid = TASK_READ(typed, prev, pid), tgid = TASK_READ(typed, prev, tgid), zero = 0;
 	struct hp_offcpu_start *start, *tmpl;
-	bool has_mm = BPF_CORE_READ(prev, mm) != NULL;
+	struct pt_regs *regs;
 	struct hp_uregs r = {};
-	__u64 tctx;
+	bool has_mm, deferred;
+	__u64 tctx = 0;
 	long n;
 
 	if (!interesting(prev, tgid, tid))
 		return;
+	has_mm = TASK_READ(typed, prev, mm) != NULL;
 	start = bpf_map_lookup_elem(&offcpu_start, &tid);
 	if (!start) {
 		tmpl = bpf_map_lookup_elem(&zero_start, &zero);
@@ -273,21 +295,23 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 		/* No history: taken now, as for a thread whose waits are long. */
 		start->last_ns = (__u64)-1;
 	}
-	/* prev is current here: its TLS pointer and memory are the ones read. First, while the
-	 * verifier has few states to explore it in. */
-	tctx = has_mm ? hp_read_thread_ctx(tgid, &offcpu_tctx) : 0;
-	/* A kept deferred wait whose system call's exit was not seen: accounted now, without a
-	 * user stack (see finish_deferred()). */
+	/* A kernel thread's are zeros, which in_syscall() would take for a call. */
+	regs = current_saved_regs();
+	deferred = defer_walks && has_mm && regs && start->last_ns < sample_ns && in_syscall(regs);
+	/* prev is current here: its TLS pointer and memory are the ones read. Once, and before
+	 * the walk, which leaves the verifier too many states to explore it in. */
+	if (has_mm && (!deferred || (defer_walks && start->await_exit)))
+		tctx = hp_read_thread_ctx(tgid, &offcpu_tctx);
+	/* A kept deferred wait whose system call's exit was not seen yet: accounted now. */
 	if (defer_walks && start->await_exit)
-		finish_deferred(ctx, tgid, tid, prev, start, false, loop_walker);
+		finish_deferred(ctx, tgid, tid, prev, start, tctx, NULL, loop_walker);
 	start->ts = bpf_ktime_get_ns();
-	start->state = classify(prev, preempt);
-	start->thread_ctx = tctx;
-	/* A thread whose waits are short, in a system call (asleep, or preempted at its wakeup
-	 * of another): nothing more now. */
-	start->deferred =
-		defer_walks && has_mm && start->last_ns < sample_ns && current_in_syscall(&r);
-	if (start->deferred) {
+	start->state = classify(prev, preempt, has_mm, regs, typed);
+	start->deferred = deferred;
+	if (regs)
+		hp_uregs_from_saved(regs, &r);
+	start->thread_ctx = tctx; /* 0 for a deferred wait until it is kept and finished */
+	if (deferred) {
 		start->user_pc = r.pc;
 		start->user_sp = r.sp;
 		return;
@@ -295,16 +319,17 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	n = bpf_get_stack(ctx, start->stack.kern, sizeof(start->stack.kern), 0);
 	start->stack.nr_kern = n > 0 ? n / sizeof(__u64) : 0;
 	start->stack.nr_user = 0;
-	if (has_mm && (!loop_walker || !unwind_tables || current_uregs(&r)))
+	if (has_mm && (!loop_walker || !unwind_tables || regs))
 		take_user_stack(ctx, tgid, &start->stack, &r, loop_walker);
 	bump(&stats, HP_STAT_OFFCPU_WALKED);
 }
 
 /* The thread about to run was off the CPU since its start record: account the time, or (a
  * deferred wait) decide whether it is kept and take its kernel stack. */
-static __always_inline void switch_in(struct task_struct *next)
+static __always_inline void switch_in(struct task_struct *next, bool typed)
 {
-	__u32 tid = BPF_CORE_READ(next, pid), tgid = BPF_CORE_READ(next, tgid), zero = 0, *awaiting;
+	__u32 tid = TASK_READ(typed, next, pid), tgid = TASK_READ(typed, next, tgid), zero = 0,
+	      *awaiting;
 	struct hp_offcpu_start *start;
 	__u64 delta, ns, count;
 	long n;
@@ -363,7 +388,7 @@ static __always_inline void syscall_exit(void *ctx, struct pt_regs *regs, bool l
 	start = bpf_map_lookup_elem(&offcpu_start, &tid);
 	if (start && start->await_exit)
 		finish_deferred(ctx, tgid, tid, (struct task_struct *)bpf_get_current_task(), start,
-				true, loop_walker);
+				hp_read_thread_ctx(tgid, &offcpu_tctx), regs, loop_walker);
 }
 
 /*
@@ -375,8 +400,8 @@ static __always_inline void syscall_exit(void *ctx, struct pt_regs *regs, bool l
 SEC("tp_btf/sched_switch")
 int BPF_PROG(hp_offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	switch_out(ctx, prev, preempt, false);
-	switch_in(next);
+	switch_out(ctx, prev, preempt, false, true);
+	switch_in(next, true);
 	return 0;
 }
 
@@ -384,16 +409,16 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(hp_offcpu_switch_loop, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	switch_out(ctx, prev, preempt, true);
-	switch_in(next);
+	switch_out(ctx, prev, preempt, true, true);
+	switch_in(next, true);
 	return 0;
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(hp_offcpu_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	switch_out(ctx, prev, preempt, false);
-	switch_in(next);
+	switch_out(ctx, prev, preempt, false, false);
+	switch_in(next, false);
 	return 0;
 }
 

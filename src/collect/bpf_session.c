@@ -352,17 +352,58 @@ static void offcpu_explain(void)
 			 "user-space mutex are thread_state sleeping, not lock");
 }
 
+/* The futex system calls whose tracepoints end and begin waits, in the kernels that have them. */
+static const char *const futex_calls[HP_FUTEX_CALLS] = {"futex", "futex_waitv", "futex_wait"};
+
 /*
- * Which ends of a wait are loaded: with the bpf_loop walker or without; and the kernel lock
+ * The directory libbpf attaches tracepoints through: debugfs's tracing where it is there, else
+ * tracefs (libbpf's own order).
+ */
+static const char *tracefs_dir(void)
+{
+	return access("/sys/kernel/debug/tracing", F_OK) == 0 ? "/sys/kernel/debug/tracing"
+							      : "/sys/kernel/tracing";
+}
+
+/* Can syscalls:sys_enter_CALL be attached to (tracefs mounted, the call traced)? */
+static bool syscall_tracepoint_exists(const char *call)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/events/syscalls/sys_enter_%s/id", tracefs_dir(), call);
+	return access(path, R_OK) == 0;
+}
+
+/*
+ * Which ends of a wait are loaded: with the bpf_loop walker or without; through the futex calls'
+ * own tracepoints where tracefs has them, so that the host's other system calls run no program
+ * (each one ran two, a measured tenth of a ping-pong load's throughput); and the kernel lock
  * tracepoints only where the kernel has them (lock:contention_begin, Linux 5.19+).
  */
-static void lock_pick_programs(struct lock_bpf *o)
+static void lock_pick_programs(struct bpf_session *s, struct lock_bpf *o)
 {
 	bool walk = o->rodata->unwind_tables;
 	bool kernel_locks = libbpf_find_vmlinux_btf_id("contention_begin", BPF_TRACE_RAW_TP) > 0;
+	bool futex_tp = syscall_tracepoint_exists("futex");
 
-	bpf_program__set_autoload(o->progs.hp_lock_sys_exit, !walk);
-	bpf_program__set_autoload(o->progs.hp_lock_sys_exit_loop, walk);
+	s->lock_futex_tracepoints = futex_tp;
+	bpf_program__set_autoload(o->progs.hp_lock_futex_enter, futex_tp);
+	bpf_program__set_autoload(o->progs.hp_lock_futex_exit, futex_tp && !walk);
+	bpf_program__set_autoload(o->progs.hp_lock_futex_exit_loop, futex_tp && walk);
+	/* Attached per call by lock_attach_futex(), not by their section name. */
+	bpf_program__set_autoattach(o->progs.hp_lock_futex_enter, false);
+	bpf_program__set_autoattach(o->progs.hp_lock_futex_exit, false);
+	bpf_program__set_autoattach(o->progs.hp_lock_futex_exit_loop, false);
+	bpf_program__set_autoload(o->progs.hp_lock_sys_enter, !futex_tp);
+	bpf_program__set_autoload(o->progs.hp_lock_sys_exit, !futex_tp && !walk);
+	bpf_program__set_autoload(o->progs.hp_lock_sys_exit_loop, !futex_tp && walk);
+	if (!futex_tp)
+		log_info("no syscalls:sys_enter_futex tracepoint in %s (tracefs not mounted?): "
+			 "futex "
+			 "waits are followed at every system call's entry and exit, which costs "
+			 "more "
+			 "(mount tracefs there to avoid it)",
+			 tracefs_dir());
 	bpf_program__set_autoload(o->progs.hp_lock_contention_begin, kernel_locks);
 	bpf_program__set_autoload(o->progs.hp_lock_contention_end, kernel_locks && !walk);
 	bpf_program__set_autoload(o->progs.hp_lock_contention_end_loop, kernel_locks && walk);
@@ -408,7 +449,7 @@ static int lock_open(struct bpf_session *s, const struct bpf_session_opts *opts)
 	s->lock->rodata->sample_ns = opts->wait_sample_ns;
 	s->lock->rodata->unwind_tables = s->unwinding && !s->tail_calls;
 	s->lock->rodata->unwind_depth = opts->unwind_depth;
-	lock_pick_programs(s->lock);
+	lock_pick_programs(s, s->lock);
 	if (!err)
 		err = configure_unwind(s->lock->maps.unwind_rows, s->lock->maps.unwind_procs,
 				       s->lock->maps.unwind_refresh, s->lock->maps.unwind_events,
@@ -657,10 +698,40 @@ static int attach_loaded(struct bpf_object *obj, struct bpf_link **links)
 
 	bpf_object__for_each_program(p, obj)
 	{
-		if (bpf_program__autoload(p) && n < HP_MAX_OBJECT_LINKS)
+		if (bpf_program__autoload(p) && bpf_program__autoattach(p) &&
+		    n < HP_MAX_OBJECT_LINKS)
 			progs[n++] = p;
 	}
 	return attach_programs(progs, links, n);
+}
+
+/* The futex programs to the entry and exit tracepoints of every futex call the kernel has. */
+static int lock_attach_futex(struct bpf_session *s)
+{
+	struct bpf_program *enter = s->lock->progs.hp_lock_futex_enter;
+	struct bpf_program *exit = bpf_program__autoload(s->lock->progs.hp_lock_futex_exit)
+					   ? s->lock->progs.hp_lock_futex_exit
+					   : s->lock->progs.hp_lock_futex_exit_loop;
+	struct bpf_link **links = s->lock_futex_links;
+	char name[64];
+
+	for (int i = 0; i < HP_FUTEX_CALLS; i++) {
+		if (!syscall_tracepoint_exists(futex_calls[i]))
+			continue;
+		snprintf(name, sizeof(name), "sys_enter_%s", futex_calls[i]);
+		links[2 * i] = bpf_program__attach_tracepoint(enter, "syscalls", name);
+		snprintf(name, sizeof(name), "sys_exit_%s", futex_calls[i]);
+		links[2 * i + 1] = bpf_program__attach_tracepoint(exit, "syscalls", name);
+		if (!links[2 * i] || !links[2 * i + 1]) {
+			int err = -errno;
+
+			log_error("BPF program '%s': attach to syscalls:%s failed: %s",
+				  bpf_program__name(links[2 * i] ? exit : enter), name,
+				  strerror(-err));
+			return err;
+		}
+	}
+	return 0;
 }
 
 /* The walker's exec and exit programs (see hp_unwind_forget() in bpf/unwind.bpf.h). */
@@ -744,6 +815,8 @@ int bpf_session__attach(struct bpf_session *s, uint32_t frequency_hz)
 		err = attach_loaded(s->offcpu->obj, s->offcpu_links);
 	if (!err && s->lock)
 		err = attach_loaded(s->lock->obj, s->lock_links);
+	if (!err && s->lock && s->lock_futex_tracepoints)
+		err = lock_attach_futex(s);
 out:
 	free(online);
 	return err;
@@ -768,6 +841,7 @@ void bpf_session__detach(struct bpf_session *s)
 	links_destroy(s->follow_links, 2);
 	links_destroy(s->drop_links, 2);
 	links_destroy(s->lock_links, HP_MAX_OBJECT_LINKS);
+	links_destroy(s->lock_futex_links, 2 * HP_FUTEX_CALLS);
 }
 
 int bpf_session__nr_cpus(const struct bpf_session *s)

@@ -16,12 +16,17 @@
 
 /* Links of the off-CPU or lock object: one per hook, whichever variant of its program loaded. */
 #define HP_MAX_OBJECT_LINKS 4
+/* futex, futex_waitv (Linux 5.16+) and futex_wait (6.7+). */
+#define HP_FUTEX_CALLS 3
 
 struct bpf_session {
 	struct cpu_bpf *skel;
 	struct offcpu_bpf *offcpu; /* NULL unless opts.offcpu */
 	struct lock_bpf *lock;	   /* NULL unless opts.lock */
 	struct bpf_link *lock_links[HP_MAX_OBJECT_LINKS];
+	/* The futex calls' own tracepoints, entry and exit of each call the kernel has. */
+	struct bpf_link *lock_futex_links[2 * HP_FUTEX_CALLS];
+	bool lock_futex_tracepoints;   /* else raw_syscalls sys_enter and sys_exit */
 	struct hp_lock_key *lock_keys; /* drain scratch: counts_map_entries keys */
 	struct bpf_link *offcpu_links[HP_MAX_OBJECT_LINKS];
 	struct bpf_link *unwind_links[2];  /* exec and exit, with the walker */

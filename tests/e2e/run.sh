@@ -1391,26 +1391,54 @@ t_offcpu_lock_state() {
 
 # Contention on one pthread mutex (4 threads, 2 ms holds): the futex_wait time hostprof records
 # agrees within 20% with what the workload measured around pthread_mutex_lock itself.
-t_contention_mutex() {
-	local kinds mine theirs
-	hp mutexc profile --types contention --frequency "$FREQ" -o "$WORK/mutex.pb.gz" \
-		-o "$WORK/mutex.otlp.pb" -- "$WL/mutex" 3 "$WORK/mutex.measured"
-	if [ "$HP_RC" -ne 0 ] || [ ! -s "$WORK/mutex.measured" ]; then
-		fail contention_mutex "capture of the mutex workload failed: $(hp_failure mutexc)"
-		return
+# contention_mutex_case NAME HOSTPROF: the mutex workload's futex waits, captured by HOSTPROF, within
+# 20% of what it measured itself; OTLP has the contention profiles. CONTENTION_RESULT says what was
+# found; false after a fail.
+contention_mutex_case() {
+	local name=$1 kinds mine theirs
+	HOSTPROF=$2 hp "$name" profile --types contention --frequency "$FREQ" -o "$WORK/$name.pb.gz" \
+		-o "$WORK/$name.otlp.pb" -- "$WL/mutex" 3 "$WORK/$name.measured"
+	if [ "$HP_RC" -ne 0 ] || [ ! -s "$WORK/$name.measured" ]; then
+		fail "$name" "capture of the mutex workload failed: $(hp_failure "$name")"
+		return 1
 	fi
-	kinds=$(pprof_lock_kinds "$WORK/mutex.pb.gz")
+	kinds=$(pprof_lock_kinds "$WORK/$name.pb.gz")
 	mine=$(awk '$1 == "futex_wait" { print $2 }' <<<"$kinds")
-	theirs=$(cat "$WORK/mutex.measured")
+	theirs=$(cat "$WORK/$name.measured")
 	if [ -z "$mine" ]; then
-		fail contention_mutex "no futex_wait contention recorded; lock kinds: $(tr '\n' ' ' <<<"$kinds")"
+		fail "$name" "no futex_wait contention recorded; lock kinds: $(tr '\n' ' ' <<<"$kinds")"
 	elif awk -v a="$mine" -v b="$theirs" 'BEGIN { r = a / b; exit !(r < 0.8 || r > 1.2) }'; then
-		fail contention_mutex "futex_wait total $mine ns, the workload measured $theirs ns (more than 20% apart)"
-	elif ! protoc --decode="$OTLP_REQ" "${OTLP_PROTO_ARGS[@]}" <"$WORK/mutex.otlp.pb" 2>/dev/null |
+		fail "$name" "futex_wait total $mine ns, the workload measured $theirs ns (more than 20% apart)"
+	elif ! protoc --decode="$OTLP_REQ" "${OTLP_PROTO_ARGS[@]}" <"$WORK/$name.otlp.pb" 2>/dev/null |
 		tr '\n' ' ' | grep -q 'string_table: "contention" *string_table: "nanoseconds" *string_table: "contentions" *string_table: "count"'; then
-		fail contention_mutex "the OTLP request lacks the contention/nanoseconds and contentions/count profiles"
+		fail "$name" "the OTLP request lacks the contention/nanoseconds and contentions/count profiles"
 	else
-		pass contention_mutex "futex_wait total $mine ns vs $theirs ns measured by the workload; OTLP has contention/nanoseconds and contentions/count; lock kinds: $(tr '\n' ' ' <<<"$kinds")"
+		CONTENTION_RESULT="futex_wait total $mine ns vs $theirs ns measured by the workload; OTLP has contention/nanoseconds and contentions/count; lock kinds: $(tr '\n' ' ' <<<"$kinds")"
+		return 0
+	fi
+	return 1
+}
+
+# Through the futex calls' own tracepoints (tracefs is mounted here).
+t_contention_mutex() {
+	contention_mutex_case contention_mutex "$HOSTPROF" &&
+		pass contention_mutex "$CONTENTION_RESULT"
+}
+
+# The same without tracefs: in a mount namespace whose tracefs and debugfs are empty tmpfs, futex
+# waits are followed through raw_syscalls sys_enter and sys_exit, and hostprof says why.
+t_contention_raw_syscalls() {
+	local wrap="$WORK/no_tracefs.sh"
+
+	printf '#!/bin/sh\nexec unshare -m sh -c %s "%s" "$@"\n' \
+		"'mount -t tmpfs none /sys/kernel/tracing && mount -t tmpfs none /sys/kernel/debug && exec \"\$0\" \"\$@\"'" \
+		"$HOSTPROF" >"$wrap"
+	chmod +x "$wrap"
+	contention_mutex_case contention_raw_syscalls "$wrap" || return
+	if ! grep -q 'no syscalls:sys_enter_futex tracepoint' "$WORK/contention_raw_syscalls.err"; then
+		fail contention_raw_syscalls "hostprof did not say it followed futex waits without tracefs; stderr: $(head -c 300 "$WORK/contention_raw_syscalls.err")"
+	else
+		pass contention_raw_syscalls "without tracefs: $CONTENTION_RESULT"
 	fi
 }
 
@@ -2168,7 +2196,7 @@ main() {
 		capture_ratio
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
-		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages html_views render_diff render_formats readme_examples otel_process_context thread_context thread_context_wall offcpu_sampled go_labels otel_go_sdk terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
+		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_raw_syscalls contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages html_views render_diff render_formats readme_examples otel_process_context thread_context thread_context_wall offcpu_sampled go_labels otel_go_sdk terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
 		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind python_perf_jit tailcall_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		agent_service agent_process_context agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \
