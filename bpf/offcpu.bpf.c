@@ -148,6 +148,14 @@ static __always_inline void take_user_stack(void *ctx, __u32 tgid, struct hp_raw
 	stack->nr_user = n > 0 ? n / sizeof(__u64) : 0;
 }
 
+/* The time of this context switch, read once for the thread leaving and the one arriving. */
+static __always_inline __u64 switch_time(__u64 *now)
+{
+	if (!*now)
+		*now = bpf_ktime_get_ns();
+	return *now;
+}
+
 /*
  * The registers the current task entered the kernel with (bpf_task_pt_regs(), Linux 5.15+), or
  * NULL before: taken once per event, since every helper call costs on this path.
@@ -264,7 +272,7 @@ static __always_inline void finish_deferred(void *ctx, __u32 tgid, __u32 tid,
  * timestamp and a few loads here.
  */
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
-				       bool loop_walker, bool typed)
+				       bool loop_walker, bool typed, __u64 *now)
 {
 	__u32 tid = TASK_READ(typed, prev, pid), tgid = TASK_READ(typed, prev, tgid), zero = 0;
 	struct hp_offcpu_start *start, *tmpl;
@@ -302,10 +310,16 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	 * the walk, which leaves the verifier too many states to explore it in. */
 	if (has_mm && (!deferred || (defer_walks && start->await_exit)))
 		tctx = hp_read_thread_ctx(tgid, &offcpu_tctx);
-	/* A kept deferred wait whose system call's exit was not seen yet: accounted now. */
-	if (defer_walks && start->await_exit)
+	/* A kept deferred wait whose system call's exit was not seen yet: accounted now, and this
+	 * CPU's slot freed (it holds tid: the thread has run here since its switch-in). */
+	if (defer_walks && start->await_exit) {
+		__u32 *awaiting = bpf_map_lookup_elem(&await_tid, &zero);
+
 		finish_deferred(ctx, tgid, tid, prev, start, tctx, NULL, loop_walker);
-	start->ts = bpf_ktime_get_ns();
+		if (awaiting && *awaiting == tid)
+			*awaiting = 0;
+	}
+	start->ts = switch_time(now);
 	start->state = classify(prev, preempt, has_mm, regs, typed);
 	start->deferred = deferred;
 	if (regs)
@@ -326,7 +340,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 
 /* The thread about to run was off the CPU since its start record: account the time, or (a
  * deferred wait) decide whether it is kept and take its kernel stack. */
-static __always_inline void switch_in(struct task_struct *next, bool typed)
+static __always_inline void switch_in(struct task_struct *next, bool typed, __u64 *now)
 {
 	__u32 tid = TASK_READ(typed, next, pid), tgid = TASK_READ(typed, next, tgid), zero = 0,
 	      *awaiting;
@@ -339,7 +353,7 @@ static __always_inline void switch_in(struct task_struct *next, bool typed)
 	start = bpf_map_lookup_elem(&offcpu_start, &tid);
 	if (!start || !start->ts)
 		return;
-	delta = bpf_ktime_get_ns() - start->ts;
+	delta = switch_time(now) - start->ts;
 	start->ts = 0;
 	start->last_ns = delta;
 	if (delta < min_block_ns)
@@ -376,13 +390,18 @@ static __always_inline void switch_in(struct task_struct *next, bool typed)
  */
 static __always_inline void syscall_exit(void *ctx, struct pt_regs *regs, bool loop_walker)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, tgid = id >> 32, zero = 0;
-	__u32 *awaiting = bpf_map_lookup_elem(&await_tid, &zero);
+	__u32 zero = 0, *awaiting = bpf_map_lookup_elem(&await_tid, &zero), tid, tgid;
 	struct hp_offcpu_start *start;
+	__u64 id;
 
-	/* Every system call of the host ends here: a per-CPU compare is all most of them cost. */
-	if (!awaiting || *awaiting != tid || !tid)
+	/* Every system call of the host ends here: a per-CPU load is all most of them cost (the
+	 * slot is 0 unless a kept wait awaits its exit on this CPU). */
+	if (!awaiting || !*awaiting)
+		return;
+	id = bpf_get_current_pid_tgid();
+	tid = (__u32)id;
+	tgid = id >> 32;
+	if (*awaiting != tid)
 		return;
 	*awaiting = 0;
 	start = bpf_map_lookup_elem(&offcpu_start, &tid);
@@ -400,8 +419,10 @@ static __always_inline void syscall_exit(void *ctx, struct pt_regs *regs, bool l
 SEC("tp_btf/sched_switch")
 int BPF_PROG(hp_offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	switch_out(ctx, prev, preempt, false, true);
-	switch_in(next, true);
+	__u64 now = 0;
+
+	switch_out(ctx, prev, preempt, false, true, &now);
+	switch_in(next, true, &now);
 	return 0;
 }
 
@@ -409,16 +430,20 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(hp_offcpu_switch_loop, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	switch_out(ctx, prev, preempt, true, true);
-	switch_in(next, true);
+	__u64 now = 0;
+
+	switch_out(ctx, prev, preempt, true, true, &now);
+	switch_in(next, true, &now);
 	return 0;
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(hp_offcpu_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	switch_out(ctx, prev, preempt, false, false);
-	switch_in(next, false);
+	__u64 now = 0;
+
+	switch_out(ctx, prev, preempt, false, false, &now);
+	switch_in(next, false, &now);
 	return 0;
 }
 
