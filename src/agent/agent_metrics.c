@@ -206,9 +206,10 @@ static int render_caches(struct metrics_text *m, struct capture *cap,
 	struct labelled watched[] = {
 		{"read", ws.read}, {"exited", ws.missed}, {"dropped", ws.dropped}};
 	struct labelled bytes[] = {
-		{"processes", mem.sym.procs_bytes},   {"binaries", mem.sym.dsos_bytes},
-		{"dwarf", mem.sym.dwarf_bytes},	      {"locations", mem.location_bytes},
-		{"perf_maps", mem.sym.perfmap_bytes}, {"new_processes", mem.watch_bytes},
+		{"processes", mem.sym.procs_bytes},	 {"binaries", mem.sym.dsos_bytes},
+		{"dwarf", mem.sym.dwarf_bytes},		 {"locations", mem.location_bytes},
+		{"perf_maps", mem.sym.perfmap_bytes},	 {"new_processes", mem.watch_bytes},
+		{"kernel_symbols", mem.sym.ksyms_bytes},
 	};
 	struct labelled caches[] = {{"processes", ss->procs_cached}, {"binaries", ss->dsos_cached}};
 	const struct family_row rows[] = {

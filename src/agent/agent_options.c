@@ -269,7 +269,7 @@ static const struct opt_def defs[] = {
 	{UINT_KEY("limits.max_dwarf_bytes", max_dwarf_bytes, 1 << 20, 1ULL << 34),
 	 .dflt = "14680064"},
 	{UINT_KEY("limits.max_symbol_bytes", max_symbol_bytes, 1 << 20, 1ULL << 34),
-	 .dflt = "8388608"},
+	 .dflt = "6291456"},
 	{UINT_KEY("limits.unwind_table_rows", unwind_rows, 1024, 1U << 26), .dflt = "1048576"},
 	{UINT_KEY("limits.export_queue_bytes", export_queue_bytes, 1 << 16, 1ULL << 32),
 	 .dflt = "67108864"},

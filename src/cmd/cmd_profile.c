@@ -407,6 +407,8 @@ static void print_stats(struct run *r)
 	print_cache_row("locations", m.locations, bound, m.location_bytes,
 			"--max-cached-locations, per profile type");
 	print_cache_row("JIT perf maps", m.sym.perfmaps, "16", m.sym.perfmap_bytes, "");
+	print_cache_row("kernel symbols", m.sym.ksyms, "-", m.sym.ksyms_bytes,
+			"/proc/kallsyms, read once");
 	snprintf(bound, sizeof(bound), "%" PRIu64, m.unwind_rows_max);
 	print_cache_row("unwind rows (BPF)", m.unwind_rows, bound, m.unwind_rows * 16,
 			"--unwind-table-rows; kernel memory");

@@ -34,7 +34,7 @@ void config__defaults(struct config *c)
 	c->max_dsos = 1024;
 	c->max_dwarf_bytes = 14 << 20; /* DSO_DEFAULT_DWARF_BYTES */
 	c->max_dwarf_name = "limits.max_dwarf_bytes";
-	c->max_symbol_bytes = 8 << 20; /* DSO_DEFAULT_SYMBOL_BYTES */
+	c->max_symbol_bytes = 6 << 20; /* DSO_DEFAULT_SYMBOL_BYTES */
 	c->unwind_tables = true;
 	c->unwind_depth = HP_UNWIND_MAX_DEPTH;
 	c->unwind_rows = 1U << 20; /* 16 MiB: libc takes ~20k rows, python3 ~100k */

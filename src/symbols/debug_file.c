@@ -204,16 +204,21 @@ static void adopt_debug_file(struct dso *d, struct dso *dbg, const struct debug_
 {
 	if (d->lacks_symtab && dh->has_symtab && dbg->nsyms) {
 		struct dso_sym *syms = d->syms;
-		char *names = d->names;
-		size_t names_bytes = d->names_bytes;
+		struct strpack *names = d->names;
+		char *name_buf = d->name_buf;
+		size_t names_bytes = d->names_bytes, names_max = d->names_max;
 
 		d->syms = dbg->syms;
 		d->names = dbg->names;
+		d->name_buf = dbg->name_buf;
 		d->names_bytes = dbg->names_bytes;
+		d->names_max = dbg->names_max;
 		d->nsyms = dbg->nsyms;
 		dbg->syms = syms;
 		dbg->names = names;
+		dbg->name_buf = name_buf;
 		dbg->names_bytes = names_bytes;
+		dbg->names_max = names_max;
 		d->lacks_symtab = false;
 	}
 	if (d->lacks_dwarf && dh->has_debug_info) {

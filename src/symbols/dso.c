@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/search.h"
+#include "base/strpack.h"
 #include "symbols/dso.h"
 #include "symbols/dso_internal.h"
 
@@ -30,7 +31,8 @@ void dso__free(struct dso *d)
 	free(d->error);
 	free(d->segs);
 	free(d->syms);
-	free(d->names);
+	strpack__delete(d->names);
+	free(d->name_buf);
 	free(d);
 }
 
@@ -52,10 +54,13 @@ int dso__fail(struct dso *d, const char *fmt, ...)
 	/* Whatever was read before the failure is not trustworthy. */
 	free(d->segs);
 	free(d->syms);
-	free(d->names);
+	strpack__delete(d->names);
+	free(d->name_buf);
 	d->segs = NULL;
 	d->syms = NULL;
 	d->names = NULL;
+	d->name_buf = NULL;
+	d->names_bytes = 0;
 	d->nsegs = d->nsyms = 0;
 	d->build_id_len = 0;
 	d->build_id_hex[0] = '\0';
@@ -154,7 +159,10 @@ bool dso__find_symbol(const struct dso *d, uint64_t file_addr, struct dso_symbol
 	if (file_addr - s->addr >= s->len)
 		return false;
 	if (sym) {
-		sym->name = d->names + s->name;
+		/* name_buf holds the longest name: this cannot fail. */
+		sym->name = strpack__get(d->names, s->name, d->name_buf, d->names_max + 1);
+		if (!sym->name)
+			return false;
 		sym->addr = s->addr;
 		sym->size = s->sized ? s->len : 0;
 	}

@@ -70,7 +70,8 @@ size_t dso_cache__memory(const struct dso_cache *c);
  * Default DSO_DEFAULT_DWARF_BYTES.
  */
 void dso_cache__set_dwarf_budget(struct dso_cache *c, size_t bytes, const char *name);
-#define DSO_DEFAULT_SYMBOL_BYTES (8u << 20)
+/* 6 MiB of front-coded names hold what 8 MiB held when the names were stored whole. */
+#define DSO_DEFAULT_SYMBOL_BYTES (6u << 20)
 /*
  * Bound the bytes of the cached binaries' symbol tables (entries and names): beyond it the least
  * recently used binaries are evicted, as beyond max_dsos, and read again when met again. The

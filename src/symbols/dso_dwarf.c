@@ -40,15 +40,28 @@ void dso__dwarf_close(struct dso *d)
 
 /* A debug section's size once read: a compressed one's (SHF_COMPRESSED, or GNU .zdebug) from its
  * header, without decompressing it. */
-static size_t inflated_bytes(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name)
+static size_t inflated_bytes(Elf *elf, const GElf_Shdr *sh, const char *name)
 {
 	const unsigned char *p;
 	Elf_Data *raw;
-	GElf_Chdr ch;
 	size_t n = 0;
 
-	if ((sh->sh_flags & SHF_COMPRESSED) && gelf_getchdr(scn, &ch))
-		return ch.ch_size;
+	/*
+	 * Only the header, converted to host order: gelf_getchdr() reads the whole compressed
+	 * section, which libelf then keeps until elf_end(), also for a section hidden from libdw
+	 * and never read (libc6-dbg's .debug_loclists: 0.6 MiB).
+	 */
+	if (sh->sh_flags & SHF_COMPRESSED) {
+		bool is64 = gelf_getclass(elf) == ELFCLASS64;
+
+		raw = elf_getdata_rawchunk(elf, sh->sh_offset,
+					   is64 ? sizeof(Elf64_Chdr) : sizeof(Elf32_Chdr),
+					   ELF_T_CHDR);
+		if (raw && raw->d_buf && is64 && raw->d_size >= sizeof(Elf64_Chdr))
+			return ((const Elf64_Chdr *)raw->d_buf)->ch_size;
+		if (raw && raw->d_buf && !is64 && raw->d_size >= sizeof(Elf32_Chdr))
+			return ((const Elf32_Chdr *)raw->d_buf)->ch_size;
+	}
 	if (strncmp(name, ".zdebug_", 8))
 		return sh->sh_size;
 	/* Only the 12 bytes of the header: elf_rawdata() would read the whole section. */
@@ -88,7 +101,7 @@ size_t elf_debug_bytes(Elf *elf, const char *path)
 		 * The bytes read from the file count too: a compressed section's header may claim
 		 * a few bytes once inflated while the section itself spans a sparse gigabyte.
 		 */
-		n = inflated_bytes(elf, scn, &sh, name);
+		n = inflated_bytes(elf, &sh, name);
 		if (sh.sh_size > n)
 			n = sh.sh_size;
 		total = n > SIZE_MAX - total ? SIZE_MAX : total + n;

@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 #include "base/lru.h"
+#include "base/strpack.h"
 #include "symbols/dso.h"
 
 struct dwarf_index;
@@ -38,13 +39,13 @@ struct line_cache;
 struct dso_sym {
 	uint64_t addr;
 	uint32_t len; /* to the exclusive end: size, or up to the next symbol when size is 0 */
-	uint32_t name : 31; /* offset into dso->names */
+	uint32_t name : 31; /* id in dso->names */
 	uint32_t sized : 1; /* the ELF size is len (else it is 0) */
 };
 
 _Static_assert(sizeof(struct dso_sym) == 16, "dso_sym should stay compact");
 
-/* dso->names is addressed by 31-bit offsets. */
+/* The names' bytes before packing (and so their ids) stay under 2^31. */
 #define DSO_NAMES_MAX ((size_t)1 << 31)
 
 struct load_seg {
@@ -90,8 +91,12 @@ struct dso {
 	size_t nsegs;
 	struct dso_sym *syms; /* sorted by addr, one per address */
 	size_t nsyms;
-	char *names; /* one block holding every symbol name */
-	size_t names_bytes;
+	/* The names, front-coded (a third to a half smaller for C++ names), and a buffer that the
+	 * last one looked up is decoded into, as long as the longest. */
+	struct strpack *names;
+	char *name_buf;
+	size_t names_max;   /* the longest name's length */
+	size_t names_bytes; /* both */
 
 	/*
 	 * DWARF is big and most binaries never need it (no sample lands in them, or they have

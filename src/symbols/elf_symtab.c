@@ -265,8 +265,10 @@ static int collect_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, int ma
 static int store_symbols(struct dso *d, struct raw_syms *rs)
 {
 	struct raw_sym *raw = rs->v;
-	size_t nraw = rs->n, names_len = 0, nout = 0;
-	char *p;
+	size_t nraw = rs->n, names_len = 0, nout = 0, max_len = 0;
+	const char **names = NULL;
+	uint32_t *ids = NULL;
+	char *arena = NULL, *p;
 	int err;
 
 	*rs = (struct raw_syms){0};
@@ -287,35 +289,52 @@ static int store_symbols(struct dso *d, struct raw_syms *rs)
 		}
 		raw[nout++] = raw[i];
 	}
-	for (size_t i = 0; i < nout; i++)
+	for (size_t i = 0; i < nout; i++) {
 		names_len += raw[i].name_len + 1;
+		if (raw[i].name_len > max_len)
+			max_len = raw[i].name_len;
+	}
 
 	err = -ENOMEM;
 	free(d->syms);
-	free(d->names);
+	strpack__delete(d->names);
+	free(d->name_buf);
 	d->nsyms = 0;
 	d->names = NULL;
+	d->name_buf = NULL;
 	d->names_bytes = 0;
+	d->names_max = 0;
 	if (names_len > DSO_NAMES_MAX) {
 		err = dso__fail(d, "%s: symbol names of %zu MiB, over %zu MiB", d->path,
 				names_len >> 20, DSO_NAMES_MAX >> 20);
 		goto out;
 	}
+	/* The names NUL-terminated (a Go table's are not), then packed; the arena goes. */
 	d->syms = calloc(nout, sizeof(*d->syms));
-	d->names = malloc(names_len);
-	d->names_bytes = names_len;
-	if (!d->syms || !d->names)
+	arena = malloc(names_len);
+	names = malloc(nout * sizeof(*names));
+	ids = malloc(nout * sizeof(*ids));
+	d->name_buf = malloc(max_len + 1);
+	if (!d->syms || !arena || !names || !ids || !d->name_buf)
 		goto out;
-	p = d->names;
+	p = arena;
+	for (size_t i = 0; i < nout; i++) {
+		memcpy(p, raw[i].name, raw[i].name_len);
+		p[raw[i].name_len] = '\0';
+		names[i] = p;
+		p += raw[i].name_len + 1;
+	}
+	d->names = strpack__new(names, nout, ids);
+	if (!d->names)
+		goto out;
+	d->names_max = max_len;
+	d->names_bytes = strpack__bytes(d->names) + max_len + 1;
 	for (size_t i = 0; i < nout; i++) {
 		struct dso_sym *s = &d->syms[i];
 		const struct raw_sym *r = &raw[i];
 		uint64_t end;
 
-		memcpy(p, r->name, r->name_len);
-		p[r->name_len] = '\0';
-		s->name = (uint32_t)(p - d->names);
-		p += r->name_len + 1;
+		s->name = ids[i];
 		s->addr = r->addr;
 		s->sized = r->size != 0;
 		if (r->size) {
@@ -335,6 +354,9 @@ static int store_symbols(struct dso *d, struct raw_syms *rs)
 	d->nsyms = nout;
 	err = 0;
 out:
+	free(ids);
+	free(names);
+	free(arena);
 	free(raw);
 	return err;
 }

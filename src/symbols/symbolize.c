@@ -72,6 +72,7 @@ struct symbolizer {
 	struct held_binary held[HELD_SLOTS];
 	struct dso_cache *dsos;
 	struct ksyms *ksyms;
+	struct ksym ksym; /* the last kernel frame's symbol: its name is that frame's function */
 	struct go_labels_cache *go;
 	struct symbolizer_stats stats;
 	struct refresh_slot refreshed[REFRESH_SLOTS];
@@ -472,14 +473,13 @@ void symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_addr
 			struct frame *out)
 {
 	uint64_t lookup = is_return_address && addr ? addr - 1 : addr;
-	struct ksym sym;
 
 	memset(out, 0, sizeof(*out));
 	out->kind = FRAME_KERNEL;
 	out->address = lookup;
 	s->stats.frames_kernel++;
-	if (s->ksyms && ksyms__find(s->ksyms, lookup, &sym)) {
-		out->function = sym.name;
+	if (s->ksyms && ksyms__find(s->ksyms, lookup, &s->ksym)) {
+		out->function = s->ksym.name;
 		return;
 	}
 	s->stats.frames_kernel_unresolved++;
@@ -545,6 +545,8 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)
 		out->perfmaps += s->perfmaps[i].map != NULL;
 		out->perfmap_bytes += perfmap__memory(s->perfmaps[i].map);
 	}
+	out->ksyms = ksyms__size(s->ksyms);
+	out->ksyms_bytes = ksyms__bytes(s->ksyms);
 	dso_cache__dwarf_stats(s->dsos, &out->dwarf_bytes, &out->dwarf_closed);
 	out->binaries_denied = dso_cache__denied(s->dsos);
 	safe_open__stats(out->files_refused);

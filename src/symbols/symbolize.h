@@ -38,6 +38,7 @@ struct symbolizer_stats {
 	size_t procs_cached, procs_max, procs_bytes; /* maps snapshots */
 	size_t dsos_cached, dsos_max, dsos_bytes;    /* binaries' symbol tables */
 	size_t perfmaps, perfmap_bytes;		     /* JIT maps */
+	size_t ksyms, ksyms_bytes;		     /* kernel symbols */
 	size_t binaries_held;	  /* opened by the process watcher, not read yet (an fd each) */
 	size_t dwarf_bytes;	  /* held by open DWARF handles */
 	size_t dwarf_max;	  /* their budget */
@@ -129,6 +130,7 @@ void symbolizer__adopt(struct symbolizer *s, struct proc_watch_item *it);
  */
 void symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return_address,
 		      struct frame *out);
+/* The same for a kernel address (as is): the strings in *out are valid until the next call. */
 void symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_address,
 			struct frame *out);
 

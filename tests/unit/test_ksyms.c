@@ -319,6 +319,9 @@ static void test_big(void)
 	if (!k)
 		return;
 	CHECK_U64(ksyms__size(k), BIG_NR + 1);
+	/* Packed: under 16 bytes a symbol, what the plain entries alone took before the names. */
+	CHECK(ksyms__bytes(k) < (BIG_NR + 1) * 16, "%zu bytes for %d symbols", ksyms__bytes(k),
+	      BIG_NR + 1);
 
 	for (i = 0; i < BIG_NR; i++) {
 		uint64_t addr = BIG_BASE + i * BIG_STRIDE;
@@ -342,8 +345,56 @@ static void test_big(void)
 	CHECK(bad_inside == 0, "%u of %d inside addresses resolved wrongly", bad_inside, BIG_NR);
 	CHECK(bad_data == 0, "%u of %d data addresses resolved to data", bad_data, BIG_NR);
 	expect_none(k, BIG_BASE - 1);
+	/* Longer than the kernel's KSYM_NAME_LEN: kept, cut to what a name can be. */
+	longname[KSYMS_NAME_MAX - 1] = '\0';
 	expect_sym(k, BIG_BASE + BIG_NR * BIG_STRIDE + 5, longname, NULL,
 		   BIG_BASE + BIG_NR * BIG_STRIDE);
+	ksyms__delete(k);
+}
+
+/*
+ * Addresses whose high 32 bits differ (an arm64 kernel's modules and BPF programs may lie more
+ * than 4 GiB from its text), in file order unlike address order, and a module whose symbols are
+ * split by core ones: every lookup is exact across the runs, and each gap resolves to the symbol
+ * before it, whatever run that one is in.
+ */
+static void test_high_runs(void)
+{
+	static const char text[] = "ffff800081000000 T core_low\n"
+				   "ffff800081000100 t core_low2\n"
+				   "ffffffff81000000 T core_high\n"
+				   "ffff700000001000 t bpf_prog_1\t[bpf]\n"
+				   "ffff800080000000 t mod_a_first\t[mod_a]\n"
+				   "ffff800082000000 t mod_a_second\t[mod_a]\n"
+				   "ffff800081800000 T core_mid\n"
+				   "0000000100000000 T above_4g\n"
+				   "00000000ffffffff T below_4g\n";
+	const char *path = tmp_write("high_runs", text, sizeof(text) - 1);
+	struct ksyms *k = path ? ksyms__load(path) : NULL;
+
+	CHECK(k != NULL, "load high_runs: %s", strerror(errno));
+	if (!k)
+		return;
+	CHECK_U64(ksyms__size(k), 9);
+	expect_none(k, 0);
+	expect_none(k, 0xfffffffeull);
+	expect_sym(k, 0xffffffffull, "below_4g", NULL, 0xffffffffull);
+	/* The next run starts at a higher high word: the last of the run below. */
+	expect_sym(k, 0x100000000ull, "above_4g", NULL, 0x100000000ull);
+	expect_sym(k, 0xffff6fffffffffffull, "above_4g", NULL, 0x100000000ull);
+	expect_sym(k, 0xffff700000000fffull, "above_4g", NULL, 0x100000000ull);
+	expect_sym(k, 0xffff700000001000ull, "bpf_prog_1", "bpf", 0xffff700000001000ull);
+	/* Within the high word 0xffff8000, below its first symbol: the run before's last. */
+	expect_sym(k, 0xffff80007fffffffull, "bpf_prog_1", "bpf", 0xffff700000001000ull);
+	expect_sym(k, 0xffff800080000000ull, "mod_a_first", "mod_a", 0xffff800080000000ull);
+	expect_sym(k, 0xffff800080ffffffull, "mod_a_first", "mod_a", 0xffff800080000000ull);
+	expect_sym(k, 0xffff800081000050ull, "core_low", NULL, 0xffff800081000000ull);
+	expect_sym(k, 0xffff800081000100ull, "core_low2", NULL, 0xffff800081000100ull);
+	expect_sym(k, 0xffff800081900000ull, "core_mid", NULL, 0xffff800081800000ull);
+	expect_sym(k, 0xffff800082000001ull, "mod_a_second", "mod_a", 0xffff800082000000ull);
+	expect_sym(k, 0xffffffff80000000ull, "mod_a_second", "mod_a", 0xffff800082000000ull);
+	expect_sym(k, 0xffffffff81000000ull, "core_high", NULL, 0xffffffff81000000ull);
+	expect_sym(k, UINT64_MAX, "core_high", NULL, 0xffffffff81000000ull);
 	ksyms__delete(k);
 }
 
@@ -411,6 +462,7 @@ int main(void)
 	test_errors();
 	test_framing();
 	test_big();
+	test_high_runs();
 	test_proc();
 	tmp_cleanup();
 	ret = check_summary("test_ksyms");

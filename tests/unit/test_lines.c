@@ -593,6 +593,49 @@ static void test_dwarf_unread_sections(void)
 }
 
 /*
+ * Compressed debug sections (objcopy --compress-debug-sections=zlib of this binary): the budget
+ * counts them as they are once inflated, as for the plain binary, and the compressed bytes of
+ * the sections no lookup reads are not held either (their size was read from each section's
+ * header alone; reading the header through the whole section kept it until the handle closed).
+ */
+static void test_dwarf_compressed(const char *tmp)
+{
+	char self[PATH_MAX], z[PATH_MAX + 32], cmd[3 * PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	size_t plain, packed, grew_plain = 0, grew_packed = 0, read, unread, read_z, unread_z;
+	uint64_t addrs[1];
+	void *probe;
+
+	if (len <= 0) {
+		CHECK(0, "readlink /proc/self/exe");
+		return;
+	}
+	self[len] = '\0';
+	snprintf(z, sizeof(z), "%s/self.zlib", tmp);
+	snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=zlib '%s' '%s'", self, z);
+	if (system(cmd) != 0) {
+		CHECK(0, "%s", cmd);
+		return;
+	}
+	debug_section_sizes(self, &read, &unread);
+	debug_section_sizes(z, &read_z, &unread_z);
+	CHECK(read_z < read && unread_z > 0 && unread_z < unread, "compressed: %zu and %zu bytes",
+	      read_z, unread_z);
+	CHECK(own_functions(self, addrs, 1) == 1, "a function of %s", self);
+	plain = counted_dwarf(self, addrs, 1, &grew_plain);
+	packed = counted_dwarf(z, addrs, 1, &grew_packed);
+	CHECK(plain > 0 && packed == plain, "counted %zu bytes compressed, %zu plain", packed,
+	      plain);
+	probe = malloc(1 << 20);
+	if (probe && heap_in_use() >= (1 << 20))
+		CHECK(grew_packed < grew_plain + unread_z / 2,
+		      "the heap grew by %zu bytes compressed, %zu plain (unread: %zu compressed)",
+		      grew_packed, grew_plain, unread_z);
+	free(probe);
+	unlink(z);
+}
+
+/*
  * One binary alone over the DWARF budget drops its CUs' tables from time to time (keeping its
  * sections), and answers the same: the count stays bounded, where it would grow to the whole
  * binary's otherwise.
@@ -1199,6 +1242,7 @@ int main(void)
 		test_symbolizer_lines(s);
 		test_profile_and_encoders(s, tmp);
 		test_dwarf_budget(tmp);
+		test_dwarf_compressed(tmp);
 		test_dwarf_too_big();
 		test_dwarf_after_fd_closed(tmp);
 		test_garbage_dwarf(tmp);
