@@ -64,19 +64,15 @@ static __always_inline bool sampled_uregs(struct bpf_perf_event_data *ctx, bool 
 					  struct hp_uregs *r)
 {
 	if (!in_kernel) {
-		r->pc = PT_REGS_IP(&ctx->regs);
-		r->sp = PT_REGS_SP(&ctx->regs);
-		r->fp = PT_REGS_FP(&ctx->regs);
-#if defined(__TARGET_ARCH_arm64)
-		r->lr = PT_REGS_RET(&ctx->regs);
-#else
-		r->lr = 0;
-#endif
+		hp_uregs_from_saved((struct pt_regs *)&ctx->regs, r);
 		return true;
 	}
 	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
 		return false;
-	hp_uregs_from_kernel((struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()), r);
+	hp_uregs_from_saved((struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()), r);
+	/* Else the compiler merges these loads with the ones from the perf event's registers
+	 * above into loads from either pointer, which the verifier refuses. */
+	asm volatile("" ::: "memory");
 	return true;
 }
 

@@ -196,24 +196,11 @@ struct hp_walk {
 	bool asked; /* a refresh of this process was requested during this walk */
 };
 
-/* Read the registers of the interrupted user context from a struct pt_regs in kernel memory. */
-static __always_inline void hp_uregs_from_kernel(struct pt_regs *regs, struct hp_uregs *r)
-{
-	r->pc = PT_REGS_IP_CORE(regs);
-	r->sp = PT_REGS_SP_CORE(regs);
-	r->fp = PT_REGS_FP_CORE(regs);
-#if defined(__TARGET_ARCH_arm64)
-	r->lr = PT_REGS_RET_CORE(regs);
-#else
-	r->lr = 0;
-#endif
-}
-
 /*
- * The same from registers bpf_task_pt_regs() gave (Linux 5.15+): a pointer the verifier knows the
- * type of, so plain loads rather than a probe-read helper call each (~40 ns apiece on the
- * scheduler programs' hot path). Not for the CPU sampler: beside its loads from the perf event's
- * registers, the compiler merges both into loads from either pointer, which the verifier refuses.
+ * The registers of the interrupted user context: from a perf event's context, or from the saved
+ * ones bpf_task_pt_regs() gave (Linux 5.15+). Both are pointers the verifier knows the type of,
+ * so plain loads rather than a probe-read helper call each (~40 ns apiece on the scheduler
+ * programs' hot path).
  */
 static __always_inline void hp_uregs_from_saved(struct pt_regs *regs, struct hp_uregs *r)
 {
