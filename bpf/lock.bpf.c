@@ -130,17 +130,6 @@ static __always_inline void record(void *ctx, void *stacks, void *ustacks, void 
 }
 
 /*
- * The thread context read in a function of its own (a BPF-to-BPF call; these programs make no
- * tail calls): its stack frame then does not add to the one of the walk's bpf_loop callbacks,
- * which together passed the 512 bytes a call chain may use (Linux 6.1: "combined stack size of
- * 3 calls is 544").
- */
-static __noinline __u64 waiter_thread_ctx(__u32 tgid)
-{
-	return hp_thread_ctx_read(tgid);
-}
-
-/*
  * A wait ends where it began: a syscall exit ends a futex wait, a contention_end ends the kernel
  * wait on the same lock. A kernel lock met inside a futex syscall (the hash bucket's spinlock,
  * say) neither ends nor replaces the futex wait around it.
@@ -180,7 +169,7 @@ static __always_inline void end(void *ctx, bool waited, bool kernel, __u64 lock,
 	/* The waiter is current: the span it served while it waited. Read before the walk, which
 	 * leaves the verifier too many states to explore it in. */
 	if (BPF_CORE_READ(task, mm))
-		tctx = waiter_thread_ctx(tgid);
+		tctx = hp_thread_ctx_read_apart(tgid);
 	if (loop_walker && unwind_tables && BPF_CORE_READ(task, mm)) {
 		struct hp_uregs r;
 

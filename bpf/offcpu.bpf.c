@@ -309,7 +309,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	/* prev is current here: its TLS pointer and memory are the ones read. Once, and before
 	 * the walk, which leaves the verifier too many states to explore it in. */
 	if (has_mm && (!deferred || (defer_walks && start->await_exit)))
-		tctx = hp_read_thread_ctx(tgid, &offcpu_tctx);
+		tctx = hp_thread_ctx_store(&offcpu_tctx, hp_thread_ctx_read_apart(tgid));
 	/* A kept deferred wait whose system call's exit was not seen yet: accounted now, and this
 	 * CPU's slot freed (it holds tid: the thread has run here since its switch-in). */
 	if (defer_walks && start->await_exit) {
@@ -407,7 +407,8 @@ static __always_inline void syscall_exit(void *ctx, struct pt_regs *regs, bool l
 	start = bpf_map_lookup_elem(&offcpu_start, &tid);
 	if (start && start->await_exit)
 		finish_deferred(ctx, tgid, tid, (struct task_struct *)bpf_get_current_task(), start,
-				hp_read_thread_ctx(tgid, &offcpu_tctx), regs, loop_walker);
+				hp_thread_ctx_store(&offcpu_tctx, hp_thread_ctx_read_apart(tgid)), regs,
+				loop_walker);
 }
 
 /*

@@ -307,10 +307,15 @@ static __always_inline __u64 hp_thread_ctx_store(void *tctx, __u64 h)
 	return h;
 }
 
-/* Both at once, for programs that take no user stack between them. */
-static __always_inline __u64 hp_read_thread_ctx(__u32 tgid, void *tctx)
+/*
+ * hp_thread_ctx_read() in a function of its own (a BPF-to-BPF call), for the programs that walk
+ * user stacks with bpf_loop and make no tail calls: its stack frame then does not add to the
+ * walk's and its callbacks', which together passed the 512 bytes a call chain may use (Linux 6.1:
+ * "combined stack size of 3 calls is 544", in the lock and off-CPU programs).
+ */
+static __noinline __attribute__((unused)) __u64 hp_thread_ctx_read_apart(__u32 tgid)
 {
-	return hp_thread_ctx_store(tctx, hp_thread_ctx_read(tgid));
+	return hp_thread_ctx_read(tgid);
 }
 
 #endif /* HOSTPROF_THREAD_CTX_BPF_H */

@@ -331,8 +331,9 @@ static int offcpu_open(struct bpf_session *s, const struct bpf_session_opts *opt
 			err = offcpu_bpf__load(s->offcpu);
 		if (!err) {
 			if (!btf)
-				log_info("tp_btf/sched_switch is not available: using the raw "
-					 "tracepoint");
+				log_info("the tp_btf/sched_switch program did not load (no BTF for "
+					 "the tracepoint, or the verifier refused it; -v says which): "
+					 "using the raw tracepoint, without deferred stacks");
 			return 0;
 		}
 		offcpu_bpf__destroy(s->offcpu);

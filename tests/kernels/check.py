@@ -248,6 +248,9 @@ class Kernel:
         if not m:
             raise Failed("the summary has no 'Captured N s' line")
         window_ns = float(m.group(1)) * 1e9
+        if not window_ns:
+            raise Failed("an empty capture (the sleeper exited before hostprof was attached?): %s"
+                         % " | ".join(c.text(".stderr").splitlines()[-3:]))
         wall = c.folded(".wall.folded", "sleeper")
         off = c.folded(".offcpu.folded", "sleeper")
         t = folded.total(wall)
