@@ -587,8 +587,10 @@ static void test_dwarf_unread_sections(void)
 	      unread);
 	CHECK(own_functions(self, addrs, 1) == 1, "a function of %s", self);
 	counted = counted_dwarf(self, addrs, 1, NULL);
-	/* One lookup adds its CU's tables to the sections: far less than the unread sections. */
-	CHECK(counted >= read && counted < read + unread / 2,
+	/* One lookup adds its CU's tables to the sections, less than the unread sections (0.61 of
+	 * them in the sanitizer build, whose CUs are bigger): had those been counted too, the count
+	 * would pass read + unread. */
+	CHECK(counted >= read && counted < read + unread,
 	      "counted %zu bytes, sections read %zu, unread %zu", counted, read, unread);
 }
 
