@@ -240,23 +240,22 @@ static __always_inline void account_active(__u32 tgid, __u32 tid, struct task_st
 }
 
 /*
- * Account a kept deferred wait of the current thread: its kernel stack was taken at switch-in,
- * and the thread has stayed in the kernel since, in the system call it waited in (switch-in set
- * this CPU's await_tid; the call's exit, which the thread must pass to return to user space,
- * clears it). tctx is its thread context, read now: it is the one of the wait.
- * At the call's exit (at_exit, with the registers it saved) its user stack is read too, once those
- * registers are checked to be the ones saved at switch-out. When the thread leaves the CPU again
- * first (it waits twice in one call), the wait is accounted without a user stack: a second walk
- * in the sched_switch program would double what the verifier explores there.
+ * Account a kept deferred wait of the current thread: its kernel stack was taken at switch-in, its
+ * thread context at switch-out, and the thread has stayed in the kernel since, in the system call
+ * it waited in (switch-in set this CPU's await_tid; the call's exit, which the thread must pass to
+ * return to user space, clears it). At the call's exit (exit_regs, the registers it saved) its
+ * user stack is read too, once those registers are checked to be the ones saved at switch-out.
+ * When the thread leaves the CPU again first (it waits twice in one call), the wait is accounted
+ * without a user stack: a second walk in the sched_switch program would double what the verifier
+ * explores there.
  */
 static __always_inline void finish_deferred(void *ctx, __u32 tgid, __u32 tid,
 					    struct task_struct *task, struct hp_offcpu_start *start,
-					    __u64 tctx, struct pt_regs *exit_regs, bool loop_walker)
+					    struct pt_regs *exit_regs, bool loop_walker)
 {
 	struct hp_uregs r;
 
 	start->await_exit = 0;
-	start->thread_ctx = tctx;
 	if (exit_regs) {
 		hp_uregs_from_saved(exit_regs, &r);
 		if (r.pc == start->user_pc && r.sp == start->user_sp)
@@ -266,10 +265,9 @@ static __always_inline void finish_deferred(void *ctx, __u32 tgid, __u32 tid,
 }
 
 /*
- * The thread leaving the CPU is current: its stacks and thread context can be read now. A thread
- * whose waits are short, asleep in a system call, has them read only if its wait is kept (its
- * wait is deferred: see struct hp_offcpu_start): most of the host's context switches cost a
- * timestamp and a few loads here.
+ * The thread leaving the CPU is current: its thread context and stacks can be read now. A thread
+ * whose waits are short, asleep in a system call, has its stacks read only if its wait is kept (its
+ * wait is deferred: see struct hp_offcpu_start).
  */
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
 				       bool loop_walker, bool typed, __u64 *now)
@@ -303,28 +301,28 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 		/* No history: taken now, as for a thread whose waits are long. */
 		start->last_ns = (__u64)-1;
 	}
-	/* A kernel thread's are zeros, which in_syscall() would take for a call. */
-	regs = current_saved_regs();
-	deferred = defer_walks && has_mm && regs && start->last_ns < sample_ns && in_syscall(regs);
-	/* prev is current here: its TLS pointer and memory are the ones read. Once, and before
-	 * the walk, which leaves the verifier too many states to explore it in. */
-	if (has_mm && (!deferred || (defer_walks && start->await_exit)))
+	/* prev is current here: its TLS pointer and memory are the ones read. First, while the
+	 * verifier has few states to explore it in (a lookup that misses for most threads). */
+	if (has_mm)
 		tctx = hp_thread_ctx_store(&offcpu_tctx, hp_thread_ctx_read_apart(tgid));
 	/* A kept deferred wait whose system call's exit was not seen yet: accounted now, and this
 	 * CPU's slot freed (it holds tid: the thread has run here since its switch-in). */
 	if (defer_walks && start->await_exit) {
 		__u32 *awaiting = bpf_map_lookup_elem(&await_tid, &zero);
 
-		finish_deferred(ctx, tgid, tid, prev, start, tctx, NULL, loop_walker);
+		finish_deferred(ctx, tgid, tid, prev, start, NULL, loop_walker);
 		if (awaiting && *awaiting == tid)
 			*awaiting = 0;
 	}
+	/* A kernel thread's registers are zeros, which in_syscall() would take for a call. */
+	regs = current_saved_regs();
+	deferred = defer_walks && has_mm && regs && start->last_ns < sample_ns && in_syscall(regs);
 	start->ts = switch_time(now);
 	start->state = classify(prev, preempt, has_mm, regs, typed);
 	start->deferred = deferred;
 	if (regs)
 		hp_uregs_from_saved(regs, &r);
-	start->thread_ctx = tctx; /* 0 for a deferred wait until it is kept and finished */
+	start->thread_ctx = tctx;
 	if (deferred) {
 		start->user_pc = r.pc;
 		start->user_sp = r.sp;
@@ -407,8 +405,7 @@ static __always_inline void syscall_exit(void *ctx, struct pt_regs *regs, bool l
 	start = bpf_map_lookup_elem(&offcpu_start, &tid);
 	if (start && start->await_exit)
 		finish_deferred(ctx, tgid, tid, (struct task_struct *)bpf_get_current_task(), start,
-				hp_thread_ctx_store(&offcpu_tctx, hp_thread_ctx_read_apart(tgid)), regs,
-				loop_walker);
+				regs, loop_walker);
 }
 
 /*

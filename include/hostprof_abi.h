@@ -131,11 +131,10 @@ struct hp_raw_stack {
  * registers) its switch-out only notes the time (deferred); at switch-in a wait shorter than the
  * sampling period is kept with probability length / period and counted as one period (unbiased:
  * each kept wait stands for period / length waits like it), a longer one always, exactly; a kept
- * wait's kernel stack is taken then (bpf_get_task_stack) and its user stack and thread context at
- * the system call's exit, when the thread is current again (await_exit), where it is accounted
- * (or its thread context at its next switch-out, if it waits again before the exit). A thread
- * whose last wait was long is not deferred: its stacks are taken at switch-out, so that a wait
- * still going on when the capture ends has them.
+ * wait's kernel stack is taken then (bpf_get_task_stack) and its user stack at the system call's
+ * exit, when the thread is current again (await_exit), where it is accounted. Its thread context
+ * is read at switch-out, like every wait's. A thread whose last wait was long is not deferred: its
+ * stacks are taken at switch-out, so that a wait still going on when the capture ends has them.
  */
 struct hp_offcpu_start {
 	__u64 ts;	 /* bpf_ktime_get_ns() at switch-out; 0 when the thread is on a CPU */
@@ -143,7 +142,7 @@ struct hp_offcpu_start {
 	__u8 deferred;	 /* no stacks taken at switch-out */
 	__u8 await_exit; /* a kept deferred wait: its user stack at the system call's exit */
 	__u16 pad;
-	__u64 thread_ctx; /* the thread's context record, in offcpu_tctx; 0: none (or deferred) */
+	__u64 thread_ctx; /* the thread's context record at switch-out, in offcpu_tctx; 0: none */
 	__u64 last_ns;	  /* the length of the thread's previous wait */
 	__u64 weight_ns;  /* await_exit: the time and the number of waits it stands for */
 	__u64 weight_n;

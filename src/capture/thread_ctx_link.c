@@ -89,7 +89,8 @@ static void decode_go_labels(const struct hp_thread_ctx *rec, struct thread_ctx_
 	struct {
 		const char *key;
 		size_t slot;
-	} order[HP_GO_LABEL_SLOTS] = {{0}}; /* zeroed for cppcheck, which cannot tell qsort reads nr */
+	} order[HP_GO_LABEL_SLOTS] = {
+		{0}}; /* zeroed for cppcheck, which cannot tell qsort reads nr */
 	char keys[HP_GO_LABEL_SLOTS][sizeof(out->go_keys[0])];
 	size_t nr = 0;
 

@@ -332,7 +332,8 @@ static int offcpu_open(struct bpf_session *s, const struct bpf_session_opts *opt
 		if (!err) {
 			if (!btf)
 				log_info("the tp_btf/sched_switch program did not load (no BTF for "
-					 "the tracepoint, or the verifier refused it; -v says which): "
+					 "the tracepoint, or the verifier refused it; -v says "
+					 "which): "
 					 "using the raw tracepoint, without deferred stacks");
 			return 0;
 		}
