@@ -72,8 +72,24 @@ capture() {
 	shift
 	start=$(date +%s)
 	# shellcheck disable=SC2086  # HPK_VERBOSE is empty or -v
-	"$HOSTPROF" $HPK_VERBOSE "$@" >"$OUT/$name.stdout" 2>"$OUT/$name.stderr"
-	echo "$? $(($(date +%s) - start))" >"$OUT/$name.rc"
+	"$HOSTPROF" $HPK_VERBOSE "$@" >"$OUT/$name.stdout" 2>"$OUT/$name.stderr" &
+	hp=$!
+	# A capture still running after HPK_HANG seconds is hung: where each of its threads waits
+	# goes to the end of its stderr (the check prints that), it is killed, and the next cases
+	# run. Had the kernel hung instead, nothing more comes, and the host's timeout says so.
+	(
+		sleep "${HPK_HANG:-240}"
+		kill -0 "$hp" 2>/dev/null || exit 0
+		for t in /proc/"$hp"/task/*; do
+			echo "hung after ${HPK_HANG:-240} s: thread ${t##*/} in $(cat "$t/wchan" 2>/dev/null): $(tr '\n' ' ' <"$t/stack" 2>/dev/null)"
+		done >>"$OUT/$name.stderr"
+		kill -9 "$hp"
+	) &
+	watchdog=$!
+	wait "$hp"
+	rc=$?
+	kill "$watchdog" 2>/dev/null
+	echo "$rc $(($(date +%s) - start))" >"$OUT/$name.rc"
 }
 
 # by_pid NAME SECONDS COMMAND... -- HOSTPROF_ARGS...: start COMMAND, profile it by --pid, stop it
