@@ -382,6 +382,64 @@ struct hp_proc_event {
 	__u32 kind; /* enum hp_unwind_request */
 };
 
+/*
+ * CPython frames walked in BPF (bpf/python.bpf.h; userspace: src/interp/). When the native walk
+ * meets a PC inside _PyEval_EvalFrameDefault, the Python frames that call of the evaluation loop
+ * runs take its place in the stack, read from the thread's interpreter frame chain, and the native
+ * walk goes on from its caller. A Python frame is one entry of pcs[] with HP_PY_FRAME set: the
+ * code object's address (16-byte aligned, as CPython's allocators give) over 16, and the index
+ * of the code unit the frame was running (saturated at HP_PY_INDEX_MAX). User addresses stay below
+ * 2^56 (hp_user_pc()), so no native PC has the top bit.
+ */
+#define HP_PY_FRAME (1ULL << 63)
+#define HP_PY_INDEX_SHIFT 44
+#define HP_PY_INDEX_MAX ((1U << 19) - 1)
+#define HP_PY_CODE_MASK ((1ULL << HP_PY_INDEX_SHIFT) - 1)
+#define HP_PY_ENCODE(code, index)                                                                 \
+	(HP_PY_FRAME | ((__u64)(index) << HP_PY_INDEX_SHIFT) | (((code) >> 4) & HP_PY_CODE_MASK))
+#define HP_PY_CODE(pc) (((pc) & HP_PY_CODE_MASK) << 4)
+#define HP_PY_INDEX(pc) ((__u32)(((pc) >> HP_PY_INDEX_SHIFT) & HP_PY_INDEX_MAX))
+
+/* How a thread finds its PyThreadState in the interpreter's list of them. */
+enum hp_py_thread_match {
+	HP_PY_MATCH_TID = 0, /* tstate->native_thread_id == the thread's id (3.11 on) */
+	HP_PY_MATCH_PTHREAD, /* tstate->thread_id == pthread_self() == the TLS pointer (3.10, x86_64) */
+};
+
+/* Where one call of the evaluation loop ends in the frame chain. */
+enum hp_py_frames {
+	HP_PY_FRAMES_OBJECT = 0, /* 3.10: PyFrameObject, one per call of the loop */
+	HP_PY_FRAMES_IS_ENTRY,	 /* 3.11: _PyInterpreterFrame, the call's first has is_entry set */
+	HP_PY_FRAMES_CSTACK,	 /* 3.12 on: the call pushed a frame owned by the C stack first */
+};
+
+#define HP_PY_NO_OFFSET 0xffff
+
+/* Value of the py_procs map, per process (tgid): where its interpreter keeps what the walk reads.
+ * Offsets are in bytes, from the structures of CPython's headers (src/interp/python_layout.c). */
+struct hp_py_proc {
+	__u64 runtime;	  /* runtime address of _PyRuntime */
+	__u64 eval_start; /* runtime [start, end) of _PyEval_EvalFrameDefault */
+	__u64 eval_end;
+	__u16 version;	    /* 0x030b for 3.11 */
+	__u8 thread_match;  /* enum hp_py_thread_match */
+	__u8 frames;	    /* enum hp_py_frames */
+	__u8 owner_cstack;  /* HP_PY_FRAMES_CSTACK: the owner value of the C stack's frames */
+	__u8 pad[3];
+	__u16 runtime_interp_head; /* _PyRuntimeState.interpreters.head */
+	__u16 interp_tstate_head;  /* PyInterpreterState's list of thread states */
+	__u16 tstate_next;
+	__u16 tstate_thread;	   /* native_thread_id or thread_id, per thread_match */
+	__u16 tstate_frame;	   /* frame (3.10), cframe (3.11, 3.12), current_frame (3.13) */
+	__u16 cframe_frame;	   /* _PyCFrame.current_frame, or HP_PY_NO_OFFSET */
+	__u16 frame_previous;	   /* f_back, previous */
+	__u16 frame_code;	   /* f_code, f_executable */
+	__u16 frame_instr;	   /* f_lasti (an int: the code unit's index), prev_instr, instr_ptr */
+	__u16 frame_entry;	   /* is_entry (3.11) or owner (3.12 on); HP_PY_NO_OFFSET for 3.10 */
+	__u16 code_units;	   /* PyCodeObject.co_code_adaptive (3.11 on): the first code unit */
+	__u16 pad2;
+};
+
 /* A user stack the walker produced, kept in the ustacks maps under a hash of its PCs. */
 struct hp_user_stack {
 	__u32 nr;
@@ -401,6 +459,7 @@ _Static_assert(__builtin_offsetof(struct hp_lock_value, ns) == 0 &&
 _Static_assert(sizeof(struct hp_sample_key) == 32, "hp_sample_key layout");
 _Static_assert(sizeof(struct hp_thread_ctx) == 640, "hp_thread_ctx layout");
 _Static_assert(sizeof(struct hp_tls_ref) == 32, "hp_tls_ref layout");
+_Static_assert(sizeof(struct hp_py_proc) == 56, "hp_py_proc layout");
 _Static_assert(sizeof(struct hp_go_label) == HP_GO_LABEL_SLOT, "hp_go_label layout");
 _Static_assert(HP_GO_LABEL_SLOTS *HP_GO_LABEL_SLOT <= HP_THREAD_CTX_ATTRS, "Go labels fit");
 _Static_assert(sizeof(struct hp_raw_stack) == 8 + 8 * (HP_OFFCPU_USER_DEPTH + HP_OFFCPU_KERN_DEPTH),

@@ -31,6 +31,7 @@ LAYERS = [
     "process",  # the process table, the watcher of new processes, who a process is
     "unwind",  # .eh_frame into unwind tables, loaded into the BPF maps
     "symbols",  # ELF, DWARF, debug files, kallsyms, perf maps: address -> frame
+    "interp",  # interpreters whose frames BPF walks (CPython): detected, read, named
     "capture",  # batches -> symbolized profiles: the builder and the capture pipeline
     "formats",  # encoders and decoders over the profile model
     "export",  # transports, the export queue, delivery to files and receivers

@@ -22,6 +22,8 @@ enum frame_kind {
 	FRAME_JIT_JVM,
 	FRAME_JIT_CPYTHON,
 	FRAME_JIT_OTHER,
+	/* A function of an interpreter, walked in BPF from its own frame chain (src/interp/). */
+	FRAME_CPYTHON,
 };
 
 struct profile_mapping {
