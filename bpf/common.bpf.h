@@ -228,4 +228,18 @@ static __always_inline bool hp_wanted(struct task_struct *task, __u32 tgid)
 	return hp_targeted(tgid);
 }
 
+/* The TLS pointer of the current task, as the thread's user code sees it. */
+static __always_inline __u64 hp_thread_pointer(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+#if defined(__TARGET_ARCH_x86)
+	return BPF_CORE_READ(task, thread.fsbase);
+#elif defined(__TARGET_ARCH_arm64)
+	return BPF_CORE_READ(task, thread.uw.tp_value);
+#else
+	return 0;
+#endif
+}
+
 #endif /* HOSTPROF_COMMON_BPF_H */

@@ -43,20 +43,6 @@ struct {
 		__type(value, struct hp_thread_ctx);                                               \
 	} name SEC(".maps")
 
-/* The TLS pointer of the current task, as the thread's user code sees it. */
-static __always_inline __u64 hp_thread_pointer(void)
-{
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-
-#if defined(__TARGET_ARCH_x86)
-	return BPF_CORE_READ(task, thread.fsbase);
-#elif defined(__TARGET_ARCH_arm64)
-	return BPF_CORE_READ(task, thread.uw.tp_value);
-#else
-	return 0;
-#endif
-}
-
 /* Where otel_thread_ctx_v1 lies for this thread; 0 when it cannot be known. */
 static __always_inline __u64 hp_tls_var_addr(const struct hp_tls_ref *ref)
 {

@@ -22,6 +22,7 @@
 #define HOSTPROF_UNWIND_BPF_H
 
 #include "common.bpf.h"
+#include "python.bpf.h"
 
 /* Set by userspace between open and load. */
 const volatile bool unwind_tables = false; /* walk with the tables (else bpf_get_stackid) */
@@ -381,6 +382,14 @@ static __always_inline bool hp_fp_step(struct hp_walk *w)
 	return true;
 }
 
+/* One frame into the stack and its hash. */
+static __always_inline void hp_push(struct hp_walk *w, __u64 pc)
+{
+	w->pcs[w->nr & (HP_UNWIND_MAX_DEPTH - 1)] = pc;
+	w->hash = (w->hash ^ pc) * 0x100000001b3ULL;
+	w->nr++;
+}
+
 /* Without tables for the process every step was a frame-pointer guess: however it ended, the
  * reason is that the process was not loaded yet. */
 static __always_inline void hp_stop(struct hp_walk *w, __u32 reason)
@@ -401,15 +410,24 @@ static __always_inline long hp_unwind_frame(struct hp_walk *w, bool plain_loops)
 	struct hp_unwind_row *row = NULL;
 	__u64 cfa, ra = 0, addr, prev_sp = w->r.sp;
 	__u32 rule = HP_CFA_NONE;
+	int action;
 	bool ra_in_lr = false;
 
 	if (w->nr >= unwind_depth || w->nr >= HP_UNWIND_MAX_DEPTH) {
 		hp_stop(w, HP_UNWIND_STOP_DEPTH);
 		return 1;
 	}
-	w->pcs[w->nr & (HP_UNWIND_MAX_DEPTH - 1)] = w->r.pc;
-	w->hash = (w->hash ^ w->r.pc) * 0x100000001b3ULL;
-	w->nr++;
+	action = plain_loops ? HP_PY_KEEP_NATIVE : hp_py_step(w->r.pc);
+	if (action == HP_PY_PUSH) {
+		hp_push(w, hp_py_out());
+		return 0;
+	}
+	if (action == HP_PY_ENTERED)
+		return 0; /* its Python frames first (the next steps), then its native caller */
+	/* HP_PY_LOOP_DONE: the registers are still the loop's native frame's, which its Python
+	 * frames replaced: step from it to its caller without recording it. */
+	if (action == HP_PY_KEEP_NATIVE)
+		hp_push(w, w->r.pc);
 
 	if (w->proc)
 		m = hp_find_mapping(w->proc, w->r.pc, plain_loops);
@@ -540,8 +558,11 @@ static __always_inline __u32 hp_unwind_user(__u32 tgid, const struct hp_uregs *r
 	if (!r->pc)
 		return 0;
 	hp_walk_begin(&w, tgid, r, pcs);
+	hp_py_begin(tgid);
+	/* Steps that put no frame in (the end of a Python loop's frames) count against the depth
+	 * only here, hence twice the frames. */
 	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop))
-		bpf_loop(HP_UNWIND_MAX_DEPTH + 1, hp_unwind_step, &w, 0);
+		bpf_loop(2 * HP_UNWIND_MAX_DEPTH + 1, hp_unwind_step, &w, 0);
 	*hash = hp_walk_end(&w);
 	return w.nr;
 }

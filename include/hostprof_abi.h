@@ -395,15 +395,16 @@ struct hp_proc_event {
 #define HP_PY_INDEX_SHIFT 44
 #define HP_PY_INDEX_MAX ((1U << 19) - 1)
 #define HP_PY_CODE_MASK ((1ULL << HP_PY_INDEX_SHIFT) - 1)
-#define HP_PY_ENCODE(code, index)                                                                 \
+#define HP_PY_ENCODE(code, index)                                                                  \
 	(HP_PY_FRAME | ((__u64)(index) << HP_PY_INDEX_SHIFT) | (((code) >> 4) & HP_PY_CODE_MASK))
-#define HP_PY_CODE(pc) (((pc) & HP_PY_CODE_MASK) << 4)
+#define HP_PY_CODE(pc) (((pc)&HP_PY_CODE_MASK) << 4)
 #define HP_PY_INDEX(pc) ((__u32)(((pc) >> HP_PY_INDEX_SHIFT) & HP_PY_INDEX_MAX))
 
 /* How a thread finds its PyThreadState in the interpreter's list of them. */
 enum hp_py_thread_match {
 	HP_PY_MATCH_TID = 0, /* tstate->native_thread_id == the thread's id (3.11 on) */
-	HP_PY_MATCH_PTHREAD, /* tstate->thread_id == pthread_self() == the TLS pointer (3.10, x86_64) */
+	HP_PY_MATCH_PTHREAD, /* tstate->thread_id == pthread_self() == the TLS pointer (3.10,
+				x86_64) */
 };
 
 /* Where one call of the evaluation loop ends in the frame chain. */
@@ -421,22 +422,22 @@ struct hp_py_proc {
 	__u64 runtime;	  /* runtime address of _PyRuntime */
 	__u64 eval_start; /* runtime [start, end) of _PyEval_EvalFrameDefault */
 	__u64 eval_end;
-	__u16 version;	    /* 0x030b for 3.11 */
-	__u8 thread_match;  /* enum hp_py_thread_match */
-	__u8 frames;	    /* enum hp_py_frames */
-	__u8 owner_cstack;  /* HP_PY_FRAMES_CSTACK: the owner value of the C stack's frames */
+	__u16 version;	   /* 0x030b for 3.11 */
+	__u8 thread_match; /* enum hp_py_thread_match */
+	__u8 frames;	   /* enum hp_py_frames */
+	__u8 owner_cstack; /* HP_PY_FRAMES_CSTACK: the owner value of the C stack's frames */
 	__u8 pad[3];
 	__u16 runtime_interp_head; /* _PyRuntimeState.interpreters.head */
 	__u16 interp_tstate_head;  /* PyInterpreterState's list of thread states */
 	__u16 tstate_next;
-	__u16 tstate_thread;	   /* native_thread_id or thread_id, per thread_match */
-	__u16 tstate_frame;	   /* frame (3.10), cframe (3.11, 3.12), current_frame (3.13) */
-	__u16 cframe_frame;	   /* _PyCFrame.current_frame, or HP_PY_NO_OFFSET */
-	__u16 frame_previous;	   /* f_back, previous */
-	__u16 frame_code;	   /* f_code, f_executable */
-	__u16 frame_instr;	   /* f_lasti (an int: the code unit's index), prev_instr, instr_ptr */
-	__u16 frame_entry;	   /* is_entry (3.11) or owner (3.12 on); HP_PY_NO_OFFSET for 3.10 */
-	__u16 code_units;	   /* PyCodeObject.co_code_adaptive (3.11 on): the first code unit */
+	__u16 tstate_thread;  /* native_thread_id or thread_id, per thread_match */
+	__u16 tstate_frame;   /* frame (3.10), cframe (3.11, 3.12), current_frame (3.13) */
+	__u16 cframe_frame;   /* _PyCFrame.current_frame, or HP_PY_NO_OFFSET */
+	__u16 frame_previous; /* f_back, previous */
+	__u16 frame_code;     /* f_code, f_executable */
+	__u16 frame_instr;    /* f_lasti (an int: the code unit's index), prev_instr, instr_ptr */
+	__u16 frame_entry;    /* is_entry (3.11) or owner (3.12 on); HP_PY_NO_OFFSET for 3.10 */
+	__u16 code_units;     /* PyCodeObject.co_code_adaptive (3.11 on): the first code unit */
 	__u16 pad2;
 };
 

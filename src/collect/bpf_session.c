@@ -101,36 +101,47 @@ static void pick_walker(struct bpf_session *s, const struct bpf_session_opts *op
 				   "bpf_task_pt_regs is Linux 5.15)");
 }
 
+/* The walker's maps of one object (bpf/unwind.bpf.h, bpf/python.bpf.h). */
+struct walker_maps {
+	struct bpf_map *rows, *procs, *refresh, *events, *announced, *py_procs;
+};
+
+#define WALKER_MAPS(o)                                                                             \
+	((struct walker_maps){(o)->maps.unwind_rows, (o)->maps.unwind_procs,                       \
+			      (o)->maps.unwind_refresh, (o)->maps.unwind_events,                   \
+			      (o)->maps.unwind_announced, (o)->maps.py_procs})
+
 /*
  * The walker's maps of one object: the rows and processes maps are sized here for the cpu object,
- * which creates them, and shared with the others (share_from >= 0) before they load.
+ * which creates them, and shared with the others (owner set) before they load.
  */
-static int configure_unwind(struct bpf_map *rows, struct bpf_map *procs, struct bpf_map *refresh,
-			    struct bpf_map *events, struct bpf_map *announced,
-			    const struct bpf_session_opts *opts, bool on,
+static int configure_unwind(struct walker_maps m, const struct bpf_session_opts *opts, bool on,
 			    const struct cpu_bpf *owner)
 {
+	struct walker_maps own;
 	int err;
 
 	if (owner && on) {
-		err = bpf_map__reuse_fd(rows, bpf_map__fd(owner->maps.unwind_rows));
+		own = WALKER_MAPS(owner);
+		err = bpf_map__reuse_fd(m.rows, bpf_map__fd(own.rows));
 		if (!err)
-			err = bpf_map__reuse_fd(procs, bpf_map__fd(owner->maps.unwind_procs));
+			err = bpf_map__reuse_fd(m.procs, bpf_map__fd(own.procs));
 		if (!err)
-			err = bpf_map__reuse_fd(refresh, bpf_map__fd(owner->maps.unwind_refresh));
+			err = bpf_map__reuse_fd(m.refresh, bpf_map__fd(own.refresh));
 		if (!err)
-			err = bpf_map__reuse_fd(events, bpf_map__fd(owner->maps.unwind_events));
+			err = bpf_map__reuse_fd(m.events, bpf_map__fd(own.events));
 		if (!err)
-			err = bpf_map__reuse_fd(announced,
-						bpf_map__fd(owner->maps.unwind_announced));
+			err = bpf_map__reuse_fd(m.announced, bpf_map__fd(own.announced));
+		if (!err)
+			err = bpf_map__reuse_fd(m.py_procs, bpf_map__fd(own.py_procs));
 		return err;
 	}
 	/* A ring buffer is a whole number of pages (64 KiB ones on some arm64 kernels). */
-	err = bpf_map__set_max_entries(events, 16 * (uint32_t)sysconf(_SC_PAGESIZE));
+	err = bpf_map__set_max_entries(m.events, 16 * (uint32_t)sysconf(_SC_PAGESIZE));
 	if (!err)
-		err = bpf_map__set_max_entries(rows, on ? opts->unwind_rows : 1);
+		err = bpf_map__set_max_entries(m.rows, on ? opts->unwind_rows : 1);
 	if (!err)
-		err = bpf_map__set_max_entries(procs, on ? opts->unwind_procs : 1);
+		err = bpf_map__set_max_entries(m.procs, on ? opts->unwind_procs : 1);
 	return err;
 }
 
@@ -256,9 +267,7 @@ static int configure(struct cpu_bpf *skel, const struct bpf_session_opts *opts, 
 		if (err)
 			return err;
 	}
-	err = configure_unwind(skel->maps.unwind_rows, skel->maps.unwind_procs,
-			       skel->maps.unwind_refresh, skel->maps.unwind_events,
-			       skel->maps.unwind_announced, opts, unwind, NULL);
+	err = configure_unwind(WALKER_MAPS(skel), opts, unwind, NULL);
 	return err ? err : cpu_prealloc(skel, unwind);
 }
 
@@ -288,9 +297,7 @@ static int offcpu_configure(struct offcpu_bpf *o, const struct bpf_session_opts 
 	o->rodata->unwind_tables = s->unwinding && !s->tail_calls;
 	o->rodata->unwind_depth = opts->unwind_depth;
 	if (!err)
-		err = configure_unwind(o->maps.unwind_rows, o->maps.unwind_procs,
-				       o->maps.unwind_refresh, o->maps.unwind_events,
-				       o->maps.unwind_announced, opts, s->unwinding, s->skel);
+		err = configure_unwind(WALKER_MAPS(o), opts, s->unwinding, s->skel);
 	for (size_t i = 0; i < sizeof(sized) / sizeof(sized[0]) && !err; i++)
 		err = bpf_map__set_max_entries(sized[i], opts->offcpu_map_entries);
 	/* One pair of entry points: typed tp_btf where the kernel has it (with the bpf_loop walker
@@ -453,9 +460,7 @@ static int lock_open(struct bpf_session *s, const struct bpf_session_opts *opts)
 	s->lock->rodata->unwind_depth = opts->unwind_depth;
 	lock_pick_programs(s, s->lock);
 	if (!err)
-		err = configure_unwind(s->lock->maps.unwind_rows, s->lock->maps.unwind_procs,
-				       s->lock->maps.unwind_refresh, s->lock->maps.unwind_events,
-				       s->lock->maps.unwind_announced, opts, s->unwinding, s->skel);
+		err = configure_unwind(WALKER_MAPS(s->lock), opts, s->unwinding, s->skel);
 	if (!err)
 		err = lock_bpf__load(s->lock);
 	if (err)
@@ -594,6 +599,19 @@ int bpf_session__set_thread_ctx(struct bpf_session *s, pid_t pid, const struct h
 	if (ref->kind == HP_TLS_GO_REG && !s->task_pt_regs_at_load)
 		return -ENOTSUP;
 	return bpf_map_update_elem(fd, &key, ref, BPF_ANY) ? -errno : 0;
+}
+
+int bpf_session__set_python(struct bpf_session *s, pid_t pid, const struct hp_py_proc *py)
+{
+	int fd = bpf_map__fd(s->skel->maps.py_procs);
+	__u32 key = (__u32)pid;
+
+	if (!py)
+		return bpf_map_delete_elem(fd, &key) && errno != ENOENT ? -errno : 0;
+	/* The Python walk runs in the bpf_loop walker only. */
+	if (!s->unwinding || s->tail_calls)
+		return -ENOTSUP;
+	return bpf_map_update_elem(fd, &key, py, BPF_ANY) ? -errno : 0;
 }
 
 int bpf_session__add_pid(struct bpf_session *s, pid_t pid)

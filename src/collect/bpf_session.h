@@ -55,6 +55,13 @@ void bpf_session__delete(struct bpf_session *s);
  */
 int bpf_session__set_thread_ctx(struct bpf_session *s, pid_t pid, const struct hp_tls_ref *ref);
 
+/*
+ * Tell the walker where a process's CPython keeps its threads and frames (bpf/python.bpf.h), or
+ * forget it (py NULL). 0 or -errno (-E2BIG: the map is full; -ENOTSUP: no bpf_loop walker here,
+ * Linux 5.17, or --unwind fp).
+ */
+int bpf_session__set_python(struct bpf_session *s, pid_t pid, const struct hp_py_proc *py);
+
 /* Add a process (all its threads) to the kernel filter. 0 or -errno. */
 int bpf_session__add_pid(struct bpf_session *s, pid_t pid);
 

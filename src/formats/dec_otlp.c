@@ -152,7 +152,9 @@ static int location_kind(struct otlp_dec *d, const pb_location *pl, int32_t li,
 		else if (!strcmp(v, "jvm"))
 			*kind = FRAME_JIT_JVM;
 		else if (!strcmp(v, "cpython"))
-			*kind = FRAME_JIT_CPYTHON;
+			/* CPython's perf trampolines lie in a mapping; its interpreted frames in
+			 * none */
+			*kind = pl->mapping_index > 0 ? FRAME_JIT_CPYTHON : FRAME_CPYTHON;
 	}
 	return 0;
 }

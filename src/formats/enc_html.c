@@ -46,7 +46,27 @@ enum html_kind {
 	HK_ROOT,
 	HK_OTHER,
 	HK_JIT,
+	HK_PYTHON,
 };
+
+/* The page's kind of a location's frames (inlined ones aside). */
+static uint32_t html_kind_of(enum frame_kind k)
+{
+	switch (k) {
+	case FRAME_KERNEL:
+		return HK_KERNEL;
+	case FRAME_CPYTHON:
+		return HK_PYTHON;
+	case FRAME_JIT_V8:
+	case FRAME_JIT_JVM:
+	case FRAME_JIT_CPYTHON:
+	case FRAME_JIT_OTHER:
+		return HK_JIT;
+	case FRAME_NATIVE:
+		break;
+	}
+	return HK_NATIVE;
+}
 
 struct html_frame {
 	uint32_t name, file; /* page string indices */
@@ -239,10 +259,8 @@ static int loc_frames(struct html_build *b, const struct profile *p, uint32_t lo
 	for (size_t i = nr_lines; i-- > 0 && n < max;) {
 		const struct profile_function *f = profile__function_at(p, lines[i].function);
 		const char *name = f ? profile__string_at(p, f->name) : NULL;
-		uint32_t kind = l->kind == FRAME_KERNEL	  ? HK_KERNEL
-				: l->kind >= FRAME_JIT_V8 ? HK_JIT
-				: i + 1 < nr_lines	  ? HK_INLINED
-							  : HK_NATIVE;
+		uint32_t kind = i + 1 < nr_lines && l->kind == FRAME_NATIVE ? HK_INLINED
+									    : html_kind_of(l->kind);
 
 		out[n] = html_build__named_frame(b, name && *name ? name : "[unknown]",
 						 f ? profile__string_at(p, f->filename) : NULL,
@@ -257,10 +275,7 @@ static int loc_frames(struct html_build *b, const struct profile *p, uint32_t lo
 		out[0] = html_build__named_frame(
 			b, profile__location_name(p, loc),
 			l->function && f ? profile__string_at(p, f->filename) : NULL, 0,
-			l->kind == FRAME_KERNEL	  ? HK_KERNEL
-			: l->kind >= FRAME_JIT_V8 ? HK_JIT
-						  : HK_NATIVE,
-			bin);
+			html_kind_of(l->kind), bin);
 		if (out[0] < 0)
 			return (int)out[0];
 		n = 1;

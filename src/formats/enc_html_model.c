@@ -16,7 +16,7 @@ const char enc_html_page_model[] =
 	"var D = JSON.parse(document.getElementById(\"data\").textContent);\n"
 	"var S = D.strings, F = D.frames;\n"
 	"var KINDS = [\"native\", \"kernel\", \"inlined\", \"process\", \"all\", \"other\", "
-	"\"jit\"];\n"
+	"\"jit\", \"python\"];\n"
 	"var ROW = 18, KEYM = 16777216;\n"
 	"function $(id) { return document.getElementById(id); }\n"
 	"\n"

@@ -51,6 +51,7 @@ const char enc_html_page_view[] =
 	"\tcase 4: return \"#b9b9c0\";\n"
 	"\tcase 5: return \"#dcdcdc\";\n"
 	"\tcase 6: return \"hsl(\" + (320 + h % 20) + \",55%,66%)\";\n"
+	"\tcase 7: return \"hsl(\" + (166 + h % 16) + \",52%,\" + (56 + (h >> 8) % 10) + \"%)\";\n"
 	"\tdefault: return \"hsl(\" + (8 + h % 42) + \",82%,\" + (57 + (h >> 8) % 10) + \"%)\";\n"
 	"\t}\n"
 	"}\n"

@@ -104,6 +104,7 @@ static int64_t frame_type_attr(struct otlp_build *b, enum frame_kind kind)
 		slot = 3;
 		break;
 	case FRAME_JIT_CPYTHON:
+	case FRAME_CPYTHON:
 		name = "cpython";
 		slot = 4;
 		break;

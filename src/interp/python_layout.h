@@ -8,7 +8,8 @@
  * the internal pycore_runtime.h, pycore_interp.h, pycore_frame.h), compiled with offsetof() for a
  * release build on an LP64 target (x86_64 and arm64 agree): scripts/python_offsets.sh prints them
  * again from an installed interpreter's headers. Within a minor release they do not change in
- * the fields read here. Each running interpreter is also checked against them (interp/python_ref.h).
+ * the fields read here. Each running interpreter is also checked against them
+ * (interp/python_ref.h).
  */
 #ifndef HOSTPROF_PYTHON_LAYOUT_H
 #define HOSTPROF_PYTHON_LAYOUT_H
@@ -36,7 +37,7 @@ struct python_layout {
 	uint16_t runtime_interp_head, interp_tstate_head, tstate_next, tstate_interp, tstate_thread;
 	uint16_t tstate_frame, cframe_frame, frame_previous, frame_code, frame_instr, frame_entry;
 	/* What the host reads of a code object */
-	uint16_t code_size; /* sizeof(PyCodeObject): PyCode_Type's tp_basicsize */
+	uint16_t code_size;  /* sizeof(PyCodeObject): PyCode_Type's tp_basicsize */
 	uint16_t code_units; /* co_code_adaptive (3.11 on); HP_PY_NO_OFFSET for 3.10 */
 	uint16_t code_bytes; /* co_code, a bytes object (3.10); HP_PY_NO_OFFSET after */
 	uint16_t code_filename, code_name, code_qualname /* HP_PY_NO_OFFSET for 3.10 */;

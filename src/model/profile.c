@@ -270,7 +270,7 @@ int64_t profile__location_with_lines(struct profile *p, const struct profile_loc
 	int err;
 
 	if (!l || l->mapping >= p->maps.nr || l->function >= p->funcs.nr ||
-	    !string_valid(p, l->label) || (unsigned)l->kind > FRAME_JIT_OTHER || (n && !lines))
+	    !string_valid(p, l->label) || (unsigned)l->kind > FRAME_CPYTHON || (n && !lines))
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
 		if (!lines[i].function || lines[i].function >= p->funcs.nr)
