@@ -289,6 +289,217 @@ static void test_not_python(struct python_ref_cache *cache, struct symbolizer *s
 	CHECK(err == -ESRCH && strstr(why, "gone"), "gone: %d (%s)", err, why);
 }
 
+/*
+ * A fake interpreter's memory: the code type with its members, the runtime, one interpreter and
+ * one thread state, laid out as a layout says, at FAKE_BASE. Corrupted one piece at a time, each
+ * check must fail, and no bad pointer may be followed outside the image.
+ */
+#define FAKE_BASE 0x10000000ULL
+#define FAKE_SIZE 0x6000
+#define FAKE_CODE_TYPE 0x0000
+#define FAKE_TYPE_NAME 0x0800
+#define FAKE_MEMBERS 0x0900
+#define FAKE_NAMES 0x0c00
+#define FAKE_RUNTIME 0x1000
+#define FAKE_INTERP 0x2000
+#define FAKE_TSTATE 0x5000 /* 3.13's list of thread states is 7344 bytes into the interpreter */
+
+struct fake_mem {
+	uint8_t img[FAKE_SIZE];
+	int fail; /* what every read returns instead, when set */
+};
+
+static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct fake_mem *m = ctx;
+
+	if (m->fail)
+		return m->fail;
+	if (addr < FAKE_BASE || addr - FAKE_BASE > FAKE_SIZE || len > FAKE_SIZE - (addr - FAKE_BASE))
+		return -EFAULT;
+	memcpy(buf, m->img + (addr - FAKE_BASE), len);
+	return 0;
+}
+
+static void put64(struct fake_mem *m, size_t at, uint64_t v)
+{
+	if (at + sizeof(v) > FAKE_SIZE)
+		abort();
+	memcpy(m->img + at, &v, sizeof(v));
+}
+
+static void put32(struct fake_mem *m, size_t at, uint32_t v)
+{
+	if (at + sizeof(v) > FAKE_SIZE)
+		abort();
+	memcpy(m->img + at, &v, sizeof(v));
+}
+
+/* Member i: name, T_INT (1) or T_OBJECT (6), offset. */
+static void put_member(struct fake_mem *m, int i, const char *name, int type, uint16_t offset)
+{
+	size_t at = FAKE_MEMBERS + 40 * (size_t)i, name_at = FAKE_NAMES + 32 * (size_t)i;
+
+	snprintf((char *)m->img + name_at, 32, "%s", name);
+	put64(m, at, FAKE_BASE + name_at);
+	put32(m, at + 8, (uint32_t)type);
+	put64(m, at + 16, offset);
+}
+
+/* _Py_DebugOffsets of 3.13.0 (Include/internal/pycore_runtime.h), as the layout says. */
+static void put_debug_offsets(struct fake_mem *m, const struct python_layout *l)
+{
+	const uint16_t pairs[][2] = {
+		{40, l->runtime_interp_head}, {72, l->interp_tstate_head}, {168, l->tstate_next},
+		{176, l->tstate_interp},      {184, l->tstate_frame},	   {200, l->tstate_thread},
+		{232, l->frame_previous},     {240, l->frame_code},	   {248, l->frame_instr},
+		{264, l->frame_entry},	      {272, l->code_size},	   {280, l->code_filename},
+		{288, l->code_name},	      {296, l->code_qualname},	   {304, l->code_linetable},
+		{312, l->code_firstlineno},   {344, l->code_units},
+	};
+
+	memcpy(m->img + FAKE_RUNTIME, "xdebugpy", 8);
+	put64(m, FAKE_RUNTIME + 8, 0x030d00f0);
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
+		put64(m, FAKE_RUNTIME + pairs[i][0], pairs[i][1]);
+}
+
+static void fake_build(struct fake_mem *m, const struct python_layout *l)
+{
+	int i = 0;
+
+	memset(m, 0, sizeof(*m));
+	snprintf((char *)m->img + FAKE_TYPE_NAME, 16, "code");
+	put64(m, FAKE_CODE_TYPE + 24, FAKE_BASE + FAKE_TYPE_NAME);
+	put64(m, FAKE_CODE_TYPE + 32, l->code_units != HP_PY_NO_OFFSET ? l->code_units : l->code_size);
+	put64(m, FAKE_CODE_TYPE + 240, FAKE_BASE + FAKE_MEMBERS);
+	put_member(m, i++, "co_argcount", 1, 16);
+	put_member(m, i++, "co_filename", 6, l->code_filename);
+	put_member(m, i++, "co_name", 6, l->code_name);
+	if (l->code_qualname != HP_PY_NO_OFFSET)
+		put_member(m, i++, "co_qualname", 6, l->code_qualname);
+	put_member(m, i++, "co_firstlineno", 1, l->code_firstlineno);
+	put_member(m, i++, "co_linetable", 6, l->code_linetable);
+	if (l->minor >= 13)
+		put_debug_offsets(m, l);
+	put64(m, FAKE_RUNTIME + l->runtime_interp_head, FAKE_BASE + FAKE_INTERP);
+	put64(m, FAKE_INTERP + l->interp_tstate_head, FAKE_BASE + FAKE_TSTATE);
+	put64(m, FAKE_TSTATE + l->tstate_interp, FAKE_BASE + FAKE_INTERP);
+	put64(m, FAKE_TSTATE + l->tstate_thread, 4321);
+}
+
+static int fake_check(struct fake_mem *m, const struct python_layout *l, char *why, size_t len)
+{
+	struct python_mem mem = {.read = fake_read, .ctx = m};
+	struct python_addrs a = {.runtime = FAKE_BASE + FAKE_RUNTIME,
+				 .code_type = FAKE_BASE + FAKE_CODE_TYPE,
+				 .hexversion = l->minor >= 13 ? 0x030d00f0 : 0};
+
+	return python_check__layout(&mem, l, &a, why, len);
+}
+
+#define EXPECT_FAKE(l, m, want_err, want_why)                                                      \
+	do {                                                                                       \
+		char why_[256];                                                                    \
+		int err_ = fake_check(m, l, why_, sizeof(why_));                                   \
+		CHECK(err_ == (want_err) && strstr(why_, want_why), "3.%d: %d, want %d (%s)",      \
+		      (l)->minor, err_, want_err, why_);                                           \
+	} while (0)
+
+static void test_fake(void)
+{
+	static struct fake_mem m;
+
+	for (int minor = PYTHON_LAYOUT_MIN_MINOR; minor <= PYTHON_LAYOUT_MAX_MINOR; minor++) {
+		const struct python_layout *l = python_layout__get(minor);
+
+		fake_build(&m, l);
+		EXPECT_FAKE(l, &m, 0, "agrees");
+
+		fake_build(&m, l);
+		put64(&m, FAKE_CODE_TYPE + 32, 8 + l->code_size);
+		EXPECT_FAKE(l, &m, -EINVAL, "tp_basicsize");
+
+		fake_build(&m, l);
+		put64(&m, FAKE_MEMBERS + 40 * 2 + 16, 999); /* co_name */
+		EXPECT_FAKE(l, &m, -EINVAL, "code.co_name lies at offset 999");
+
+		fake_build(&m, l);
+		put32(&m, FAKE_MEMBERS + 40 * 1 + 8, 1); /* co_filename as an int */
+		EXPECT_FAKE(l, &m, -EINVAL, "co_filename is of member type 1");
+
+		fake_build(&m, l);
+		memset(m.img + FAKE_NAMES + 32 * 2, 'x', 2); /* co_name renamed */
+		EXPECT_FAKE(l, &m, -EINVAL, "lists no member co_name");
+
+		fake_build(&m, l);
+		snprintf((char *)m.img + FAKE_TYPE_NAME, 16, "dict");
+		EXPECT_FAKE(l, &m, -EINVAL, "is named \"dict\"");
+
+		fake_build(&m, l);
+		put64(&m, FAKE_CODE_TYPE + 24, 0x7fff00000000ULL); /* tp_name unmapped */
+		EXPECT_FAKE(l, &m, -EINVAL, "not readable");
+
+		fake_build(&m, l);
+		put64(&m, FAKE_CODE_TYPE + 240, ~0ULL); /* tp_members beyond user space */
+		EXPECT_FAKE(l, &m, -EINVAL, "no user address");
+
+		/* A list without its end, of names that match nothing: read as far as the cap. */
+		fake_build(&m, l);
+		memset(m.img + FAKE_MEMBERS, 0x10, 40 * 8);
+		EXPECT_FAKE(l, &m, -EINVAL, "");
+
+		fake_build(&m, l);
+		put64(&m, FAKE_RUNTIME + l->runtime_interp_head, 0);
+		EXPECT_FAKE(l, &m, -EAGAIN, "no interpreter");
+
+		fake_build(&m, l);
+		put64(&m, FAKE_INTERP + l->interp_tstate_head, 0);
+		EXPECT_FAKE(l, &m, -EAGAIN, "no thread state");
+
+		fake_build(&m, l);
+		put64(&m, FAKE_TSTATE + l->tstate_interp, FAKE_BASE + FAKE_RUNTIME);
+		EXPECT_FAKE(l, &m, -EINVAL, "names interpreter");
+
+		fake_build(&m, l);
+		put64(&m, FAKE_INTERP + l->interp_tstate_head, FAKE_BASE + FAKE_TSTATE + 4);
+		EXPECT_FAKE(l, &m, -EINVAL, "not aligned");
+
+		fake_build(&m, l);
+		put64(&m, FAKE_TSTATE + l->tstate_thread, 1ULL << 60);
+		EXPECT_FAKE(l, &m, -EINVAL, "which no thread has");
+
+		/* A list of thread states that loops is read as far as the cap, no further. */
+		fake_build(&m, l);
+		put64(&m, FAKE_TSTATE + l->tstate_next, FAKE_BASE + FAKE_TSTATE);
+		EXPECT_FAKE(l, &m, 0, "agrees");
+
+		fake_build(&m, l);
+		m.fail = -ESRCH;
+		EXPECT_FAKE(l, &m, -ESRCH, "gone");
+		m.fail = -EPERM;
+		EXPECT_FAKE(l, &m, -EPERM, "not allowed");
+
+		if (minor < 13)
+			continue;
+		fake_build(&m, l);
+		memcpy(m.img + FAKE_RUNTIME, "ydebugpy", 8);
+		EXPECT_FAKE(l, &m, -EINVAL, "cookie");
+
+		fake_build(&m, l);
+		put64(&m, FAKE_RUNTIME + 16, 1);
+		EXPECT_FAKE(l, &m, -ENOTSUP, "free-threaded");
+
+		fake_build(&m, l);
+		put64(&m, FAKE_RUNTIME + 8, 0x030e00f0);
+		EXPECT_FAKE(l, &m, -EINVAL, "Py_Version says");
+
+		fake_build(&m, l);
+		put64(&m, FAKE_RUNTIME + 184, 64);
+		EXPECT_FAKE(l, &m, -EINVAL, "thread_state.current_frame is 64");
+	}
+}
+
 int main(void)
 {
 	struct python_ref_cache *cache = python_ref_cache__new();
@@ -298,6 +509,7 @@ int main(void)
 		CHECK(false, "setup: %s", strerror(errno));
 		return check_summary("python_ref");
 	}
+	test_fake();
 	test_interpreter(cache, sym, "/usr/bin/python3");
 	test_pyenv(cache, sym);
 	test_not_python(cache, sym);
