@@ -315,7 +315,8 @@ static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
 
 	if (m->fail)
 		return m->fail;
-	if (addr < FAKE_BASE || addr - FAKE_BASE > FAKE_SIZE || len > FAKE_SIZE - (addr - FAKE_BASE))
+	if (addr < FAKE_BASE || addr - FAKE_BASE > FAKE_SIZE ||
+	    len > FAKE_SIZE - (addr - FAKE_BASE))
 		return -EFAULT;
 	memcpy(buf, m->img + (addr - FAKE_BASE), len);
 	return 0;
@@ -371,7 +372,8 @@ static void fake_build(struct fake_mem *m, const struct python_layout *l)
 	memset(m, 0, sizeof(*m));
 	snprintf((char *)m->img + FAKE_TYPE_NAME, 16, "code");
 	put64(m, FAKE_CODE_TYPE + 24, FAKE_BASE + FAKE_TYPE_NAME);
-	put64(m, FAKE_CODE_TYPE + 32, l->code_units != HP_PY_NO_OFFSET ? l->code_units : l->code_size);
+	put64(m, FAKE_CODE_TYPE + 32,
+	      l->code_units != HP_PY_NO_OFFSET ? l->code_units : l->code_size);
 	put64(m, FAKE_CODE_TYPE + 240, FAKE_BASE + FAKE_MEMBERS);
 	put_member(m, i++, "co_argcount", 1, 16);
 	put_member(m, i++, "co_filename", 6, l->code_filename);
