@@ -37,7 +37,7 @@ struct python_layout {
 	uint16_t runtime_interp_head, interp_tstate_head, tstate_next, tstate_interp, tstate_thread;
 	uint16_t tstate_frame, cframe_frame, frame_previous, frame_code, frame_instr, frame_entry;
 	/* What the host reads of a code object */
-	uint16_t code_size;  /* sizeof(PyCodeObject): PyCode_Type's tp_basicsize */
+	uint16_t code_size;  /* sizeof(PyCodeObject); tp_basicsize in 3.10, code_units after */
 	uint16_t code_units; /* co_code_adaptive (3.11 on); HP_PY_NO_OFFSET for 3.10 */
 	uint16_t code_bytes; /* co_code, a bytes object (3.10); HP_PY_NO_OFFSET after */
 	uint16_t code_filename, code_name, code_qualname /* HP_PY_NO_OFFSET for 3.10 */;

@@ -144,6 +144,24 @@ bool dso__file_addr(const struct dso *d, uint64_t map_start, uint64_t map_pgoff,
 	return true;
 }
 
+bool dso__load_bias(const struct dso *d, uint64_t map_start, uint64_t map_pgoff, uint64_t *bias)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (!d || page <= 0)
+		return false;
+	for (size_t i = 0; i < d->nsegs; i++) {
+		const struct load_seg *s = &d->segs[i];
+
+		/* The segment's first byte sits at its offset into the page the mapping starts. */
+		if (s->offset < map_pgoff || s->offset - map_pgoff >= (uint64_t)page)
+			continue;
+		*bias = map_start + (s->offset - map_pgoff) - s->vaddr;
+		return true;
+	}
+	return false;
+}
+
 bool dso__find_symbol(const struct dso *d, uint64_t file_addr, struct dso_symbol *sym)
 {
 	size_t lo;

@@ -114,6 +114,28 @@ bool dso__file_addr(const struct dso *d, uint64_t map_start, uint64_t map_pgoff,
 		    uint64_t *file_addr);
 
 /*
+ * The load bias of a binary one of whose mappings starts at map_start with file offset map_pgoff:
+ * runtime address - ELF address, the same for every address of the binary (also .bss, which no
+ * file mapping covers). Only a mapping that starts on the page of a load segment's first byte
+ * tells it (the loader maps each segment from there; a later piece of a segment split by
+ * mprotect() does not say which segment it belongs to when two share a page). Returns false for
+ * any other mapping.
+ */
+bool dso__load_bias(const struct dso *d, uint64_t map_start, uint64_t map_pgoff, uint64_t *bias);
+
+/*
+ * Symbols by name, functions and data objects alike (the table in memory holds functions only):
+ * out[i] gets names[i]'s ELF address and size, its name set to names[i], or a NULL name when the
+ * binary defines no global or weak symbol of that name. .dynsym is searched first, .symtab for
+ * the names it lacks; a separate debug file is not read. The file is opened again, through the
+ * path of d's latest dso_cache__get(), and must still be the file d was read from. Returns how
+ * many names were found, or -errno: -ENOENT (no path to open), -ESTALE (the file changed), or
+ * what opening or reading it gave (-EINVAL for a corrupt file).
+ */
+int dso__find_symbols_by_name(const struct dso *d, const char *const names[], size_t n,
+			      struct dso_symbol *out);
+
+/*
  * The function symbol containing file_addr, from .symtab (the separate debug file's when the binary
  * is stripped and one was found), falling back to .dynsym with the MiniDebugInfo of .gnu_debugdata,
  * then to Go's .gopclntab, then to .dynsym alone. Returns false when there is none.

@@ -10,6 +10,8 @@
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/hex.h"
 #include "base/elf_limits.h"
@@ -695,4 +697,95 @@ int elf_symtab__read(struct dso *d, Elf *elf, uint64_t file_size, struct debug_h
 	if (err)
 		return err;
 	return read_functions(d, elf, eh.e_machine, &t);
+}
+
+/*
+ * Fills out[i] for the names of one symbol table that are still missing there; returns how many
+ * it found. Only global and weak definitions count: a local symbol may share its name with
+ * another file's.
+ */
+static size_t find_names(const struct dso *d, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
+			 const char *const names[], size_t n, struct dso_symbol *out)
+{
+	size_t count, entsize, found = 0;
+	Elf_Data *data;
+
+	if (!symtab_fits(d, elf, sh) || !(data = elf_getdata(scn, NULL)) || !data->d_buf)
+		return 0;
+	entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+	count = entsize ? data->d_size / entsize : 0;
+	for (size_t i = 1; i < count; i++) {
+		unsigned char type, bind;
+		const char *name;
+		GElf_Sym sym;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		bind = GELF_ST_BIND(sym.st_info);
+		if ((type != STT_FUNC && type != STT_OBJECT) || sym.st_shndx == SHN_UNDEF ||
+		    (bind != STB_GLOBAL && bind != STB_WEAK))
+			continue;
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (!name)
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			if (out[k].name || strcmp(name, names[k]))
+				continue;
+			out[k] = (struct dso_symbol){
+				.name = names[k], .addr = sym.st_value, .size = sym.st_size};
+			found++;
+			break;
+		}
+	}
+	return found;
+}
+
+int dso__find_symbols_by_name(const struct dso *d, const char *const names[], size_t n,
+			      struct dso_symbol *out)
+{
+	Elf_Scn *scn = NULL, *tables[2] = {NULL, NULL}; /* .dynsym, .symtab */
+	GElf_Shdr shdrs[2], sh;
+	size_t found = 0;
+	struct stat st;
+	Elf *elf = NULL;
+	int fd, err;
+
+	for (size_t i = 0; i < n; i++)
+		out[i] = (struct dso_symbol){0};
+	if (!d || !d->readable || !d->open_path || !d->have_fid)
+		return -ENOENT;
+	fd = safe_open(d->open_path, SAFE_OPEN_MAX_ELF_BYTES, &st);
+	if (fd < 0)
+		return fd;
+	err = -ESTALE;
+	if (!fid_equal(&d->fid, &st))
+		goto out;
+	/* As dso__load() reads it: pread(), so that a file truncated under us is an error. */
+	err = -EINVAL;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
+		goto out;
+	while ((scn = elf_nextscn(elf, scn))) {
+		int k;
+
+		if (!gelf_getshdr(scn, &sh))
+			goto out;
+		k = sh.sh_type == SHT_DYNSYM ? 0 : sh.sh_type == SHT_SYMTAB ? 1 : -1;
+		if (k < 0 || tables[k])
+			continue;
+		if (!in_file(sh.sh_offset, sh.sh_size, (uint64_t)st.st_size))
+			goto out;
+		tables[k] = scn;
+		shdrs[k] = sh;
+	}
+	for (int k = 0; k < 2 && found < n; k++)
+		if (tables[k])
+			found += find_names(d, elf, tables[k], &shdrs[k], names, n, out);
+	err = (int)found;
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err;
 }

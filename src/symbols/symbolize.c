@@ -529,6 +529,94 @@ const struct process_context *symbolizer__process_context(struct symbolizer *s, 
 	return p ? p->otel_ctx : NULL;
 }
 
+static bool maps_binary(const struct mapping *m, uint64_t dev, uint64_t inode)
+{
+	return m->kind == MAPPING_FILE && m->path && m->inode == inode &&
+	       makedev(m->dev_major, m->dev_minor) == dev;
+}
+
+int symbolizer__binaries(struct symbolizer *s, pid_t pid, struct process_binary *out, size_t max)
+{
+	const struct proc *p;
+	size_t n = 0;
+	int err;
+
+	/* A snapshot taken at exec may predate the libraries the loader maps after it. */
+	err = proc_table__refresh(s->procs, pid);
+	if (err)
+		return err;
+	p = proc_table__get(s->procs, pid);
+	if (!p)
+		return -errno;
+	for (size_t i = 0; i < p->maps.n; i++) {
+		const struct mapping *m = &p->maps.v[i];
+		uint64_t dev = makedev(m->dev_major, m->dev_minor);
+		bool seen = false;
+
+		if (m->kind != MAPPING_FILE || !m->executable || !m->path)
+			continue;
+		/* Each binary once, though it may map code more than once (BOLT, split text). */
+		for (size_t k = i; k-- > 0 && !seen;)
+			seen = maps_binary(&p->maps.v[k], dev, m->inode) && p->maps.v[k].executable;
+		if (seen)
+			continue;
+		if (n++ >= max)
+			continue;
+		out[n - 1] = (struct process_binary){
+			.dev = dev,
+			.inode = m->inode,
+			.path = m->path,
+			.is_exe = p->exe_path && !strcmp(p->exe_path, m->path),
+		};
+	}
+	return (int)n;
+}
+
+int symbolizer__find_exports(struct symbolizer *s, pid_t pid, uint64_t dev, uint64_t inode,
+			     const char *const names[], size_t n, struct dso_symbol *out)
+{
+	const struct proc *p = proc_table__get(s->procs, pid);
+	struct dso *d;
+
+	for (size_t i = 0; i < n; i++)
+		out[i] = (struct dso_symbol){0};
+	if (!p)
+		return -errno;
+	for (size_t i = 0; i < p->maps.n; i++) {
+		if (!maps_binary(&p->maps.v[i], dev, inode))
+			continue;
+		d = mapping_dso(s, pid, &p->maps.v[i]);
+		if (!d)
+			return -ENOENT;
+		if (!dso__readable(d))
+			return -ENOEXEC;
+		return dso__find_symbols_by_name(d, names, n, out);
+	}
+	return -ENOENT;
+}
+
+int symbolizer__load_bias(struct symbolizer *s, pid_t pid, uint64_t dev, uint64_t inode,
+			  uint64_t *bias)
+{
+	const struct proc *p = proc_table__get(s->procs, pid);
+	struct dso *d = NULL;
+
+	if (!p)
+		return -errno;
+	/* mapping_dso() reads no maps: p stays valid through the loop. */
+	for (size_t i = 0; i < p->maps.n; i++) {
+		const struct mapping *m = &p->maps.v[i];
+
+		if (!maps_binary(m, dev, inode))
+			continue;
+		if (!d && !(d = mapping_dso(s, pid, m)))
+			return -ENOENT;
+		if (dso__load_bias(d, m->start, m->pgoff, bias))
+			return 0;
+	}
+	return -ENOENT;
+}
+
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)
 {
 	*out = s->stats;

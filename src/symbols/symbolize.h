@@ -149,6 +149,40 @@ const struct process_context *symbolizer__process_context(struct symbolizer *s, 
 int symbolizer__go_labels_ref(struct symbolizer *s, pid_t pid, struct hp_tls_ref *out, char *why,
 			      size_t len);
 
+/* A binary whose code a process runs: a file it maps executable. */
+struct process_binary {
+	uint64_t dev, inode; /* its identity, from the maps */
+	const char *path;    /* as the process sees it; valid until the next symbolizer call */
+	bool is_exe;	     /* the process's executable (else a library) */
+};
+
+/*
+ * The binaries process pid maps executable, each once, in the order of their first mapping: its
+ * maps are read again first, so that a library loaded since the last snapshot is among them.
+ * Returns how many there are, of which the first max are in out (call again with room for all
+ * when that is more), or -errno (-ESRCH: gone, -EACCES: maps unreadable).
+ */
+int symbolizer__binaries(struct symbolizer *s, pid_t pid, struct process_binary *out, size_t max);
+
+struct dso_symbol; /* symbols/dso.h */
+
+/*
+ * Symbols of one binary process pid maps (its identity from symbolizer__binaries()), by name:
+ * functions and data alike (dso__find_symbols_by_name()), read through the process (its
+ * /proc/PID/root inside a container). ELF addresses: symbolizer__load_bias() says where they are
+ * in the process. Returns how many names were found, or -errno: -ESRCH, -ENOENT (pid maps no
+ * such binary), or what opening and reading it gave.
+ */
+int symbolizer__find_exports(struct symbolizer *s, pid_t pid, uint64_t dev, uint64_t inode,
+			     const char *const names[], size_t n, struct dso_symbol *out);
+
+/*
+ * Where process pid loaded binary (dev, inode): runtime address - ELF address
+ * (dso__load_bias()). 0, or -errno: -ESRCH, -ENOENT (no mapping of it tells).
+ */
+int symbolizer__load_bias(struct symbolizer *s, pid_t pid, uint64_t dev, uint64_t inode,
+			  uint64_t *bias);
+
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out);
 /* Let go of the snapshots of processes gone for a whole window (see proc.h); how many. */
 size_t symbolizer__retire_exited(struct symbolizer *s);

@@ -86,6 +86,20 @@ static void lookup(struct dso *d, uint64_t addr, uint64_t *more, size_t *nr_more
 	FUZZ_ASSERT(n <= 1 || dso__find_lines(d, addr, lines, 1) == 1);
 }
 
+/* Symbols by name (interp/python_ref.h's lookup): the count matches what was filled in. */
+static void fuzz_names(const struct dso *d)
+{
+	static const char *const names[] = {"main", "_start", "environ", "inlined_leaf", ""};
+	struct dso_symbol out[sizeof(names) / sizeof(names[0])];
+	int n = dso__find_symbols_by_name(d, names, sizeof(names) / sizeof(names[0]), out), got = 0;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		FUZZ_ASSERT(!out[i].name || out[i].name == names[i]);
+		got += out[i].name != NULL;
+	}
+	FUZZ_ASSERT(n < 0 ? got == 0 : n == got);
+}
+
 static void fuzz_dso(const struct load *loads, size_t nr_loads, const struct stat *st,
 		     uint64_t *addrs, size_t *nr_addrs)
 {
@@ -114,6 +128,9 @@ static void fuzz_dso(const struct load *loads, size_t nr_loads, const struct sta
 		dso__file_addr(d, MAP_START, loads[i].offset, UINT64_MAX, &fa);
 	}
 	dso__file_addr(d, MAP_START, UINT64_MAX & ~0xfffULL, MAP_START + 1, &(uint64_t){0});
+	for (size_t i = 0; i < nr_loads; i++)
+		dso__load_bias(d, MAP_START, loads[i].offset & ~0xfffULL, &(uint64_t){0});
+	fuzz_names(d);
 	/* Symbols found add their own addresses to the list: the loop sees them too. */
 	for (size_t i = 0; i < *nr_addrs; i++)
 		lookup(d, addrs[i], addrs, nr_addrs);

@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "fake_proc.h"
+#include "symbols/dso.h"
 #include "symbols/symbolize.h"
 
 static void check_user(struct symbolizer *s, uint64_t addr, bool ret, const char *want_fn,
@@ -236,6 +237,85 @@ static void test_kernel(void)
 	}
 }
 
+/* Binaries by identity, symbols by name, load bias: the fake process's libraries as mapped. */
+static void test_exports(struct symbolizer *s)
+{
+	static const char *const names[] = {"fx_lib_alpha", "no_such_symbol"};
+	struct process_binary bins[16];
+	struct dso_symbol out[2];
+	int n = symbolizer__binaries(s, FAKE_PID, bins, 16), lib = -1, stripped = -1, pie = -1;
+	uint64_t bias = 0;
+
+	for (int i = 0; i < n && i < 16; i++) {
+		const char *base = strrchr(bins[i].path, '/') + 1;
+
+		lib = strcmp(base, "libfx.so") ? lib : i;
+		stripped = strcmp(base, "libfx-stripped.so") ? stripped : i;
+		pie = strcmp(base, "fx_pie") ? pie : i;
+		CHECK(!bins[i].is_exe, "%s: the fake process has no exe link", bins[i].path);
+	}
+	/* fx_pie, fx_nopie, both libraries, fx_inline, libgone: each once. */
+	CHECK(n == 6 && lib >= 0 && stripped >= 0 && pie >= 0, "%d binaries", n);
+	CHECK(symbolizer__binaries(s, FAKE_PID, bins, 2) == n, "the count without room for all");
+	n = symbolizer__binaries(s, FAKE_PID, bins, 16);
+	if (lib < 0 || stripped < 0 || pie < 0)
+		return;
+	/* .symtab, and .dynsym alone in the stripped copy. */
+	for (int k = 0; k < 2; k++) {
+		const struct process_binary *b = &bins[k ? stripped : lib];
+		int found = symbolizer__find_exports(s, FAKE_PID, b->dev, b->inode, names, 2, out);
+
+		CHECK(found == 1 && out[0].name == names[0] && !out[1].name, "%s: %d found",
+		      b->path, found);
+		CHECK_U64(out[0].addr, func_addr("libfx.so", "fx_lib_alpha"));
+		CHECK(symbolizer__load_bias(s, FAKE_PID, b->dev, b->inode, &bias) == 0,
+		      "%s: no bias", b->path);
+		CHECK_U64(bias, k ? STRIPPED_BASE : LIB_BASE);
+	}
+	CHECK(symbolizer__load_bias(s, FAKE_PID, bins[pie].dev, bins[pie].inode, &bias) == 0,
+	      "fx_pie: no bias");
+	CHECK_U64(bias, PIE_BASE);
+	CHECK(symbolizer__find_exports(s, FAKE_PID, 1, 2, names, 2, out) == -ENOENT,
+	      "a binary the process does not map");
+	CHECK(symbolizer__binaries(s, FAKE_PID + 1, bins, 16) == -ESRCH, "no such process");
+}
+
+int main(void);
+
+/* Data as well as functions, in this very process: the addresses the compiler gave them. */
+int test_symbolize_data = 7;
+
+static void test_exports_self(void)
+{
+	static const char *const names[] = {"test_symbolize_data", "main"};
+	struct symbolizer_opts o = {.proc_root = "/proc",
+				    .kallsyms_path = "tests/fixtures/kallsyms/mixed",
+				    .max_procs = 4,
+				    .max_dsos = 4};
+	struct symbolizer *s = symbolizer__new(&o);
+	struct process_binary bins[256];
+	struct dso_symbol out[2];
+	int n = s ? symbolizer__binaries(s, getpid(), bins, 256) : -1, exe = -1;
+	uint64_t bias = 0;
+
+	for (int i = 0; i < n && i < 256; i++)
+		exe = bins[i].is_exe ? i : exe;
+	CHECK(exe >= 0, "this program among its %d binaries", n);
+	if (exe >= 0) {
+		int found = symbolizer__find_exports(s, getpid(), bins[exe].dev, bins[exe].inode,
+						     names, 2, out);
+
+		CHECK(found == 2, "%d found in %s", found, bins[exe].path);
+		CHECK(symbolizer__load_bias(s, getpid(), bins[exe].dev, bins[exe].inode, &bias) ==
+			      0,
+		      "no bias");
+		CHECK_U64(out[0].addr + bias, (uintptr_t)&test_symbolize_data);
+		CHECK_U64(out[0].size, sizeof(test_symbolize_data));
+		CHECK_U64(out[1].addr + bias, (uintptr_t)&main);
+	}
+	symbolizer__delete(s);
+}
+
 int main(void)
 {
 	struct symbolizer_opts o = {
@@ -248,12 +328,17 @@ int main(void)
 	CHECK(s != NULL, "symbolizer__new: %s", strerror(errno));
 	if (s) {
 		test_user_frames(s);
+		test_exports(s);
 		test_exited(s);
+		/* Gone: its snapshot still names its binaries, but nothing of it can be read. */
+		CHECK(symbolizer__binaries(s, FAKE_PID, (struct process_binary[1]){0}, 1) == -ESRCH,
+		      "an exited process");
 		symbolizer__delete(s);
 	}
 	test_watched_binaries();
 	test_held_collisions();
 	test_kernel();
+	test_exports_self();
 	fake_proc__remove();
 	return check_summary("test_symbolize");
 }
