@@ -81,7 +81,7 @@ py_start() {
 # kills the interpreter, which is PID 1 inside). PY_PID is the interpreter's PID on the host,
 # the child of unshare. Returns 1 (PY_ERR set) when it does not start.
 py_start_container() {
-	local name=$1 root=$2 dir inner i
+	local name=$1 root=$2 dir inner i ns
 	PY_ERR=""
 	dir=$(mktemp -d "$root/tmp/hostprof-e2e.XXXXXX") || {
 		PY_ERR="cannot make a directory in $root/tmp"
@@ -103,6 +103,20 @@ py_start_container() {
 	done
 	if [ -z "$PY_PID" ]; then
 		PY_ERR="unshare started no interpreter: $(head -c 300 "$WORK/$name.log" | tr '\n' ' ')"
+		stop_workload "$WPID"
+		return 1
+	fi
+	# The test means something only if the interpreter is really elsewhere: its own mount and
+	# PID namespaces, and the trixie root as its /.
+	for ns in mnt pid; do
+		if [ "$(readlink "/proc/$PY_PID/ns/$ns")" = "$(readlink "/proc/self/ns/$ns")" ]; then
+			PY_ERR="the interpreter (PID $PY_PID) shares hostprof's $ns namespace"
+		fi
+	done
+	if [ "$(readlink "/proc/$PY_PID/root")" != "$root" ]; then
+		PY_ERR+="${PY_ERR:+; }the interpreter's root is $(readlink "/proc/$PY_PID/root"), not $root"
+	fi
+	if [ -n "$PY_ERR" ]; then
 		stop_workload "$WPID"
 		return 1
 	fi
