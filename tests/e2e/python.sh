@@ -29,6 +29,10 @@
 #   pyframes_wall         --types wall, Debian's python3 sleeping in Sleeper.nap (time.sleep)
 #                         part of the time: its wall share and crunch's within 5 points, the
 #                         sleeping stacks reach <module>
+#   pyframes_harness      the same checks (but lines) under pyenv's 3.12 with -X perf, over the
+#                         frames of its perf trampolines (py::Shapes.area:FILE) instead of the
+#                         walker's: the script's measurement and the checker agree with frames
+#                         hostprof already names, so a failure of the tests above is the walker's
 
 PYW=$E2E/python
 PY_SECS=8
@@ -37,6 +41,7 @@ PY_SECS=8
 # at 99 Hz), and under 1.5 still when other work on the machine takes half of the workload's CPU.
 PY_FREQ=299
 PY_TMPDIRS=()
+PY_OPTS=() # the interpreter's own options, before the script
 PY_SELFTEST=
 
 # py_cleanup: removes the work directories made inside the trixie root (run by finish()).
@@ -67,14 +72,14 @@ pyenv_python() {
 	done | sort -V | tail -1
 }
 
-# py_start NAME PYTHON [ARGS...]: starts the workload under PYTHON (ARGS after its own), its
-# report to $WORK/NAME.json. Sets WPID and PY_PID (the same here) and PY_JSON.
+# py_start NAME PYTHON [ARGS...]: starts the workload under PYTHON (with PY_OPTS; ARGS after its
+# own), its report to $WORK/NAME.json. Sets WPID and PY_PID (the same here) and PY_JSON.
 py_start() {
 	local name=$1 py=$2
 	shift 2
 	PY_JSON=$WORK/$name.json
 	rm -f "$PY_JSON" "$PY_JSON.ready"
-	"$py" "$PYW/py_work.py" 60 "$PY_JSON" "$@" >"$WORK/$name.log" 2>&1 &
+	"$py" "${PY_OPTS[@]}" "$PYW/py_work.py" 60 "$PY_JSON" "$@" >"$WORK/$name.log" 2>&1 &
 	WPID=$!
 	PIDS+=("$WPID")
 	PY_PID=$WPID
@@ -328,5 +333,31 @@ t_pyframes_wall() {
 		fail "$name" "Python $PY_VERSION, wall: $PY_FAILS"
 	else
 		pass "$name" "Python $PY_VERSION, wall: $PY_NUMBERS"
+	fi
+}
+
+t_pyframes_harness() {
+	local name=pyframes_harness py
+	py_selftest_ok "$name" || return
+	py=$(pyenv_python 12)
+	if [ -z "$py" ]; then
+		fail "$name" "no pyenv Python 3.12 (pyenv install 3.12): -X perf needs 3.12 or newer"
+		return
+	fi
+	PY_OPTS=(-X perf)
+	py_start "$name" "$py"
+	PY_OPTS=()
+	py_capture "$name"
+	rm -f "/tmp/perf-$PY_PID.map"
+	if [ -n "$PY_ERR" ]; then
+		fail "$name" "$py -X perf: $PY_ERR"
+		return
+	fi
+	rm -f "$WORK/$name.otlp.json" # the trampolines' frames are not the walker's
+	py_judge "$name" --perf-trampolines
+	if [ -n "$PY_FAILS" ]; then
+		fail "$name" "Python $PY_VERSION -X perf, judged on its perf trampolines' frames: $PY_FAILS"
+	else
+		pass "$name" "Python $PY_VERSION -X perf, judged on its perf trampolines' frames: $PY_NUMBERS"
 	fi
 }
