@@ -148,6 +148,7 @@ include tests/interp/interp.mk
 -include bench/bench.mk
 include bench/rss.mk
 include bench/symbolizers.mk
+include bench/python.mk
 -include bench/otelprof.mk
 include deploy.mk
 include tests/collector/collector.mk

@@ -45,6 +45,9 @@ test_pkgs+=(bpftrace)
 # The kernel matrix (tests/kernels): Debian's cloud kernels booted under qemu (software emulation),
 # an initramfs of busybox (static) made with cpio; apt fetches the kernels with the archive's keys.
 test_pkgs+=(qemu-system-x86 busybox-static cpio debian-archive-keyring)
+# debootstrap builds the Debian trixie root whose Python 3.13 runs in its own mount and PID
+# namespaces, as in a container, for the CPython frame tests (tests/e2e/python/trixie_root.sh).
+test_pkgs+=(debootstrap)
 # Node.js and npm run the gRPC test receiver (@grpc/grpc-js from npm). A machine may already have
 # a Node.js that bundles npm (nodesource's), which Debian's npm package would conflict with.
 if ! command -v npm >/dev/null 2>&1; then

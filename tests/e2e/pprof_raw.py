@@ -28,6 +28,9 @@ LABEL_RE = re.compile(r"(\S+?):\[([^\]]*)\]")
 LOC_RE = re.compile(r"^\s*(\d+): (0x[0-9a-fA-F]+) (?:M=\d+ )?(?:\[F\] )?(.*)$")
 # `name file:line s=N`, `(systemname)` may follow; `??` when the line has no function.
 LINE_RE = re.compile(r"^(.*?) (\S*):-?\d+ s=-?\d+(?:\(.*\))?$")
+# The same with its parts: name, file, line, then `:column` (newer pprof prints it) and start line.
+LINE_PARTS_RE = re.compile(r"^(.*?) (\S*?):(-?\d+)(?::-?\d+)? s=(-?\d+)(?:\(.*\))?$")
+MAPPING_RE = re.compile(r"^\s*(\d+): 0x[0-9a-fA-F]+/0x[0-9a-fA-F]+/0x[0-9a-fA-F]+ ?(\S*)")
 
 
 class RawError(Exception):
@@ -49,6 +52,9 @@ class Profile:
         self.types = []
         self.samples = []
         self.locations = {}  # id -> function names, leaf (innermost inlined) first
+        self.lines = {}  # id -> Line(name, file, line, start) per function, as locations
+        self.loc_mapping = {}  # id -> mapping id (absent: the location has no mapping)
+        self.mappings = {}  # mapping id -> file
 
     def type_index(self, name):
         for i, t in enumerate(self.types):
@@ -60,12 +66,38 @@ class Profile:
         i = self.type_index(name)
         return sum(s.values[i] for s in self.samples)
 
+    def frames(self, sample):
+        """(Line, mapping file) of a sample's frames, leaf first; the file is "" without one."""
+        out = []
+        for loc in sample.locs:
+            mapping = self.mappings.get(self.loc_mapping.get(loc), "")
+            for ln in self.lines.get(loc) or [Line("??", "", 0, 0)]:
+                out.append((ln, mapping))
+        return out
+
     def stack(self, sample):
         """Function names of a sample, leaf first; `??` for a location without function."""
         names = []
         for loc in sample.locs:
             names.extend(self.locations.get(loc, ["??"]) or ["??"])
         return names
+
+
+class Line:
+    def __init__(self, name, file, line, start):
+        self.name, self.file, self.line, self.start = name, file, line, start
+
+    def __repr__(self):
+        return "Line(%r, %r, %d, %d)" % (self.name, self.file, self.line, self.start)
+
+
+def line_parts(text):
+    """A location line's function name, file, line and start line (`??`, "", 0, 0 if none)."""
+    text = text.strip()
+    m = LINE_PARTS_RE.match(text)
+    if m:
+        return Line(m.group(1), m.group(2), int(m.group(3)), int(m.group(4)))
+    return Line(function_name(text), "", 0, 0)
 
 
 def function_name(text):
@@ -116,8 +148,17 @@ def parse(text):
             if m and not line.startswith("             " + " "):
                 loc_id = int(m.group(1))
                 p.locations[loc_id] = [function_name(m.group(3))] if m.group(3).strip() else []
+                p.lines[loc_id] = [line_parts(m.group(3))] if m.group(3).strip() else []
+                mid = re.search(r" M=(\d+) ", line)
+                if mid:
+                    p.loc_mapping[loc_id] = int(mid.group(1))
             elif loc_id is not None and line.strip():
                 p.locations[loc_id].append(function_name(line))
+                p.lines[loc_id].append(line_parts(line))
+        if section == "mappings":
+            m = MAPPING_RE.match(line)
+            if m:
+                p.mappings[int(m.group(1))] = m.group(2)
     if not p.types:
         raise RawError("no `Samples:` section")
     return p
@@ -177,6 +218,16 @@ def selftest():
     assert p.locations[2] == ["spin", "start_thread"], p.locations
     assert p.stack(p.samples[0]) == ["worker_burn", "spin", "start_thread", "clone3"]
     assert p.stack(p.samples[2]) == ["??"], p.stack(p.samples[2])
+    f = p.frames(p.samples[0])
+    assert [(ln.name, ln.file, ln.line, ln.start, m) for ln, m in f] == [
+        ("worker_burn", "/src/cpu_threads.c", 50, 48, "/bin/cpu_threads"),
+        ("spin", "/src/x.h", 3, 0, "/bin/cpu_threads"),
+        ("start_thread", "", 0, 0, "/bin/cpu_threads"),
+        ("clone3", "", 0, 0, "/bin/cpu_threads")], f
+    ln = line_parts("Shapes.area /w/py_work.py:52:7 s=49")
+    assert (ln.name, ln.file, ln.line, ln.start) == ("Shapes.area", "/w/py_work.py", 52, 49), ln
+    ln = line_parts("[unknown] /usr/bin/python3.11+0x1cfae4 :0:0 s=0")
+    assert (ln.name, ln.file, ln.line) == ("[unknown] /usr/bin/python3.11+0x1cfae4", "", 0), ln
     t = threads(p, "worker_burn")
     assert t["thread_name"] == {"hp-worker": 3} and t["tid"] == {"101": 3}, t
     t = threads(p, "main_burn")

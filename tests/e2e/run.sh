@@ -72,8 +72,9 @@
 #   binaries_denied   with the capabilities but CAP_DAC_READ_SEARCH, a binary in a 0700 directory:
 #                     the summary counts it and names the capability; with it, it is read
 #   idle_hint         a target at ~1% of a CPU: the summary says it was nearly idle
-# and, from the sourced files: unwind.sh (stacks without frame pointers), agent.sh (agent_*),
-# collector.sh (collector_*) and hostile.sh (one agent run among hostile processes):
+# and, from the sourced files: unwind.sh (stacks without frame pointers), python.sh (pyframes_*:
+# CPython frames walked in BPF), agent.sh (agent_*), collector.sh (collector_*) and hostile.sh
+# (one agent run among hostile processes):
 #   hostile_agent     every window holds cpu_ratio, /healthz 200 throughout, the capture loop
 #                     never held up past 1 s, peak RSS within SECURITY.md's bound
 #   hostile_files     FIFO debug files, a 1.5 GiB .symtab and a 1 GiB perf map line refused
@@ -2176,6 +2177,8 @@ t_readme_examples() {
 
 # shellcheck source=tests/e2e/unwind.sh
 . "$E2E/unwind.sh"
+# shellcheck source=tests/e2e/python.sh
+. "$E2E/python.sh"
 # shellcheck source=tests/e2e/agent.sh
 . "$E2E/agent.sh"
 # shellcheck source=tests/e2e/agent_filter.sh
@@ -2199,6 +2202,7 @@ main() {
 		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_raw_syscalls contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages html_views render_diff render_formats readme_examples otel_process_context thread_context thread_context_wall offcpu_sampled go_labels otel_go_sdk terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
 		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind python_perf_jit tailcall_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
+		pyframes_debian pyframes_pyenv pyframes_container pyframes_versions pyframes_unsupported pyframes_wall pyframes_harness \
 		agent_service agent_process_context agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \
 		agent_reload_pairs agent_sigterm agent_http agent_caps agent_config_errors agent_print_config agent_soak agent_kernel_filter \
 		collector_http collector_forward collector_links collector_grpc collector_json collector_refusal collector_agent collector_agent_grpc \
