@@ -14,7 +14,7 @@
 #define BYTES_DATA 32 /* ob_sval, after ob_shash */
 #define BYTES_HEAD 32
 
-/* The largest PyCodeObject header read (tp_basicsize is about 200 bytes in 3.10 to 3.13). */
+/* The most of a PyCodeObject's header read (its fields end before 150 bytes in 3.10 to 3.13). */
 #define CODE_HEAD_MAX 512
 
 /* User space ends below 2^56 on x86_64 (5-level paging) and arm64; objects are 8-aligned. */
@@ -33,31 +33,39 @@ static uint64_t field_u64(const uint8_t *h, uint16_t off)
 	return v;
 }
 
-/* Whether the layout's fields lie within the header it reads. */
-static bool layout_fits(const struct python_layout *l)
+static size_t max_size(size_t a, size_t b)
 {
-	uint16_t ptrs[] = {l->code_filename, l->code_name, l->code_linetable};
+	return a > b ? a : b;
+}
 
-	if (l->code_size < OB_TYPE + 8 || l->code_size > CODE_HEAD_MAX)
-		return false;
-	for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++)
-		if ((size_t)ptrs[i] + 8 > l->code_size)
-			return false;
-	if (l->code_qualname != HP_PY_NO_OFFSET && (size_t)l->code_qualname + 8 > l->code_size)
-		return false;
-	return (size_t)l->code_firstlineno + 4 <= l->code_size;
+/*
+ * The bytes of the header to read: up to the end of the last field used, within the object
+ * (code_size), or 0 when the layout does not hold them. Not the whole of code_size: from 3.11 it
+ * is sizeof(PyCodeObject), past tp_basicsize, and a code object of few code units ends before it.
+ */
+static size_t head_len(const struct python_layout *l)
+{
+	size_t need = max_size(OB_TYPE + 8, (size_t)l->code_firstlineno + 4);
+
+	need = max_size(need, (size_t)l->code_filename + 8);
+	need = max_size(need, (size_t)l->code_name + 8);
+	need = max_size(need, (size_t)l->code_linetable + 8);
+	if (l->code_qualname != HP_PY_NO_OFFSET)
+		need = max_size(need, (size_t)l->code_qualname + 8);
+	return need <= l->code_size && need <= CODE_HEAD_MAX ? need : 0;
 }
 
 int python_code__read_head(const struct python_mem *m, pid_t pid, const struct python_layout *l,
 			   uint64_t code_type, uint64_t addr, struct python_code_head *out)
 {
 	uint8_t h[CODE_HEAD_MAX];
+	size_t len = head_len(l);
 	uint64_t sum;
 	int err;
 
-	if (!layout_fits(l) || !valid_pointer(addr))
+	if (!len || !valid_pointer(addr))
 		return -EINVAL;
-	err = m->read(m->ctx, pid, addr, h, l->code_size);
+	err = m->read(m->ctx, pid, addr, h, len);
 	if (err)
 		return err;
 	if (field_u64(h, OB_TYPE) != code_type)
