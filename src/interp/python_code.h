@@ -6,7 +6,7 @@
  * the line at that index (interp/python_lines.h).
  *
  * A cache, keyed by (pid, code address), keeps each code object's names, first line and line
- * table, so that a new index of a known code object costs one read of its header (~200 bytes),
+ * table, so that a new index of a known code object costs one read of its header (~150 bytes),
  * and the last lines asked of it (16 per object, direct-mapped by index) cost none. The header is
  * read again whenever a lookup is not answered from those lines, and its checksum (the type, the
  * pointers to the names and table, the first line) compared: a code object freed and another put
