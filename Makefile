@@ -145,6 +145,7 @@ include tests/browser/browser.mk
 include tests/fuzz/fuzz.mk
 include tests/fuzz/fuzz_inputs.mk
 include tests/interp/interp.mk
+include tests/fuzz/python.mk
 -include bench/bench.mk
 include bench/rss.mk
 include bench/symbolizers.mk

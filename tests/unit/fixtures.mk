@@ -395,3 +395,4 @@ $(UNIT_FX_DIR)/fx_go_pie: tests/fixtures/go/fx_go.go | $(UNIT_FX_DIR)
 
 $(UNIT_FX_DIR)/%.gonm: $(UNIT_FX_DIR)/%
 	$(Q)$(UNIT_FX_GOENV) $(UNIT_FX_GO) tool nm -size $< > $@.tmp && mv $@.tmp $@
+include tests/unit/python.mk
