@@ -12,11 +12,13 @@
  *   which is skipped.
  *
  * The thread's PyThreadState is found in its interpreter's list of thread states by the thread's
- * id (3.11 on: native_thread_id; 3.10: thread_id, which is pthread_self(), the TLS pointer on
- * x86_64), whether or not the thread holds the GIL, and remembered per thread in py_tstates; a
- * remembered one is checked again with one read. Every value comes from the process's memory,
- * which the process may have written to mislead: each is only an address to try, and the host
- * checks what it names (a code object of the interpreter's PyCode_Type) before it names a frame.
+ * id (3.11 on: native_thread_id, the id gettid() gives in the process's own PID namespace, which
+ * is not the host's in a container; 3.10: thread_id, which is pthread_self(), the TLS pointer on
+ * x86_64), whether or not the thread holds the GIL, and remembered per thread in py_tstates with
+ * that id; a remembered one is checked again with one read. Every value comes from the process's
+ * memory, which the process may have written to mislead: each is only an address to try, and the
+ * host checks what it names (a code object of the interpreter's PyCode_Type) before it names a
+ * frame.
  *
  * Userspace (src/interp/) fills py_procs for the processes that run a known CPython; for every
  * other process the walk costs one failed lookup.
@@ -35,12 +37,18 @@ struct {
 	__type(value, struct hp_py_proc);
 } py_procs SEC(".maps");
 
-/* Per thread: its PyThreadState, as last found. */
+/* A thread's PyThreadState, as last found, and the id the interpreter knows the thread by. */
+struct hp_py_thread {
+	__u64 tstate;
+	__u64 id;
+};
+
+/* Per thread (the host's id). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct hp_py_thread);
 } py_tstates SEC(".maps");
 
 /* The bytes of one frame read at once: one read per Python frame rather than one per field.
@@ -68,14 +76,16 @@ enum hp_py_walk_state {
  * any value, once.
  */
 struct hp_py_walk {
-	struct hp_py_proc proc; /* the process's interpreter (a copy: no pointer lives on) */
-	__u64 frame;		/* the next Python frame of the chain; 0 at its end */
-	__u64 out;		/* hp_py_step()'s Python frame, for HP_PY_PUSH */
-	__u64 word;		/* a value being read */
-	__u8 active;		/* the process runs a known CPython */
-	__u8 state;		/* enum hp_py_walk_state */
-	__u8 emitted;		/* Python frames of the current loop so far */
-	__u8 pad[5];
+	struct hp_py_proc proc;	    /* the process's interpreter (a copy: no pointer lives on) */
+	__u64 frame;		    /* the next Python frame of the chain; 0 at its end */
+	__u64 out;		    /* hp_py_step()'s Python frame, for HP_PY_PUSH */
+	__u64 word;		    /* a value being read */
+	struct hp_py_thread thread; /* the thread's PyThreadState, once found, and its id */
+	__u32 tid;		    /* the thread's id on the host */
+	__u8 active;		    /* the process runs a known CPython */
+	__u8 state;		    /* enum hp_py_walk_state */
+	__u8 emitted;		    /* Python frames of the current loop so far */
+	__u8 pad[1];
 	__u8 buf[128]; /* the frame being read */
 };
 
@@ -85,6 +95,10 @@ struct {
 	__type(key, __u32);
 	__type(value, struct hp_py_walk);
 } py_walks SEC(".maps");
+
+/* The key of py_walks' one entry, in read-only data rather than on the stack of the calls that
+ * look it up (see hp_py_tstate()). */
+const volatile __u32 py_walk_key = 0;
 
 /* Reset this CPU's Python walk for a new stack of process tgid. A call of its own: inlined, its
  * two ends (a Python process or not) left different registers in the walk's program, and the
@@ -109,8 +123,7 @@ static __noinline void hp_py_begin(__u32 tgid)
 /* The Python frame hp_py_step() left for HP_PY_PUSH. */
 static __always_inline __u64 hp_py_out(void)
 {
-	__u32 zero = 0;
-	struct hp_py_walk *w = bpf_map_lookup_elem(&py_walks, &zero);
+	struct hp_py_walk *w = bpf_map_lookup_elem(&py_walks, (const void *)&py_walk_key);
 
 	return w ? w->out : 0;
 }
@@ -119,9 +132,8 @@ static __always_inline __u64 hp_py_out(void)
 static __always_inline struct hp_py_walk *hp_py_walk(void)
 {
 	struct hp_py_walk *w;
-	__u32 zero = 0;
 
-	w = bpf_map_lookup_elem(&py_walks, &zero);
+	w = bpf_map_lookup_elem(&py_walks, (const void *)&py_walk_key);
 	return w && w->active ? w : NULL;
 }
 
@@ -135,34 +147,62 @@ static __always_inline bool hp_py_read(struct hp_py_walk *w, __u64 addr)
 	return bpf_probe_read_user(&w->word, sizeof(w->word), (const void *)addr) == 0;
 }
 
-/* The current thread's PyThreadState, or 0. */
+/*
+ * The id the interpreter knows the current thread by (enum hp_py_thread_match), into w->word:
+ * for native_thread_id, its id in the innermost PID namespace (task->thread_pid->numbers[level]),
+ * which is the host's outside containers.
+ */
+static __always_inline bool hp_py_thread_id(struct hp_py_walk *w)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct pid *pid;
+	__u64 at;
+
+	if (w->proc.thread_match != HP_PY_MATCH_TID) {
+		w->word = hp_thread_pointer();
+		return w->word != 0;
+	}
+	pid = BPF_CORE_READ(task, thread_pid);
+	at = (__u64)pid + bpf_core_field_offset(struct pid, numbers) +
+	     (__u64)(BPF_CORE_READ(pid, level) & 31) * bpf_core_type_size(struct upid) +
+	     bpf_core_field_offset(struct upid, nr);
+	w->word = 0;
+	return pid && bpf_probe_read_kernel(&w->word, sizeof(int), (const void *)at) == 0;
+}
+
+/* The current thread's PyThreadState, or 0. Keys and values of its map calls live in w too: on
+ * Linux 6.1 the 16 bytes they took on this call's stack put the walk past the 512 bytes of stack
+ * its three calls may take together. */
 static __always_inline __u64 hp_py_tstate(struct hp_py_walk *w)
 {
 	const struct hp_py_proc *proc = &w->proc;
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 want, tstate, *known;
+	struct hp_py_thread *known;
 
-	want = proc->thread_match == HP_PY_MATCH_TID ? tid : hp_thread_pointer();
-	known = bpf_map_lookup_elem(&py_tstates, &tid);
+	w->tid = (__u32)bpf_get_current_pid_tgid();
+	known = bpf_map_lookup_elem(&py_tstates, &w->tid);
 	if (known) {
-		tstate = *known;
-		if (hp_py_read(w, tstate + proc->tstate_thread) && w->word == want)
-			return tstate;
+		w->thread = *known;
+		if (hp_py_read(w, w->thread.tstate + proc->tstate_thread) &&
+		    w->word == w->thread.id)
+			return w->thread.tstate;
 	}
+	if (!hp_py_thread_id(w))
+		return 0;
+	w->thread.id = w->word;
 	if (!hp_py_read(w, proc->runtime + proc->runtime_interp_head) || !w->word ||
 	    !hp_py_read(w, w->word + proc->interp_tstate_head))
 		return 0;
 	/* A plain bounded loop: this function is a call of its own, where the verifier follows it
 	 * once, and bpf_loop would want its context on the stack. */
 	for (int i = 0; i < HP_PY_MAX_THREADS; i++) {
-		tstate = w->word;
-		if (!tstate || !hp_py_read(w, tstate + proc->tstate_thread))
+		w->thread.tstate = w->word;
+		if (!w->thread.tstate || !hp_py_read(w, w->thread.tstate + proc->tstate_thread))
 			return 0;
-		if (w->word == want) {
-			bpf_map_update_elem(&py_tstates, &tid, &tstate, BPF_ANY);
-			return tstate;
+		if (w->word == w->thread.id) {
+			bpf_map_update_elem(&py_tstates, &w->tid, &w->thread, BPF_ANY);
+			return w->thread.tstate;
 		}
-		if (!hp_py_read(w, tstate + proc->tstate_next))
+		if (!hp_py_read(w, w->thread.tstate + proc->tstate_next))
 			return 0;
 	}
 	return 0;

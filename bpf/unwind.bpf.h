@@ -145,6 +145,7 @@ static __always_inline void hp_unwind_forget(__u32 tgid, __u8 request)
 	if (!unwind_tables || !hp_targeted(tgid))
 		return;
 	bpf_map_delete_elem(&unwind_procs, &tgid);
+	bpf_map_delete_elem(&py_procs, &tgid);
 	bpf_map_update_elem(&unwind_refresh, &tgid, &request, BPF_ANY);
 	bpf_map_delete_elem(&unwind_announced, &tgid);
 	if (request == HP_UNWIND_REQ_EXEC)
@@ -222,9 +223,11 @@ static __always_inline void hp_uregs_from_saved(struct pt_regs *regs, struct hp_
 struct hp_map_search {
 	struct hp_unwind_proc *proc;
 	__u64 pc;
-	__u32 lo;
-	__u32 hi;
-	__s32 found; /* index into proc->maps, or -1 */
+	/* 16 bits: HP_UNWIND_MAX_MAPPINGS is 256, and the walk's stack is counted to the byte (see
+	 * hp_py_step()) */
+	__u16 lo;
+	__u16 hi;
+	__s16 found; /* index into proc->maps, or -1 */
 };
 
 static long hp_map_search_step(__u64 index, void *ctx)
@@ -252,10 +255,9 @@ static long hp_map_search_step(__u64 index, void *ctx)
 static __always_inline struct hp_unwind_mapping *hp_find_mapping(struct hp_unwind_proc *proc,
 								 __u64 pc, bool plain_loops)
 {
-	struct hp_map_search q = {.proc = proc, .pc = pc, .hi = proc->nr, .found = -1};
+	struct hp_map_search q = {.proc = proc, .pc = pc, .found = -1};
 
-	if (q.hi > HP_UNWIND_MAX_MAPPINGS)
-		q.hi = HP_UNWIND_MAX_MAPPINGS;
+	q.hi = proc->nr > HP_UNWIND_MAX_MAPPINGS ? HP_UNWIND_MAX_MAPPINGS : proc->nr;
 	/* log2(HP_UNWIND_MAX_MAPPINGS) + 1 halvings find any mapping. */
 	if (plain_loops) {
 		for (int i = 0; i < 9; i++)
@@ -382,6 +384,28 @@ static __always_inline bool hp_fp_step(struct hp_walk *w)
 	return true;
 }
 
+/* Ask userspace for the process's tables (see unwind_refresh), once per walk. */
+static __always_inline void hp_ask_refresh(__u32 tgid)
+{
+	__u8 load = HP_UNWIND_REQ_LOAD;
+
+	/* NOEXIST: never overwrites an exec or exit request not taken yet. */
+	bpf_map_update_elem(&unwind_refresh, &tgid, &load, BPF_NOEXIST);
+	hp_announce(tgid);
+}
+
+/*
+ * The same as a call of its own, for the bpf_loop walker: its stack (the request, the announce
+ * record) is then not part of every step's. Linux 6.1 counts the stacks of the walk's program,
+ * its step and the step's calls together against 512 bytes (hp_py_step() is the third), and the
+ * step's own had to shrink for the Python walk to fit. The tail-call walker keeps it inline:
+ * arm64 mixes tail calls with BPF-to-BPF calls only from Linux 6.0.
+ */
+static __noinline void hp_ask_refresh_apart(__u32 tgid)
+{
+	hp_ask_refresh(tgid);
+}
+
 /* One frame into the stack and its hash. */
 static __always_inline void hp_push(struct hp_walk *w, __u64 pc)
 {
@@ -432,12 +456,11 @@ static __always_inline long hp_unwind_frame(struct hp_walk *w, bool plain_loops)
 	if (w->proc)
 		m = hp_find_mapping(w->proc, w->r.pc, plain_loops);
 	if (!m && !w->asked) {
-		__u8 load = HP_UNWIND_REQ_LOAD;
-
 		w->asked = true;
-		/* NOEXIST: never overwrites an exec or exit request not taken yet. */
-		bpf_map_update_elem(&unwind_refresh, &w->tgid, &load, BPF_NOEXIST);
-		hp_announce(w->tgid);
+		if (plain_loops)
+			hp_ask_refresh(w->tgid);
+		else
+			hp_ask_refresh_apart(w->tgid);
 	}
 	if (m && m->row_count) {
 		/* A return address points after its call, perhaps into the next function: look up

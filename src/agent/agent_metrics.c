@@ -9,6 +9,8 @@
 #include "base/safe_open.h"
 #include "capture/drop_filter.h"
 #include "capture/thread_ctx_link.h"
+#include "capture/interp_link.h"
+#include "interp/interp.h"
 #include "collect/collector.h"
 #include "hostprof_abi.h"
 
@@ -198,9 +200,12 @@ static int render_caches(struct metrics_text *m, struct capture *cap,
 	struct proc_watch_stats ws;
 	struct capture_memory mem;
 	struct labelled lookups[2] = {{"hit", 0}, {"miss", 0}};
+	struct interp_link_stats il;
+	struct interp_stats is;
 
 	capture__watch_stats(cap, &ws);
 	capture__memory(cap, &mem);
+	capture__interp_stats(cap, &il, &is);
 	capture__location_cache(cap, &lookups[0].n, &lookups[1].n);
 
 	struct labelled watched[] = {
@@ -209,7 +214,17 @@ static int render_caches(struct metrics_text *m, struct capture *cap,
 		{"processes", mem.sym.procs_bytes},	 {"binaries", mem.sym.dsos_bytes},
 		{"dwarf", mem.sym.dwarf_bytes},		 {"locations", mem.location_bytes},
 		{"perf_maps", mem.sym.perfmap_bytes},	 {"new_processes", mem.watch_bytes},
-		{"kernel_symbols", mem.sym.ksyms_bytes},
+		{"kernel_symbols", mem.sym.ksyms_bytes}, {"python_code", is.code.bytes},
+	};
+	struct labelled interp_procs[] = {{"walked", il.walked}, {"not_walked", il.not_walked}};
+	struct labelled code_lookups[] = {
+		{"hit", is.code.hits},
+		{"checked", is.code.checks},
+		{"read", is.code.misses},
+		{"replaced", is.code.replaced},
+		{"read_failed", is.code.read_failures},
+		{"not_code", is.code.type_mismatches},
+		{"invalid", is.code.invalid},
 	};
 	struct labelled caches[] = {{"processes", ss->procs_cached}, {"binaries", ss->dsos_cached}};
 	const struct family_row rows[] = {
@@ -222,6 +237,18 @@ static int render_caches(struct metrics_text *m, struct capture *cap,
 		FAMILY("hostprof_cache_bytes", METRICS_GAUGE,
 		       "Memory of each cache (what hostprof profile --stats prints).", "cache",
 		       bytes),
+		FAMILY("hostprof_interpreter_processes", METRICS_GAUGE,
+		       "Processes running Python whose frames BPF walks (walked), and those it "
+		       "does not (a release whose layout is not known, or no bpf_loop).",
+		       "state", interp_procs),
+		ONE("hostprof_python_code_objects", METRICS_GAUGE,
+		    "Python code objects cached with their names and line tables.",
+		    is.code.entries),
+		FAMILY("hostprof_python_code_lookups_total", METRICS_COUNTER,
+		       "Python frames named: from the cache (hit), after its header was read again "
+		       "(checked), read whole (read; replaced: another code object at a known "
+		       "address), or not named.",
+		       "result", code_lookups),
 		FAMILY("hostprof_symbol_cache_entries", METRICS_GAUGE,
 		       "Entries of the symbolizer's caches (bounded by limits.max_processes and "
 		       "limits.max_binaries).",

@@ -16,6 +16,7 @@
 #include "process/proc.h"
 #include "process/process_context.h"
 #include "capture/thread_ctx_link.h"
+#include "interp/interp.h"
 
 /* Kernel addresses are shared by every process: they are cached under this pseudo-PID. */
 #define KERNEL_PID UINT32_MAX
@@ -30,6 +31,7 @@ struct loc_slot {
 struct builder {
 	struct profile *profile;
 	struct symbolizer *sym;
+	struct interp *interp; /* NULL: interpreter frames stay unnamed */
 	struct loc_slot *slots;
 	size_t nr_slots;  /* a power of two */
 	size_t max_slots; /* the cap's table size: the table doubles up to it */
@@ -296,6 +298,10 @@ static int64_t location_of(struct builder *b, uint32_t pid, uint64_t addr, bool 
 	b->cache_misses++;
 	if (kernel)
 		symbolizer__kernel(b->sym, addr, is_return_address, &f);
+	else if (interp__is_frame(addr) && b->interp)
+		interp__symbolize(b->interp, pid, addr, &f);
+	else if (interp__is_frame(addr))
+		f = (struct frame){.kind = FRAME_CPYTHON, .unknown = "[unknown] python code"};
 	else
 		symbolizer__user(b->sym, pid, addr, is_return_address, &f);
 	idx = intern_frame(b, &f);
@@ -319,6 +325,11 @@ static int64_t location_of(struct builder *b, uint32_t pid, uint64_t addr, bool 
 		.addr = addr, .pid = cache_pid, .loc = idx, .is_return_address = is_return_address};
 	b->used++;
 	return idx;
+}
+
+void builder__set_interp(struct builder *b, struct interp *ip)
+{
+	b->interp = ip;
 }
 
 void builder__set_cmdline_mode(struct builder *b, enum cmdline_mode mode)

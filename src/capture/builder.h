@@ -24,6 +24,11 @@ struct builder *builder__new(struct profile *p, struct symbolizer *sym,
 			     size_t max_cached_locations);
 void builder__delete(struct builder *b);
 
+struct interp;
+/* Name the interpreter frames BPF walked (interp/interp.h) with ip (borrowed); without it they
+ * stay "[unknown]". */
+void builder__set_interp(struct builder *b, struct interp *ip);
+
 enum batch_kind {
 	BATCH_CPU,	   /* cpu samples: value = count * period */
 	BATCH_CPU_IN_WALL, /* the same, labelled thread.state "running" */

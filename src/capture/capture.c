@@ -11,6 +11,8 @@
 #include "capture/builder.h"
 #include "capture/drop_filter.h"
 #include "capture/thread_ctx_link.h"
+#include "capture/interp_link.h"
+#include "interp/interp.h"
 #include "base/clock.h"
 #include "process/identity.h"
 #include "base/log.h"
@@ -54,6 +56,8 @@ struct capture {
 	int64_t period_ns;
 	struct unwind_loader *unwinder;	 /* NULL: frame-pointer stacks only */
 	struct thread_ctx_link *tctx;	 /* which processes' thread contexts BPF reads */
+	struct interp *interp;		 /* interpreters whose frames BPF walks, and their names */
+	struct interp_link *interps;	 /* which processes BPF walks them in */
 	struct debuginfod_fetch *fetch;	 /* NULL: no DEBUGINFOD_URLS */
 	uint64_t swept_ns;		 /* when exited processes were last let go */
 	uint64_t taken_ns;		 /* when requests were last taken */
@@ -127,6 +131,7 @@ static int make_profiles(struct capture *cap)
 		if (cap->drops)
 			builder__set_drop_hook(cap->builders[slot], drop_filter__add, cap->drops);
 		builder__set_cmdline_mode(cap->builders[slot], cap->cmdline_mode);
+		builder__set_interp(cap->builders[slot], cap->interp);
 	}
 	return 0;
 }
@@ -233,6 +238,7 @@ int capture__rotate(struct capture *cap, struct profile **out, size_t *n)
 	}
 	/* After the drain: what the retired processes left is in the profiles handed out. */
 	symbolizer__retire_exited(cap->sym);
+	interp__expire(cap->interp);
 	drop_filter__sweep(cap->drops);
 	if (err)
 		return err;
@@ -279,6 +285,7 @@ static void load_tables(struct capture *cap, pid_t pid)
 		log_debug("unwind tables of PID %d: %s; its stacks use frame pointers", pid,
 			  strerror(-err));
 	thread_ctx_link__add(cap->tctx, pid);
+	interp_link__add(cap->interps, pid, false);
 }
 
 /*
@@ -335,8 +342,10 @@ static void take_requests(struct capture *cap, uint64_t now)
 			bool reload = (req[i].kind == HP_UNWIND_REQ_LOAD || walked) &&
 				      unwind_loader__due(cap->unwinder, req[i].pid, now);
 
-			if (req[i].kind != HP_UNWIND_REQ_LOAD)
+			if (req[i].kind != HP_UNWIND_REQ_LOAD) {
 				unwind_loader__remove_process(cap->unwinder, req[i].pid);
+				interp_link__forget(cap->interps, req[i].pid);
+			}
 			if (reload && !load_queued(cap, req[i].pid))
 				cap->loads[cap->nr_loads++] = req[i].pid;
 		}
@@ -450,7 +459,9 @@ struct capture *capture__new(const struct config *c)
 		}
 	}
 	cap->tctx = thread_ctx_link__new(cap->session, cap->sym);
-	if (!cap->tctx) {
+	cap->interp = interp__new(cap->sym, 0);
+	cap->interps = cap->interp ? interp_link__new(cap->session, cap->interp) : NULL;
+	if (!cap->tctx || !cap->interps) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -480,6 +491,8 @@ void capture__delete(struct capture *cap)
 	proc_watch__delete(cap->watch);
 	unwind_loader__delete(cap->unwinder);
 	thread_ctx_link__delete(cap->tctx);
+	interp_link__delete(cap->interps);
+	interp__delete(cap->interp);
 	symbolizer__delete(cap->sym);
 	debuginfod_fetch__delete(cap->fetch);
 	drop_filter__delete(cap->drops);
@@ -504,6 +517,7 @@ int capture__track(struct capture *cap, pid_t pid)
 		load_tables(cap, pid);
 	else
 		thread_ctx_link__add(cap->tctx, pid);
+	interp_link__add(cap->interps, pid, true);
 	return err;
 }
 
@@ -527,6 +541,7 @@ int capture__drain(struct capture *cap)
 	n = add_batches(cap, &cap->batch, offcpu);
 	/* After the builders asked for each process's identity (and so its process context). */
 	thread_ctx_link__scan(cap->tctx, &cap->batch);
+	interp_link__scan(cap->interps, &cap->batch);
 	if (!n && lock)
 		n = builder__add_batch(cap->builders[SLOT_CONTENTION], lock, BATCH_LOCK, 0);
 	/* Here, where the caller's status line is cleared: the fetch thread never logs warnings. */
@@ -646,6 +661,13 @@ bool capture__unwind_report(struct capture *cap, struct unwind_report *out)
 	unwind_loader__stats(cap->unwinder, &out->tables);
 	bpf_session__read_unwind_stops(cap->session, out->stops);
 	return true;
+}
+
+void capture__interp_stats(const struct capture *cap, struct interp_link_stats *link,
+			   struct interp_stats *names)
+{
+	interp_link__stats(cap ? cap->interps : NULL, link);
+	interp__stats(cap ? cap->interp : NULL, names);
 }
 
 void capture__thread_ctx_stats(const struct capture *cap, struct thread_ctx_link_stats *out)

@@ -103,6 +103,13 @@ struct unwind_report {
 bool capture__unwind_report(struct capture *cap, struct unwind_report *out);
 /* The debug files fetched from debuginfod; false when it is off (DEBUGINFOD_URLS unset). */
 bool capture__debuginfod_stats(const struct capture *cap, struct debuginfod_fetch_stats *out);
+struct interp_link_stats;
+struct interp_stats;
+/* Which processes' interpreter frames BPF walks (interp_link.h), and what naming them cost
+ * (interp/interp.h). */
+void capture__interp_stats(const struct capture *cap, struct interp_link_stats *link,
+			   struct interp_stats *names);
+
 /* How many processes' OpenTelemetry thread contexts the sampler reads (thread_ctx_link.h). */
 void capture__thread_ctx_stats(const struct capture *cap, struct thread_ctx_link_stats *out);
 /* CPUs the sampler is (or was) attached to. */

@@ -24,6 +24,8 @@
 #include "capture/builder.h"
 #include "capture/capture.h"
 #include "capture/thread_ctx_link.h"
+#include "capture/interp_link.h"
+#include "interp/interp.h"
 #include "base/clock.h"
 #include "base/safe_open.h"
 #include "cmd/cmd_options.h"
@@ -300,6 +302,26 @@ static void print_thread_ctx(struct capture *cap)
 		       t.samples_unlinked, BUILDER_MAX_LINKS);
 }
 
+/* Interpreters whose frames were walked, and those that were not, each named. */
+static void print_interp(struct capture *cap)
+{
+	struct interp_link_stats l;
+	struct interp_stats s;
+
+	capture__interp_stats(cap, &l, &s);
+	if (l.walked || s.frames)
+		printf("Python frames: %" PRIu64 " process%s walked; %" PRIu64
+		       " frames named, %" PRIu64 " not (their code objects could not be read)\n",
+		       l.walked, l.walked == 1 ? "" : "es", s.frames - s.frames_unresolved,
+		       s.frames_unresolved);
+	for (size_t i = 0; i < l.nr_notes; i++)
+		printf("%s\n", l.notes[i]);
+	if (l.not_walked > l.nr_notes)
+		printf("  and %" PRIu64
+		       " more processes whose interpreter frames were not walked\n",
+		       l.not_walked - l.nr_notes);
+}
+
 /* How many waits ended, and for how many a stack was taken: short ones are sampled. */
 static void print_waits(const char *what, const char *noun, uint64_t events,
 			const struct collector_stats *st, int i, const struct config *cfg)
@@ -388,6 +410,8 @@ static void print_stats(struct run *r)
 {
 	struct capture_memory m;
 	struct metrics_self self;
+	struct interp_link_stats il;
+	struct interp_stats is;
 	char bound[32], b[32];
 
 	capture__memory(r->cap, &m);
@@ -407,6 +431,10 @@ static void print_stats(struct run *r)
 	print_cache_row("locations", m.locations, bound, m.location_bytes,
 			"--max-cached-locations, per profile type");
 	print_cache_row("JIT perf maps", m.sym.perfmaps, "16", m.sym.perfmap_bytes, "");
+	capture__interp_stats(r->cap, &il, &is);
+	print_cache_row("Python code objects", is.code.entries,
+			human_bytes(is.code.max_bytes, b, sizeof(b)), is.code.bytes,
+			"names and line tables, per process");
 	print_cache_row("kernel symbols", m.sym.ksyms, "-", m.sym.ksyms_bytes,
 			"/proc/kallsyms, read once");
 	snprintf(bound, sizeof(bound), "%" PRIu64, m.unwind_rows_max);
@@ -515,6 +543,7 @@ static void print_summary(struct run *r, double elapsed_s)
 		       ws.read, ws.missed, ws.dropped);
 	print_unwinding(r->cap);
 	print_thread_ctx(r->cap);
+	print_interp(r->cap);
 	print_debuginfod(r->cap);
 	if (r->cfg->types & (PROFILE_TYPE_WALL | PROFILE_TYPE_OFFCPU))
 		print_waits("Off-CPU", "waits", st->offcpu_events, st, 0, r->cfg);

@@ -10,7 +10,8 @@
 #                  main; with --unwind fp, fewer than half do
 #   nofp_ratio     the leaves of nofp split 1:2:3 within 5 points
 #   python_unwind  Debian's /usr/bin/python3 running a recursive function: >= 95% of the samples
-#                  reach __libc_start_call_main through Py_BytesMain and _PyEval_EvalFrameDefault
+#                  reach __libc_start_call_main through Py_BytesMain, <module> and down (its Python
+#                  frames, walked in BPF), >= 90% hold all 41 frames of down
 #   python_perf_jit  every Python 3.12+ on the machine (pyenv's, built without frame pointers)
 #                  under -X perf: >= 95% of the samples reach Py_BytesMain through the perf
 #                  trampolines named py::<module> and py::down (code copied at run time, which
@@ -96,7 +97,7 @@ t_nofp_ratio() {
 PY_RECURSE=$(cat "$E2E/py_recurse.py")
 
 t_python_unwind() {
-	local py=/usr/bin/python3 out fr total fp_fr
+	local py=/usr/bin/python3 out fr total fp_fr deep
 	if [ ! -x "$py" ]; then
 		fail python_unwind "$py is missing: install the Debian package python3"
 		return
@@ -106,18 +107,34 @@ t_python_unwind() {
 		fail python_unwind "capture of python3 failed: $(hp_failure python)"
 		return
 	fi
+	# Its Python frames are walked in BPF: <module>, then down() 41 deep in place of the
+	# interpreter's _PyEval_EvalFrameDefault.
 	out=$(stacks reach "$WORK/python.folded" --comm python3 __libc_start_call_main Py_BytesMain \
-		_PyEval_EvalFrameDefault)
+		'<module>' down)
 	fr=$(kv fraction <<<"$out")
 	total=$(kv samples <<<"$out")
+	deep=$(python3 - "$WORK/python.folded" <<'PY'
+import sys
+total = deep = 0
+for line in open(sys.argv[1]):
+    stack, _, n = line.rstrip("\n").rpartition(" ")
+    if not stack.startswith("python3;"):
+        continue
+    total += int(n)
+    deep += int(n) if stack.split(";").count("down") == 41 else 0
+print("%.4f" % (deep / total if total else 0))
+PY
+)
 	unwind_capture python_fp "$py" -c "$PY_RECURSE" -- --unwind fp
 	fp_fr=$(stacks reach "$WORK/python_fp.folded" --comm python3 Py_BytesMain | kv fraction)
 	if [ "$total" -lt 100 ]; then
 		fail python_unwind "only $total samples of python3"
 	elif ! fcheck "$fr >= 0.95"; then
-		fail python_unwind "$(pct "$fr") of $total samples reach __libc_start_call_main > Py_BytesMain > _PyEval_EvalFrameDefault, need >= 95%; top stacks: $(top_stacks "$WORK/python.folded" 2)"
+		fail python_unwind "$(pct "$fr") of $total samples reach __libc_start_call_main > Py_BytesMain > <module> > down, need >= 95%; top stacks: $(top_stacks "$WORK/python.folded" 2)"
+	elif ! fcheck "$deep >= 0.90"; then
+		fail python_unwind "$(pct "$deep") of the samples hold down's 41 Python frames, need >= 90%; top stacks: $(top_stacks "$WORK/python.folded" 2)"
 	else
-		pass python_unwind "$(pct "$fr") of $total python3 samples reach main through _PyEval_EvalFrameDefault; $(pct "${fp_fr:-0}") reach Py_BytesMain with frame pointers only"
+		pass python_unwind "$(pct "$fr") of $total python3 samples reach main through <module> and down (Python frames walked in BPF), $(pct "$deep") hold all 41 of down; $(pct "${fp_fr:-0}") reach Py_BytesMain with frame pointers only"
 	fi
 }
 
@@ -157,15 +174,17 @@ t_python_perf_jit() {
 			fail python_perf_jit "capture of $py -X perf failed: $(hp_failure "$name")"
 			return
 		fi
+		# The trampolines name the functions from the perf map, and the walker's Python
+		# frames (down) take the interpreter loop's place between them.
 		out=$(stacks reach "$WORK/$name.folded" --comm "$comm" Py_BytesMain 'py::<module>:<string>' \
-			'py::down:<string>' _PyEval_EvalFrameDefault)
+			'py::down:<string>' down)
 		fr=$(kv fraction <<<"$out")
 		total=$(kv samples <<<"$out")
 		if [ "${total:-0}" -lt 100 ]; then
 			fail python_perf_jit "only ${total:-0} samples of $py"
 			bad=1
 		elif ! fcheck "$fr >= 0.95"; then
-			fail python_perf_jit "$py -X perf: $(pct "$fr") of $total samples reach Py_BytesMain > py::<module> > py::down > _PyEval_EvalFrameDefault, need >= 95%; $(grep -m1 '^User stacks' "$WORK/$name.out"); top stacks: $(top_stacks "$WORK/$name.folded" 2)"
+			fail python_perf_jit "$py -X perf: $(pct "$fr") of $total samples reach Py_BytesMain > py::<module> > py::down > down, need >= 95%; $(grep -m1 '^User stacks' "$WORK/$name.out"); top stacks: $(top_stacks "$WORK/$name.folded" 2)"
 			bad=1
 		fi
 		msg="$msg $v: $(pct "$fr") of $total;"

@@ -20,8 +20,9 @@ The checks, each on the guest's own files:
                 protoc decodes the OTLP file against the repository's schema, naming burn_c
   nofp          nofp's leaves split 1:2:3 within 5 points; >= 95% reach main (before 5.17
                 hostprof said it walks with tail calls; never the frame-pointer fallback)
-  python        python3: >= 95% of the samples reach Py_BytesMain through
-                _PyEval_EvalFrameDefault
+  python        python3: >= 95% of the samples reach Py_BytesMain through its Python frames
+                <module> and down, >= 90% hold all 41 frames of down (walked in BPF); before
+                5.17 (no bpf_loop) through _PyEval_EvalFrameDefault instead
   wall          sleeper's wall profile: compute 30% and the nanosleep path 70% (+-5), the wall
                 total one window (+-5%); its off-CPU time in nanosleep 70% of the window
                 (+-10); before 5.15 the line that mutex waits cannot be told apart
@@ -221,16 +222,31 @@ class Kernel:
         c = Capture(self.d, "python")
         c.require_ok()
         rows = c.folded(".folded", "python3")
-        hit, total, fr = reach(rows, "Py_BytesMain", "_PyEval_EvalFrameDefault")
+        total = folded.total(rows)
         if total < 300:
             raise Failed("only %d python3 samples" % total)
         self.walker_said(c)
+        if self.tail_calls:
+            # No bpf_loop: Python's frames are not walked, the interpreter's native ones are.
+            hit, total, fr = reach(rows, "Py_BytesMain", "_PyEval_EvalFrameDefault")
+            if fr < 0.95:
+                raise Failed("%s of %d python3 samples reach Py_BytesMain through "
+                             "_PyEval_EvalFrameDefault, need >= 95%%; top: %s"
+                             % (pct(fr), total, folded.ranked(rows, folded.leaf_of, 3)))
+            return "%s of %d python3 samples reach Py_BytesMain through " \
+                "_PyEval_EvalFrameDefault (Python frames need bpf_loop, 5.17)" % (pct(fr), total)
+        # Python frames walked in BPF: down() recurses 40 deep under <module>, so a sample in
+        # it holds 41 frames of down, between <module> and the native Py_BytesMain.
+        hit, total, fr = reach(rows, "Py_BytesMain", "<module>", "down")
         if fr < 0.95:
-            raise Failed("%s of %d python3 samples reach Py_BytesMain through "
-                         "_PyEval_EvalFrameDefault, need >= 95%%; top: %s"
+            raise Failed("%s of %d python3 samples reach Py_BytesMain through <module> and "
+                         "down, need >= 95%%; top: %s"
                          % (pct(fr), total, folded.ranked(rows, folded.leaf_of, 3)))
-        return "%s of %d python3 samples reach Py_BytesMain through _PyEval_EvalFrameDefault" \
-            % (pct(fr), total)
+        _, _, deep = folded.fraction(rows, lambda fs: fs.count("down") == 41)
+        if deep < 0.90:
+            raise Failed("%s of the samples hold down's 41 frames, need >= 90%%" % pct(deep))
+        return "%s of %d python3 samples reach Py_BytesMain through <module> and down; %s " \
+            "hold its 41 frames" % (pct(fr), total, pct(deep))
 
     def in_compute(self, frames):
         """Is this a stack of sleeper's compute()? Before 5.17 the wall stacks come from frame
