@@ -55,6 +55,7 @@ class Profile:
         self.lines = {}  # id -> Line(name, file, line, start) per function, as locations
         self.loc_mapping = {}  # id -> mapping id (absent: the location has no mapping)
         self.mappings = {}  # mapping id -> file
+        self.duration_s = 0.0  # the `Duration:` header (pprof prints seconds, "8.03" or "3.1s")
 
     def type_index(self, name):
         for i, t in enumerate(self.types):
@@ -114,6 +115,12 @@ def parse(text):
     cur = None
     loc_id = None
     for lineno, line in enumerate(text.splitlines(), 1):
+        if section is None and line.startswith("Duration: "):
+            try:
+                p.duration_s = float(line.split()[1].rstrip("s"))
+            except ValueError:
+                raise RawError("line %d: a duration pprof does not print: %r" % (lineno, line))
+            continue
         if line == "Samples:":
             section = "header"
             continue

@@ -29,6 +29,11 @@
 #   pyframes_wall         --types wall, Debian's python3 sleeping in Sleeper.nap (time.sleep)
 #                         part of the time: its wall share and crunch's within 5 points, the
 #                         sleeping stacks reach <module>
+#   pyframes_contention   --types contention, Debian's python3 with two threads taking one
+#                         threading.Lock in turn (tests/e2e/python/py_lock.py): the futex waits
+#                         under Waiter.wait_turn, reached from Thread._bootstrap, within 15% of
+#                         the time the script measured in acquire(), and >= 95% of the process's
+#                         waits with a Python frame in their stack
 #   pyframes_harness      the same checks (but lines) under pyenv's 3.12 with -X perf, over the
 #                         frames of its perf trampolines (py::Shapes.area:FILE) instead of the
 #                         walker's: the script's measurement and the checker agree with frames
@@ -333,6 +338,26 @@ t_pyframes_wall() {
 		fail "$name" "Python $PY_VERSION, wall: $PY_FAILS"
 	else
 		pass "$name" "Python $PY_VERSION, wall: $PY_NUMBERS"
+	fi
+}
+
+t_pyframes_contention() {
+	local name=pyframes_contention out
+	PY_JSON=$WORK/$name.json
+	rm -f "$PY_JSON" "$PY_JSON.ready"
+	/usr/bin/python3 "$PYW/py_lock.py" 60 "$PY_JSON" >"$WORK/$name.log" 2>&1 &
+	WPID=$!
+	PY_PID=$WPID
+	PIDS+=("$WPID")
+	if ! py_capture "$name" --types contention; then
+		fail "$name" "/usr/bin/python3: $PY_ERR"
+		return
+	fi
+	out=$(python3 "$PYW/py_lock_check.py" "$WORK/$name.raw" "$PY_JSON" 2>&1)
+	if grep -q '^FAIL' <<<"$out"; then
+		fail "$name" "$(sed -n 's/^FAIL //p' <<<"$out" | head -3 | paste -sd';')"
+	else
+		pass "$name" "$(sed -n 's/^OK //p' <<<"$out")"
 	fi
 }
 
