@@ -34,6 +34,13 @@
 #                         under Waiter.wait_turn, reached from Thread._bootstrap, within 15% of
 #                         the time the script measured in acquire(), and >= 95% of the process's
 #                         waits with a Python frame in their stack
+#   pyframes_agent        `hostprof agent` (cpu and wall, 4 s windows) beside Debian's python3
+#                         running py_work.py: a whole window's cpu profile names Shapes.area and
+#                         >= 95% of the interpreter's samples reach <module> or
+#                         Thread._bootstrap; the wall profile too (of its samples that have a
+#                         user stack: a thread preempted on its way out of a system call has
+#                         none, and the count of those is printed); /metrics counts
+#                         one walked interpreter and its code objects
 #   pyframes_harness      the same checks (but lines) under pyenv's 3.12 with -X perf, over the
 #                         frames of its perf trampolines (py::Shapes.area:FILE) instead of the
 #                         walker's: the script's measurement and the checker agree with frames
@@ -358,6 +365,78 @@ t_pyframes_contention() {
 		fail "$name" "$(sed -n 's/^FAIL //p' <<<"$out" | head -3 | paste -sd';')"
 	else
 		pass "$name" "$(sed -n 's/^OK //p' <<<"$out")"
+	fi
+}
+
+t_pyframes_agent() {
+	local name=pyframes_agent dir port agent i raw metrics cpu wall out
+	dir=$WORK/$name.d
+	mkdir -p "$dir"
+	py_start "$name" /usr/bin/python3
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	"$HOSTPROF" agent --output-dir "$dir" --upload-interval 4s --types cpu,wall \
+		--http-listen "127.0.0.1:$port" --cache-dir "$dir/cache" >"$WORK/$name.out" 2>&1 &
+	agent=$!
+	# Three whole windows after the agent says it profiles (its first may start before the
+	# interpreter was looked at).
+	for ((i = 0; i < 300; i++)); do
+		grep -q 'profiling' "$WORK/$name.out" && break
+		kill -0 "$agent" 2>/dev/null || break
+		sleep 0.1
+	done
+	sleep 13
+	metrics=$(curl -s "http://127.0.0.1:$port/metrics")
+	kill -TERM "$agent" 2>/dev/null
+	wait "$agent" 2>/dev/null
+	stop_workload "$WPID"
+	cpu=$(find "$dir" -name 'cpu-*.pb.gz' | sort | tail -2 | head -1)
+	wall=$(find "$dir" -name 'wall-*.pb.gz' | sort | tail -2 | head -1)
+	if [ -z "$cpu" ] || [ -z "$wall" ]; then
+		fail "$name" "the agent wrote no whole cpu and wall windows: $(tail -c 300 "$WORK/$name.out" | tr '\n' ' ')"
+		return
+	fi
+	raw=$WORK/$name.cpu.raw
+	pprof -raw "$cpu" >"$raw" 2>&1
+	pprof -raw "$wall" >"$WORK/$name.wall.raw" 2>&1
+	out=$(python3 - "$raw" "$WORK/$name.wall.raw" "$PY_PID" "$E2E" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[4])
+import pprof_raw
+fails = []
+for path, kind in ((sys.argv[1], "cpu"), (sys.argv[2], "wall")):
+    p = pprof_raw.parse(open(path).read())
+    mine = [s for s in p.samples if s.labels.get("pid") == sys.argv[3]]
+    # Waits of a thread preempted on its way back from a system call have no user stack (the
+    # deferred walk runs at the call's exit, which was before): not the walker's to judge.
+    kernel_only = sum(s.values[0] for s in mine
+                      if p.stack(s) and p.stack(s)[-1].startswith("entry_SYSCALL"))
+    mine = [s for s in mine if not (p.stack(s) and p.stack(s)[-1].startswith("entry_SYSCALL"))]
+    n = sum(s.values[0] for s in mine)
+    area = sum(s.values[0] for s in mine if "Shapes.area" in p.stack(s))
+    root = sum(s.values[0] for s in mine
+               if {"<module>", "Thread._bootstrap"} & set(p.stack(s)))
+    if not n:
+        fails.append("%s: no sample of PID %s" % (kind, sys.argv[3]))
+    elif not area or root < 0.95 * n:
+        fails.append("%s: %d of %d samples in Shapes.area, %.1f%% reach <module> or "
+                     "Thread._bootstrap (need > 0 and >= 95%%)" % (kind, area, n, 100.0 * root / n))
+    else:
+        print("OK %s: %d samples with a user stack (%d without), %d in Shapes.area, %.1f%% "
+              "reach the roots" % (kind, n, kernel_only, area, 100.0 * root / n))
+for f in fails:
+    print("FAIL " + f)
+PY
+)
+	if ! grep -q '^hostprof_interpreter_processes{state="walked"} [1-9]' <<<"$metrics"; then
+		out+=$'\n'"FAIL /metrics: no walked interpreter: $(grep '^hostprof_interpreter_processes' <<<"$metrics" | tr '\n' ' ')"
+	fi
+	if ! grep -q '^hostprof_python_code_objects [1-9]' <<<"$metrics"; then
+		out+=$'\n'"FAIL /metrics: no Python code object cached"
+	fi
+	if grep -q '^FAIL' <<<"$out"; then
+		fail "$name" "$(sed -n 's/^FAIL //p' <<<"$out" | paste -sd';')"
+	else
+		pass "$name" "$(sed -n 's/^OK //p' <<<"$out" | paste -sd';'); /metrics: $(grep -m1 '^hostprof_python_code_objects' <<<"$metrics")"
 	fi
 }
 

@@ -2202,7 +2202,7 @@ main() {
 		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_raw_syscalls contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages html_views render_diff render_formats readme_examples otel_process_context thread_context thread_context_wall offcpu_sampled go_labels otel_go_sdk terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
 		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind python_perf_jit tailcall_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
-		pyframes_debian pyframes_pyenv pyframes_container pyframes_versions pyframes_unsupported pyframes_wall pyframes_contention pyframes_harness \
+		pyframes_debian pyframes_pyenv pyframes_container pyframes_versions pyframes_unsupported pyframes_wall pyframes_contention pyframes_agent pyframes_harness \
 		agent_service agent_process_context agent_containers agent_kubelet agent_systemd agent_relabel agent_reload \
 		agent_reload_pairs agent_sigterm agent_http agent_caps agent_config_errors agent_print_config agent_soak agent_kernel_filter \
 		collector_http collector_forward collector_links collector_grpc collector_json collector_refusal collector_agent collector_agent_grpc \
