@@ -138,22 +138,11 @@ void interp_link__add(struct interp_link *l, pid_t pid, bool force)
 
 void interp_link__scan(struct interp_link *l, const struct sample_batch *batch)
 {
-	uint64_t now = clock__ns(CLOCK_MONOTONIC);
-	pid_t last = 0;
+	size_t at = 0;
+	pid_t pid;
 
-	if (!l || !batch)
-		return;
-	for (size_t i = 0; i < batch->n; i++) {
-		pid_t pid = (pid_t)batch->v[i].pid;
-		struct tracked *t;
-
-		if (!pid || pid == last)
-			continue;
-		last = pid;
-		t = find_or_add(l, pid);
-		if (t && now >= t->next_ns)
-			look_at(l, t, now);
-	}
+	while ((pid = sample_batch__next_pid(batch, &at)) > 0)
+		interp_link__add(l, pid, false);
 }
 
 void interp_link__forget(struct interp_link *l, pid_t pid)

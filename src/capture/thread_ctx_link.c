@@ -311,22 +311,11 @@ void thread_ctx_link__add(struct thread_ctx_link *l, pid_t pid)
 
 void thread_ctx_link__scan(struct thread_ctx_link *l, const struct sample_batch *batch)
 {
-	uint64_t now = clock__ns(CLOCK_MONOTONIC);
-	pid_t last = 0;
+	size_t at = 0;
+	pid_t pid;
 
-	if (!l || !batch)
-		return;
-	for (size_t i = 0; i < batch->n; i++) {
-		pid_t pid = (pid_t)batch->v[i].pid;
-		struct tracked *t;
-
-		if (!pid || pid == last)
-			continue;
-		last = pid;
-		t = find_or_add(l, pid);
-		if (t && now >= t->next_ns)
-			look_at(l, t, now);
-	}
+	while ((pid = sample_batch__next_pid(batch, &at)) > 0)
+		thread_ctx_link__add(l, pid);
 }
 
 void thread_ctx_link__stats(const struct thread_ctx_link *l, struct thread_ctx_link_stats *out)

@@ -96,6 +96,20 @@ void sample_batch__reset(struct sample_batch *b)
 	b->nr_tctx = 0;
 }
 
+pid_t sample_batch__next_pid(const struct sample_batch *b, size_t *at)
+{
+	while (b && *at < b->n) {
+		pid_t pid = (pid_t)b->v[*at].pid;
+
+		/* Past this process's run of samples. */
+		while (*at < b->n && (pid_t)b->v[*at].pid == pid)
+			(*at)++;
+		if (pid > 0)
+			return pid;
+	}
+	return 0;
+}
+
 void sample_batch__release(struct sample_batch *b)
 {
 	free(b->v);

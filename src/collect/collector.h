@@ -57,6 +57,9 @@ struct collector_stats {
 
 void sample_batch__reset(struct sample_batch *b);
 void sample_batch__release(struct sample_batch *b);
+/* The processes of a batch, one at a time: the PID of the next run of samples from *at on (a
+ * process's samples come together), or 0 at the end. Start with *at = 0. */
+pid_t sample_batch__next_pid(const struct sample_batch *b, size_t *at);
 /* Append one sample, copying its stacks. 0 or -ENOMEM. */
 int sample_batch__add(struct sample_batch *b, const struct raw_sample *s, const uint64_t *user,
 		      const uint64_t *kern);

@@ -286,8 +286,34 @@ out:
 	profile__delete(p);
 }
 
+/* sample_batch__next_pid(): each run of a process's samples once, PID 0 skipped, then 0. */
+static void test_batch_pids(void)
+{
+	const uint32_t pids[] = {7, 7, 0, 9, 9, 9, 7, 0};
+	struct sample_batch batch = {0};
+	pid_t got[8];
+	size_t at = 0, n = 0;
+	pid_t pid;
+
+	for (size_t i = 0; i < sizeof(pids) / sizeof(pids[0]); i++) {
+		struct raw_sample s = sample(1, 1, 0, 0);
+
+		s.pid = pids[i];
+		CHECK(sample_batch__add(&batch, &s, NULL, NULL) == 0, "add");
+	}
+	while (n < 8 && (pid = sample_batch__next_pid(&batch, &at)) > 0)
+		got[n++] = pid;
+	CHECK_U64(n, 3);
+	CHECK(n == 3 && got[0] == 7 && got[1] == 9 && got[2] == 7, "runs 7, 9, 7");
+	CHECK(sample_batch__next_pid(&batch, &at) == 0, "then 0");
+	at = 0;
+	CHECK(sample_batch__next_pid(NULL, &at) == 0, "no batch");
+	sample_batch__release(&batch);
+}
+
 int main(void)
 {
+	test_batch_pids();
 	fake_proc__create();
 	test_link_cap();
 	test_batch(262144, true);

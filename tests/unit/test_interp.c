@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "python_child.h"
 #include "hostprof_abi.h"
 #include "interp/interp.h"
 #include "symbols/symbolize.h"
@@ -40,47 +41,21 @@ static const char script[] =
 	"sys.stdin.read()\n";
 
 struct child {
-	pid_t pid;
-	int in;
+	struct python_child proc;
 	uint64_t code, str;
 	int first_line, index, line;
 };
 
 static bool start_python(struct child *c)
 {
-	int to[2], from[2];
 	char buf[256];
-	FILE *f;
-	bool ok;
 
 	memset(c, 0, sizeof(*c));
-	if (pipe(to) || pipe(from))
+	if (python_child__start(&c->proc, PYTHON, "-c", script))
 		return false;
-	c->pid = fork();
-	if (c->pid == 0) {
-		dup2(to[0], 0);
-		dup2(from[1], 1);
-		close(to[1]);
-		close(from[0]);
-		execl(PYTHON, PYTHON, "-c", script, (char *)NULL);
-		_exit(127);
-	}
-	close(to[0]);
-	close(from[1]);
-	c->in = to[1];
-	f = fdopen(from[0], "r");
-	ok = f && fgets(buf, sizeof(buf), f) &&
-	     sscanf(buf, "ready %" SCNu64 " %" SCNu64 " %d %d %d", &c->code, &c->str,
-		    &c->first_line, &c->index, &c->line) == 5;
-	if (f)
-		fclose(f);
-	return c->pid > 0 && ok;
-}
-
-static void stop_python(struct child *c)
-{
-	close(c->in);
-	waitpid(c->pid, NULL, 0);
+	return fgets(buf, sizeof(buf), c->proc.out) &&
+	       sscanf(buf, "ready %" SCNu64 " %" SCNu64 " %d %d %d", &c->code, &c->str,
+		      &c->first_line, &c->index, &c->line) == 5;
 }
 
 static void test_python(struct interp *ip)
@@ -96,14 +71,14 @@ static void test_python(struct interp *ip)
 		return;
 	}
 	CHECK(start_python(&c), "python3 started and printed its addresses");
-	err = interp__detect(ip, c.pid, &py, why, sizeof(why));
+	err = interp__detect(ip, c.proc.pid, &py, why, sizeof(why));
 	CHECK(err == 0, "detect: %d %s", err, why);
 	CHECK(strstr(why, "Python 3.") != NULL, "why names the release: %s", why);
 	CHECK((py.version >> 8) == 3, "version 0x%x", py.version);
 	CHECK(py.runtime && py.eval_start && py.eval_end > py.eval_start, "addresses");
-	CHECK(interp__version(ip, c.pid) != NULL, "version remembered");
+	CHECK(interp__version(ip, c.proc.pid) != NULL, "version remembered");
 
-	interp__symbolize(ip, c.pid, HP_PY_ENCODE(c.code, (uint64_t)c.index), &f);
+	interp__symbolize(ip, c.proc.pid, HP_PY_ENCODE(c.code, (uint64_t)c.index), &f);
 	CHECK(f.kind == FRAME_CPYTHON, "kind %d", f.kind);
 	CHECK_STR(f.function, "Shapes.area");
 	CHECK(f.nr_lines == 1, "one line");
@@ -112,14 +87,14 @@ static void test_python(struct interp *ip)
 	CHECK(!f.has_mapping, "no mapping");
 
 	/* A str is not a code object: unknown, and said why. */
-	interp__symbolize(ip, c.pid, HP_PY_ENCODE(c.str, 0), &f);
+	interp__symbolize(ip, c.proc.pid, HP_PY_ENCODE(c.str, 0), &f);
 	CHECK(f.function == NULL && strstr(f.unknown, "not a code object"), "%s", f.unknown);
 
-	interp__forget(ip, c.pid);
-	CHECK(interp__version(ip, c.pid) == NULL, "forgotten");
-	interp__symbolize(ip, c.pid, HP_PY_ENCODE(c.code, 0), &f);
+	interp__forget(ip, c.proc.pid);
+	CHECK(interp__version(ip, c.proc.pid) == NULL, "forgotten");
+	interp__symbolize(ip, c.proc.pid, HP_PY_ENCODE(c.code, 0), &f);
 	CHECK(f.function == NULL && strstr(f.unknown, "interpreter not known"), "%s", f.unknown);
-	stop_python(&c);
+	python_child__stop(&c.proc, false);
 }
 
 /* Not an interpreter: this test itself. */

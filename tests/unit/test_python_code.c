@@ -28,6 +28,7 @@
 
 #include "base/utf8.h"
 #include "check.h"
+#include "python_child.h"
 #include "interp/python_code.h"
 #include "process/proc_mem.h"
 
@@ -43,39 +44,22 @@ struct child {
 
 static int child_start(struct child *ch, const char *python)
 {
-	int to[2], from[2];
+	struct python_child c;
+	int err = python_child__start(&c, python, "-I", SCRIPT);
 
-	if (pipe(to) || pipe(from))
-		return -errno;
-	ch->pid = fork();
-	if (ch->pid < 0)
-		return -errno;
-	if (!ch->pid) {
-		dup2(to[0], 0);
-		dup2(from[1], 1);
-		close(to[1]);
-		close(from[0]);
-		execl(python, python, "-I", SCRIPT, (char *)NULL);
-		_exit(127);
-	}
-	close(to[0]);
-	close(from[1]);
-	ch->in = to[1];
-	ch->out = fdopen(from[0], "r");
-	return ch->out ? 0 : -errno;
+	ch->pid = c.pid;
+	ch->in = c.in;
+	ch->out = c.out;
+	return err;
 }
 
 static void child_stop(struct child *ch)
 {
-	int status;
+	struct python_child c = {.pid = ch->pid, .in = ch->in, .out = ch->out};
 
-	if (ch->in >= 0)
-		close(ch->in);
+	python_child__stop(&c, false);
 	ch->in = -1;
-	if (ch->out)
-		fclose(ch->out);
 	ch->out = NULL;
-	waitpid(ch->pid, &status, 0);
 }
 
 static size_t unhex(const char *hex, char *out, size_t max)

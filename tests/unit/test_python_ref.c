@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "python_child.h"
 #include "interp/python_check.h"
 #include "interp/python_layout.h"
 #include "interp/python_ref.h"
@@ -28,8 +29,8 @@
 
 /* A child interpreter that printed what it is and waits for its stdin to close. */
 struct child {
+	struct python_child proc;
 	pid_t pid;
-	int in; /* its stdin: closing it lets the child end */
 	int major, minor, micro;
 	uint64_t code_type; /* id(type(f.__code__)) */
 };
@@ -45,43 +46,21 @@ static const char script[] =
 
 static bool start_python(const char *python, struct child *c)
 {
-	int to[2], from[2];
 	char line[256];
-	FILE *f;
-	bool ok;
 
 	memset(c, 0, sizeof(*c));
-	if (pipe(to) || pipe(from))
+	if (python_child__start(&c->proc, python, "-c", script))
 		return false;
-	c->pid = fork();
-	if (c->pid == 0) {
-		dup2(to[0], 0);
-		dup2(from[1], 1);
-		close(to[1]);
-		close(from[0]);
-		execl(python, python, "-c", script, (char *)NULL);
-		_exit(127);
-	}
-	close(to[0]);
-	close(from[1]);
-	c->in = to[1];
-	f = fdopen(from[0], "r");
+	c->pid = c->proc.pid;
 	/* Blocks until the interpreter is up: it prints only once it runs the script. */
-	ok = f && fgets(line, sizeof(line), f) &&
-	     sscanf(line, "ready %d %d %d %" SCNu64, &c->major, &c->minor, &c->micro,
-		    &c->code_type) == 4;
-	if (f)
-		fclose(f);
-	return c->pid > 0 && ok;
+	return fgets(line, sizeof(line), c->proc.out) &&
+	       sscanf(line, "ready %d %d %d %" SCNu64, &c->major, &c->minor, &c->micro,
+		      &c->code_type) == 4;
 }
 
 static void stop_python(struct child *c)
 {
-	close(c->in);
-	if (c->pid > 0) {
-		kill(c->pid, SIGKILL);
-		waitpid(c->pid, NULL, 0);
-	}
+	python_child__stop(&c->proc, true);
 }
 
 /* The mapping of pid that holds addr: its path and permissions, from /proc/PID/maps. */
