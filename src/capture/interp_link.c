@@ -9,7 +9,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
-#include "base/vec.h"
+#include "base/pid_records.h"
 #include "collect/bpf_session.h"
 #include "collect/collector.h"
 #include "interp/interp.h"
@@ -32,8 +32,7 @@ struct tracked {
 struct interp_link {
 	struct bpf_session *session;
 	struct interp *ip;
-	struct tracked *v;
-	size_t n, cap;
+	struct pid_records tracked; /* struct tracked */
 	struct interp_link_stats stats;
 };
 
@@ -45,6 +44,7 @@ struct interp_link *interp_link__new(struct bpf_session *session, struct interp 
 		return NULL;
 	l->session = session;
 	l->ip = ip;
+	l->tracked = PID_RECORDS_INIT(sizeof(struct tracked), MAX_TRACKED);
 	return l;
 }
 
@@ -52,29 +52,14 @@ void interp_link__delete(struct interp_link *l)
 {
 	if (!l)
 		return;
-	free(l->v);
+	pid_records__release(&l->tracked);
 	free(l);
 }
 
-static struct tracked *find_or_add(struct interp_link *l, pid_t pid)
+/* At the cap, only the processes BPF walks are kept. */
+static bool walked(const void *record)
 {
-	for (size_t i = 0; i < l->n; i++)
-		if (l->v[i].pid == pid)
-			return &l->v[i];
-	if (l->n >= MAX_TRACKED) {
-		size_t kept = 0;
-
-		for (size_t i = 0; i < l->n; i++)
-			if (l->v[i].walked)
-				l->v[kept++] = l->v[i];
-		l->n = kept;
-		if (l->n >= MAX_TRACKED)
-			return NULL;
-	}
-	if (VEC_RESERVE(l->v, l->cap, l->n + 1))
-		return NULL;
-	l->v[l->n] = (struct tracked){.pid = pid};
-	return &l->v[l->n++];
+	return ((const struct tracked *)record)->walked;
 }
 
 /* Say once per process why its interpreter frames are not walked, and keep it for the summary. */
@@ -130,7 +115,7 @@ static void look_at(struct interp_link *l, struct tracked *t, uint64_t now)
 void interp_link__add(struct interp_link *l, pid_t pid, bool force)
 {
 	uint64_t now = clock__ns(CLOCK_MONOTONIC);
-	struct tracked *t = l && pid > 0 ? find_or_add(l, pid) : NULL;
+	struct tracked *t = l && pid > 0 ? pid_records__get(&l->tracked, pid, walked) : NULL;
 
 	if (t && (force || now >= t->next_ns))
 		look_at(l, t, now);
@@ -147,14 +132,13 @@ void interp_link__scan(struct interp_link *l, const struct sample_batch *batch)
 
 void interp_link__forget(struct interp_link *l, pid_t pid)
 {
-	for (size_t i = 0; l && i < l->n; i++) {
-		if (l->v[i].pid != pid)
-			continue;
-		l->stats.walked -= l->v[i].walked;
-		interp__forget(l->ip, pid);
-		l->v[i] = l->v[--l->n];
+	struct tracked *t = l ? pid_records__find(&l->tracked, pid) : NULL;
+
+	if (!t)
 		return;
-	}
+	l->stats.walked -= t->walked;
+	interp__forget(l->ip, pid);
+	pid_records__remove(&l->tracked, t);
 }
 
 void interp_link__stats(const struct interp_link *l, struct interp_link_stats *out)

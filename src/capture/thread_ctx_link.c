@@ -9,7 +9,7 @@
 #include "base/hex.h"
 #include "base/log.h"
 #include "base/utf8.h"
-#include "base/vec.h"
+#include "base/pid_records.h"
 #include "collect/bpf_session.h"
 #include "collect/collector.h"
 #include "process/process_context.h"
@@ -30,8 +30,7 @@ struct tracked {
 struct thread_ctx_link {
 	struct bpf_session *session;
 	struct symbolizer *sym;
-	struct tracked *v;
-	size_t n, cap;
+	struct pid_records tracked; /* struct tracked */
 	struct thread_ctx_link_stats stats;
 	bool said_kernel; /* the kernel's limit was logged (once: it is the same for every process)
 			   */
@@ -183,6 +182,10 @@ int thread_ctx__decode(const struct hp_thread_ctx *rec, const struct process_con
 	return 0;
 }
 
+/* Processes remembered at most: past it, those BPF does not read are forgotten (and asked
+ * again when they are sampled). */
+#define MAX_TRACKED 8192
+
 struct thread_ctx_link *thread_ctx_link__new(struct bpf_session *session, struct symbolizer *sym)
 {
 	struct thread_ctx_link *l = calloc(1, sizeof(*l));
@@ -191,6 +194,7 @@ struct thread_ctx_link *thread_ctx_link__new(struct bpf_session *session, struct
 		return NULL;
 	l->session = session;
 	l->sym = sym;
+	l->tracked = PID_RECORDS_INIT(sizeof(struct tracked), MAX_TRACKED);
 	return l;
 }
 
@@ -198,33 +202,14 @@ void thread_ctx_link__delete(struct thread_ctx_link *l)
 {
 	if (!l)
 		return;
-	free(l->v);
+	pid_records__release(&l->tracked);
 	free(l);
 }
 
-/* Processes remembered at most: past it, those BPF does not read are forgotten (and asked
- * again when they are sampled). */
-#define MAX_TRACKED 8192
-
-static struct tracked *find_or_add(struct thread_ctx_link *l, pid_t pid)
+/* At the cap, only the processes BPF reads are kept. */
+static bool linked(const void *record)
 {
-	for (size_t i = 0; i < l->n; i++)
-		if (l->v[i].pid == pid)
-			return &l->v[i];
-	if (l->n >= MAX_TRACKED) {
-		size_t kept = 0;
-
-		for (size_t i = 0; i < l->n; i++)
-			if (l->v[i].linked)
-				l->v[kept++] = l->v[i];
-		l->n = kept;
-		if (l->n >= MAX_TRACKED)
-			return NULL;
-	}
-	if (VEC_RESERVE(l->v, l->cap, l->n + 1))
-		return NULL;
-	l->v[l->n] = (struct tracked){.pid = pid};
-	return &l->v[l->n++];
+	return ((const struct tracked *)record)->linked;
 }
 
 /* Does the SDK of this process say it writes a thread context in the TLS variable? */
@@ -303,7 +288,7 @@ static void look_at(struct thread_ctx_link *l, struct tracked *t, uint64_t now)
 void thread_ctx_link__add(struct thread_ctx_link *l, pid_t pid)
 {
 	uint64_t now = clock__ns(CLOCK_MONOTONIC);
-	struct tracked *t = l && pid > 0 ? find_or_add(l, pid) : NULL;
+	struct tracked *t = l && pid > 0 ? pid_records__get(&l->tracked, pid, linked) : NULL;
 
 	if (t && now >= t->next_ns)
 		look_at(l, t, now);
