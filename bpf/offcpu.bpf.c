@@ -186,6 +186,22 @@ static __always_inline bool in_syscall(struct pt_regs *regs)
 #endif
 }
 
+/*
+ * Has the system call of these saved registers returned already? Then the thread was preempted
+ * on its way back to user mode, past the call's exit that a deferred walk waits for: its wait
+ * would end with no user stack, or with the one of its next system call. x86_64's entry sets ax
+ * to -ENOSYS and the call's return puts its result there; arm64 keeps no such mark, and a
+ * preempted thread is taken as past its call (a preemption inside a call only costs a walk now).
+ */
+static __always_inline bool syscall_returned(struct pt_regs *regs, __u32 state)
+{
+#if defined(__TARGET_ARCH_x86)
+	return regs->ax != (unsigned long)-38 /* -ENOSYS */;
+#else
+	return state == HP_STATE_PREEMPTED;
+#endif
+}
+
 static __always_inline __u64 hash_stack(const struct hp_raw_stack *s)
 {
 	__u64 h = 0xcbf29ce484222325ULL ^ ((__u64)s->nr_user << 32 | s->nr_kern);
@@ -316,9 +332,10 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	}
 	/* A kernel thread's registers are zeros, which in_syscall() would take for a call. */
 	regs = current_saved_regs();
-	deferred = defer_walks && has_mm && regs && start->last_ns < sample_ns && in_syscall(regs);
 	start->ts = switch_time(now);
 	start->state = classify(prev, preempt, has_mm, regs, typed);
+	deferred = defer_walks && has_mm && regs && start->last_ns < sample_ns &&
+		   in_syscall(regs) && !syscall_returned(regs, start->state);
 	start->deferred = deferred;
 	if (regs)
 		hp_uregs_from_saved(regs, &r);
