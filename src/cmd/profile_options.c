@@ -378,7 +378,9 @@ const struct opt_command profile_command = {
 		"\n"
 		"Capture a CPU profile with eBPF: every CPU is sampled on its cpu-clock, and each\n"
 		"sample's kernel and user stacks are counted in the kernel, then symbolized "
-		"here.\n",
+		"here.\n"
+		"Python 3.10 to 3.13 functions are named from CPython's own frames (Linux 5.17+),\n"
+		"with nothing to change in the process.\n",
 	.epilogue =
 		"\n"
 		"Examples:\n"
