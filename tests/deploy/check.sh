@@ -50,8 +50,9 @@ die() {
 }
 
 [ -x "$bin" ] || die "$bin is missing: run make first"
-[ -n "$helm" ] && [ -x "$helm" ] ||
+if [ -z "$helm" ] || [ ! -x "$helm" ]; then
 	die "no helm in HELM=$helm: run make deploy-check (it builds one)"
+fi
 for cmd in go gofmt yamllint systemd-analyze dpkg-query; do
 	command -v "$cmd" >/dev/null || die "$cmd is missing: run make deps"
 done
@@ -140,7 +141,7 @@ complete_config() { # FILE
 			rule {next}
 			/^ *[a-z_]+: / && !/  # / {print}') || return 1
 	[ -z "$missing" ] || {
-		echo "$1 does not set, so --print-config shows the default:" $missing
+		echo "$1 does not set, so --print-config shows the default:" "$missing"
 		return 1
 	}
 }
