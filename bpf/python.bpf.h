@@ -51,9 +51,8 @@ struct {
 	__type(value, struct hp_py_thread);
 } py_tstates SEC(".maps");
 
-/* The bytes of one frame read at once: one read per Python frame rather than one per field.
- * Enough for every field the walk reads (3.10's f_lasti ends at 100). */
-#define HP_PY_FRAME_READ 104
+/* One read per Python frame rather than one per field: HP_PY_FRAME_READ or HP_PY_IFRAME_READ
+ * bytes (hostprof_abi.h). */
 
 /* Thread states looked at per walk, at most: a process with more threads than this whose thread
  * is not remembered yet keeps its native frames for that sample. */
@@ -251,7 +250,9 @@ static __always_inline bool hp_py_next(struct hp_py_walk *w)
 		w->state = HP_PY_NATIVE;
 		return false;
 	}
-	if (bpf_probe_read_user(w->buf, HP_PY_FRAME_READ, (const void *)w->frame)) {
+	if (proc->frames == HP_PY_FRAMES_OBJECT
+		    ? bpf_probe_read_user(w->buf, HP_PY_FRAME_READ, (const void *)w->frame)
+		    : bpf_probe_read_user(w->buf, HP_PY_IFRAME_READ, (const void *)w->frame)) {
 		w->state = HP_PY_GONE;
 		return false;
 	}

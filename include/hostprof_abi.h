@@ -416,6 +416,13 @@ enum hp_py_frames {
 
 #define HP_PY_NO_OFFSET 0xffff
 
+/* The bytes of a frame the walk reads at once, which hold every field it reads (each layout's
+ * offsets are checked against them, tests/unit/test_interp.c): a PyFrameObject (3.10) is 360
+ * bytes or more, f_lasti ends at 100; a _PyInterpreterFrame (3.11 on) is read no further than its
+ * owner byte, since a small one may end a data-stack chunk right before an unmapped page. */
+#define HP_PY_FRAME_READ 104
+#define HP_PY_IFRAME_READ 72
+
 /* Value of the py_procs map, per process (tgid): where its interpreter keeps what the walk reads.
  * Offsets are in bytes, from the structures of CPython's headers (src/interp/python_layout.c). */
 struct hp_py_proc {

@@ -19,6 +19,7 @@
 #include "python_child.h"
 #include "hostprof_abi.h"
 #include "interp/interp.h"
+#include "interp/python_layout.h"
 #include "symbols/symbolize.h"
 
 #define PYTHON "/usr/bin/python3"
@@ -108,6 +109,26 @@ static void test_not_python(struct interp *ip)
 	CHECK(interp__version(ip, getpid()) == NULL, "not remembered");
 }
 
+/* Every field the BPF walk reads of a frame lies within the bytes it reads at once. */
+static void test_frame_reads(void)
+{
+	for (int minor = PYTHON_LAYOUT_MIN_MINOR; minor <= PYTHON_LAYOUT_MAX_MINOR; minor++) {
+		const struct python_layout *l = python_layout__get(minor);
+		unsigned read = minor == 10 ? HP_PY_FRAME_READ : HP_PY_IFRAME_READ;
+
+		CHECK(l != NULL, "3.%d known", minor);
+		if (!l)
+			continue;
+		CHECK(l->frame_previous + 8u <= read, "3.%d previous", minor);
+		CHECK(l->frame_code + 8u <= read, "3.%d code", minor);
+		CHECK(l->frame_instr + 8u <= read, "3.%d instr", minor);
+		CHECK(l->frame_entry == HP_PY_NO_OFFSET || l->frame_entry + 1u <= read,
+		      "3.%d entry", minor);
+		CHECK((l->frames == HP_PY_FRAMES_OBJECT) == (minor == 10), "3.%d frame kind",
+		      minor);
+	}
+}
+
 /* What was named and what was not is counted. */
 static void test_stats(struct interp *ip)
 {
@@ -130,6 +151,7 @@ int main(void)
 	CHECK(ip != NULL, "interp__new");
 	if (!ip)
 		return check_summary("test_interp");
+	test_frame_reads();
 	test_python(ip);
 	test_not_python(ip);
 	test_stats(ip);
