@@ -51,8 +51,14 @@ struct {
 	__type(value, struct hp_py_thread);
 } py_tstates SEC(".maps");
 
-/* One read per Python frame rather than one per field: HP_PY_FRAME_READ or HP_PY_IFRAME_READ
- * bytes (hostprof_abi.h). */
+/*
+ * One read per Python frame rather than one per field: HP_PY_FRAME_READ or HP_PY_IFRAME_READ
+ * bytes (hostprof_abi.h). A _PyInterpreterFrame (3.11 on) lies in its thread's data stack, its
+ * caller's frame right below it: the read takes HP_PY_WINDOW bytes that end with the frame, and
+ * the next frames of the chain are often in them already (a probe-read costs ~55 ns, more than
+ * half of a Python frame's walk; bench/bench_python.sh).
+ */
+#define HP_PY_WINDOW 512
 
 /* Thread states looked at per walk, at most: a process with more threads than this whose thread
  * is not remembered yet keeps its native frames for that sample. */
@@ -85,7 +91,11 @@ struct hp_py_walk {
 	__u8 state;		    /* enum hp_py_walk_state */
 	__u8 emitted;		    /* Python frames of the current loop so far */
 	__u8 pad[1];
-	__u8 buf[128]; /* the frame being read */
+	__u64 window; /* the address buf starts at, when it holds a window of the data stack; else 0
+		       */
+	/* the frames read; the tail lets hp_py_field() take any offset of a 3.10 frame at any place
+	 * of the window (the verifier checks the bounds, not the layout) */
+	__u8 buf[HP_PY_WINDOW + HP_PY_FRAME_READ - HP_PY_IFRAME_READ];
 };
 
 struct {
@@ -115,6 +125,7 @@ static __noinline void hp_py_begin(__u32 tgid)
 	if (proc)
 		w->proc = *proc;
 	w->frame = 0;
+	w->window = 0;
 	w->state = HP_PY_IDLE;
 	w->emitted = 0;
 }
@@ -147,6 +158,29 @@ static __always_inline bool hp_py_read(struct hp_py_walk *w, __u64 addr)
 }
 
 /*
+ * Read the thread state at addr: its first HP_PY_TSTATE_READ bytes into w->buf, and the id of its
+ * thread into w->word. One read takes every field the walk wants of it.
+ */
+static __always_inline bool hp_py_read_tstate(struct hp_py_walk *w, __u64 addr)
+{
+	__u16 off = w->proc.tstate_thread;
+
+	if (off > HP_PY_TSTATE_READ - 8 ||
+	    bpf_probe_read_user(w->buf, HP_PY_TSTATE_READ, (const void *)addr))
+		return false;
+	w->word = *(const __u64 *)(w->buf + off);
+	return true;
+}
+
+/* A pointer of the thread state hp_py_read_tstate() read last. */
+static __always_inline __u64 hp_py_tstate_field(const struct hp_py_walk *w, __u16 off)
+{
+	if (off > HP_PY_TSTATE_READ - 8)
+		return 0;
+	return *(const __u64 *)(w->buf + off);
+}
+
+/*
  * The id the interpreter knows the current thread by (enum hp_py_thread_match), into w->word:
  * for native_thread_id, its id in the innermost PID namespace (task->thread_pid->numbers[level]),
  * which is the host's outside containers.
@@ -169,9 +203,9 @@ static __always_inline bool hp_py_thread_id(struct hp_py_walk *w)
 	return pid && bpf_probe_read_kernel(&w->word, sizeof(int), (const void *)at) == 0;
 }
 
-/* The current thread's PyThreadState, or 0. Keys and values of its map calls live in w too: on
- * Linux 6.1 the 16 bytes they took on this call's stack put the walk past the 512 bytes of stack
- * its three calls may take together. */
+/* The current thread's PyThreadState, or 0; its bytes are left in w->buf. Keys and values of its
+ * map calls live in w too: on Linux 6.1 the 16 bytes they took on this call's stack put the walk
+ * past the 512 bytes of stack its three calls may take together. */
 static __always_inline __u64 hp_py_tstate(struct hp_py_walk *w)
 {
 	const struct hp_py_proc *proc = &w->proc;
@@ -181,8 +215,7 @@ static __always_inline __u64 hp_py_tstate(struct hp_py_walk *w)
 	known = bpf_map_lookup_elem(&py_tstates, &w->tid);
 	if (known) {
 		w->thread = *known;
-		if (hp_py_read(w, w->thread.tstate + proc->tstate_thread) &&
-		    w->word == w->thread.id)
+		if (hp_py_read_tstate(w, w->thread.tstate) && w->word == w->thread.id)
 			return w->thread.tstate;
 	}
 	if (!hp_py_thread_id(w))
@@ -195,14 +228,13 @@ static __always_inline __u64 hp_py_tstate(struct hp_py_walk *w)
 	 * once, and bpf_loop would want its context on the stack. */
 	for (int i = 0; i < HP_PY_MAX_THREADS; i++) {
 		w->thread.tstate = w->word;
-		if (!w->thread.tstate || !hp_py_read(w, w->thread.tstate + proc->tstate_thread))
+		if (!w->thread.tstate || !hp_py_read_tstate(w, w->thread.tstate))
 			return 0;
 		if (w->word == w->thread.id) {
 			bpf_map_update_elem(&py_tstates, &w->tid, &w->thread, BPF_ANY);
 			return w->thread.tstate;
 		}
-		if (!hp_py_read(w, w->thread.tstate + proc->tstate_next))
-			return 0;
+		w->word = hp_py_tstate_field(w, proc->tstate_next);
 	}
 	return 0;
 }
@@ -213,15 +245,18 @@ static __always_inline __u64 hp_py_current_frame(struct hp_py_walk *w)
 	const struct hp_py_proc *proc = &w->proc;
 	__u64 tstate = hp_py_tstate(w);
 
-	if (!tstate || !hp_py_read(w, tstate + proc->tstate_frame) || !w->word)
+	if (!tstate)
+		return 0;
+	w->word = hp_py_tstate_field(w, proc->tstate_frame);
+	if (!w->word)
 		return 0;
 	if (proc->cframe_frame != HP_PY_NO_OFFSET && !hp_py_read(w, w->word + proc->cframe_frame))
 		return 0;
 	return w->word;
 }
 
-/* Fields of the frame read into buf: offsets come from userspace, so each is checked against the
- * buffer before it is used. */
+/* Fields of a frame read into buf: offsets come from userspace, so each is checked against what
+ * was read before it is used. */
 static __always_inline __u64 hp_py_field(const __u8 *buf, __u16 off)
 {
 	if (off > HP_PY_FRAME_READ - 8)
@@ -237,6 +272,34 @@ static __always_inline __u8 hp_py_byte(const __u8 *buf, __u16 off)
 }
 
 /*
+ * The bytes of the frame at w->frame, in w->buf: at their place in the window when it holds them,
+ * else read with the window that ends with the frame. The window starts no lower than the frame's
+ * page: the page below may be unmapped (a data-stack chunk starts on a page of its own), and a
+ * read that faults costs more than all the reads it would have saved. NULL when the frame cannot
+ * be read.
+ */
+static __always_inline const __u8 *hp_py_frame_bytes(struct hp_py_walk *w)
+{
+	__u64 off = w->frame - w->window, page = w->frame & ~4095ULL;
+
+	if (w->proc.frames == HP_PY_FRAMES_OBJECT) /* 3.10: heap objects, no locality */
+		return bpf_probe_read_user(w->buf, HP_PY_FRAME_READ, (const void *)w->frame)
+			       ? NULL
+			       : w->buf;
+	if (w->window && w->frame >= w->window && off <= HP_PY_WINDOW - HP_PY_IFRAME_READ)
+		return w->buf + off;
+	off = w->frame - page;
+	if (off > HP_PY_WINDOW - HP_PY_IFRAME_READ)
+		off = HP_PY_WINDOW - HP_PY_IFRAME_READ;
+	w->window = w->frame - off;
+	if (bpf_probe_read_user(w->buf, off + HP_PY_IFRAME_READ, (const void *)w->window)) {
+		w->window = 0;
+		return NULL;
+	}
+	return w->buf + off;
+}
+
+/*
  * One step of the Python chain: the next frame of the current loop into w->out, or false when that
  * loop has no more (w->state then leaves HP_PY_EMIT). The frame itself is read at once.
  */
@@ -244,27 +307,27 @@ static __always_inline bool hp_py_next(struct hp_py_walk *w)
 {
 	const struct hp_py_proc *proc = &w->proc;
 	__u64 code, instr, index = 0;
+	const __u8 *buf;
 	bool last;
 
 	if (!w->frame) {
 		w->state = HP_PY_NATIVE;
 		return false;
 	}
-	if (proc->frames == HP_PY_FRAMES_OBJECT
-		    ? bpf_probe_read_user(w->buf, HP_PY_FRAME_READ, (const void *)w->frame)
-		    : bpf_probe_read_user(w->buf, HP_PY_IFRAME_READ, (const void *)w->frame)) {
+	buf = hp_py_frame_bytes(w);
+	if (!buf) {
 		w->state = HP_PY_GONE;
 		return false;
 	}
-	w->frame = hp_py_field(w->buf, proc->frame_previous);
+	w->frame = hp_py_field(buf, proc->frame_previous);
 	if (proc->frames == HP_PY_FRAMES_CSTACK &&
-	    hp_py_byte(w->buf, proc->frame_entry) == proc->owner_cstack) {
+	    hp_py_byte(buf, proc->frame_entry) == proc->owner_cstack) {
 		/* The frame the loop pushed for the C stack: the loop's own frames are above it. */
 		w->state = HP_PY_NATIVE;
 		return false;
 	}
-	code = hp_py_field(w->buf, proc->frame_code);
-	instr = hp_py_field(w->buf, proc->frame_instr);
+	code = hp_py_field(buf, proc->frame_code);
+	instr = hp_py_field(buf, proc->frame_instr);
 	if (proc->frames == HP_PY_FRAMES_OBJECT) {
 		/* f_lasti: an int, the index of the last instruction run (-1 before the first). */
 		__s32 lasti = (__s32)instr;
@@ -275,8 +338,7 @@ static __always_inline bool hp_py_next(struct hp_py_walk *w)
 		__u64 first = code + proc->code_units;
 
 		index = instr > first ? (instr - first) / 2 : 0;
-		last = proc->frames == HP_PY_FRAMES_IS_ENTRY &&
-		       hp_py_byte(w->buf, proc->frame_entry);
+		last = proc->frames == HP_PY_FRAMES_IS_ENTRY && hp_py_byte(buf, proc->frame_entry);
 	}
 	if (index > HP_PY_INDEX_MAX)
 		index = HP_PY_INDEX_MAX;
@@ -321,7 +383,7 @@ enum hp_py_action {
  * The Python side of one step of the walk, for the native frame at pc (enum hp_py_action). A
  * call of its own, so that the native walker's states do not multiply by its branches.
  */
-static __noinline int hp_py_step(__u64 pc)
+__noinline int hp_py_step(__u64 pc)
 {
 	struct hp_py_walk *w = hp_py_walk();
 

@@ -4,8 +4,9 @@
  * that userspace derives from .eh_frame (see include/hostprof_abi.h and src/unwind/unwind_table.h).
  *
  * Per frame: find the mapping of the PC in the process's table (binary search), find the row of
- * its file address (binary search in the shared rows map), compute the CFA, read the return
- * address and the saved frame pointer, and go on from the caller. Code without a row (JIT code,
+ * its file address (the binary's index in the shared rows map, then a binary search among the few
+ * rows of its bucket), compute the CFA, read the return address (and the saved frame pointer, once
+ * a step needs it), and go on from the caller. Code without a row (JIT code,
  * a binary whose table is not loaded yet) takes a frame-pointer step instead, which is what the
  * kernel's own unwinder would have done.
  *
@@ -152,6 +153,23 @@ static __always_inline void hp_unwind_forget(__u32 tgid, __u8 request)
 		hp_proc_event(tgid, request);
 }
 
+/*
+ * The mapping of the walk's last frame, where its caller often is too: tried before the search.
+ * Per CPU, not in the walk's stack frame: a value there that changes from one step to the next and
+ * indexes an array made the verifier follow each value apart (the off-CPU program passed its 1M
+ * instructions); what it reads from a map it takes as any value, once. A stale or foreign hint
+ * (another walk on this CPU) costs only the search.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} unwind_hint SEC(".maps");
+
+/* The key of unwind_hint's one entry, in read-only data rather than on the walk's stack. */
+const volatile __u32 unwind_hint_key = 0;
+
 /* The stack being walked on this CPU: too large for the BPF stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -177,13 +195,21 @@ struct {
 		__type(value, struct hp_user_stack);                                               \
 	} name SEC(".maps")
 
-/* The registers a walk needs; lr only on arm64 (the link register of the interrupted frame). */
+/*
+ * The registers a walk needs; lr only on arm64 (the link register of the interrupted frame). fp
+ * and lr are adjacent, like a saved frame pointer and return address in a frame record (both
+ * architectures): one read takes both (hp_read_fp_ra()).
+ */
 struct hp_uregs {
 	__u64 pc;
 	__u64 sp;
 	__u64 fp;
 	__u64 lr;
 };
+
+_Static_assert(__builtin_offsetof(struct hp_uregs, lr) ==
+		       __builtin_offsetof(struct hp_uregs, fp) + 8,
+	       "fp and lr are read together");
 
 struct hp_walk {
 	struct hp_uregs r;
@@ -196,6 +222,10 @@ struct hp_walk {
 	bool exact_pc; /* r.pc is where the frame was interrupted, not a return address */
 	bool done;
 	bool asked; /* a refresh of this process was requested during this walk */
+	/* r.fp is where the frame's fp was saved, not its value: read only when a step needs it
+	 * (hp_fp_value()). Most frames save fp away from the return address, and most callers find
+	 * their CFA from SP: a read saved on each of those frames. */
+	bool fp_saved;
 };
 
 /*
@@ -251,12 +281,24 @@ static long hp_map_search_step(__u64 index, void *ctx)
 	return 0;
 }
 
-/* plain_loops: see hp_unwind_frame(). */
+/* The mapping of pc in proc, tried first at the hint (see unwind_hint) by the bpf_loop walker;
+ * plain_loops: see hp_unwind_frame(). */
 static __always_inline struct hp_unwind_mapping *hp_find_mapping(struct hp_unwind_proc *proc,
 								 __u64 pc, bool plain_loops)
 {
 	struct hp_map_search q = {.proc = proc, .pc = pc, .found = -1};
+	/* Not in the tail-call walker: several frames per program, and the hint's branches in
+	 * each made more paths than the verifier follows. */
+	__u32 *hint = plain_loops
+			      ? NULL
+			      : bpf_map_lookup_elem(&unwind_hint, (const void *)&unwind_hint_key);
+	struct hp_unwind_mapping *m;
 
+	if (hint && *hint < proc->nr) {
+		m = &proc->maps[*hint & (HP_UNWIND_MAX_MAPPINGS - 1)];
+		if (pc >= m->start && pc < m->end)
+			return m;
+	}
 	q.hi = proc->nr > HP_UNWIND_MAX_MAPPINGS ? HP_UNWIND_MAX_MAPPINGS : proc->nr;
 	/* log2(HP_UNWIND_MAX_MAPPINGS) + 1 halvings find any mapping. */
 	if (plain_loops) {
@@ -268,6 +310,8 @@ static __always_inline struct hp_unwind_mapping *hp_find_mapping(struct hp_unwin
 	}
 	if (q.found < 0)
 		return NULL;
+	if (hint)
+		*hint = q.found;
 	return &proc->maps[q.found & (HP_UNWIND_MAX_MAPPINGS - 1)];
 }
 
@@ -300,25 +344,77 @@ static long hp_row_search_step(__u64 index, void *ctx)
 	return 0;
 }
 
-/* The last row at or below addr among count rows from base; NULL below the first row. */
+/* Bucket k of the index whose buckets start at slot first (struct hp_unwind_index); -1 when the
+ * slot is beyond the map. key: where the lookup's key goes (a field of the caller's search, which
+ * is done with it: the walk's calls count their stacks together, see hp_row_position()). */
+static __always_inline __s64 hp_index_bucket(__u32 *key, __u32 first, __u32 k)
+{
+	__u32 *b;
+
+	*key = first + k / HP_UNWIND_INDEX_PER_SLOT;
+	b = bpf_map_lookup_elem(&unwind_rows, key);
+	return b ? b[k & (HP_UNWIND_INDEX_PER_SLOT - 1)] : -1;
+}
+
+/*
+ * Where the row in force at addr is among count rows from base, for the bpf_loop walker: its
+ * position + 1, or 0 below the first row (or when the table is not what the mapping says). The
+ * index after the rows (struct hp_unwind_index) gives the few rows of addr's bucket to search.
+ * A global function: the verifier checks it once, whatever the walk's state, and its stack is not
+ * the walk step's (Linux 6.1 counts the step, its calls and the walk's program together against
+ * 512 bytes).
+ */
+__noinline __u32 hp_row_position(__u32 base, __u32 count, __u32 addr)
+{
+	struct hp_row_search q = {.base = base, .addr = addr, .lo = base + count};
+	struct hp_unwind_index *head;
+	__u32 first = base + count + 1, k, last;
+	__s64 lo, hi;
+
+	head = bpf_map_lookup_elem(&unwind_rows, &q.lo);
+	if (!head || addr < head->first_pc || !head->buckets)
+		return 0;
+	k = (addr - head->first_pc) >> (head->shift & 31);
+	last = head->buckets - 1;
+	if (k >= last) {
+		lo = hp_index_bucket(&q.lo, first, last);
+		hi = count;
+	} else {
+		lo = hp_index_bucket(&q.lo, first, k);
+		hi = hp_index_bucket(&q.hi, first, k + 1) + 1;
+	}
+	if (lo < 0 || hi <= lo || hi > count)
+		return 0;
+	q.lo = lo;
+	q.hi = hi;
+	/* 24 halvings cover 16M rows, more than the rows map may hold; a bucket takes a few. */
+	bpf_loop(24, hp_row_search_step, &q, 0);
+	return q.lo <= count ? q.lo : 0;
+}
+
+/*
+ * The last row at or below addr among count rows from base; NULL below the first row. The
+ * tail-call walker searches all the rows without the index: its programs take several frames
+ * each, and the index's branches in each made more paths than the verifier follows.
+ */
 static __always_inline struct hp_unwind_row *hp_find_row(__u32 base, __u32 count, __u32 addr,
 							 bool plain_loops)
 {
 	struct hp_row_search q = {.base = base, .addr = addr, .hi = count};
-	__u32 idx;
+	__u32 pos;
 
-	/* 24 halvings cover 16M rows, more than the rows map may hold. */
 	if (plain_loops) {
 		for (int i = 0; i < 24; i++)
 			if (hp_row_search_step(i, &q))
 				break;
+		pos = q.lo <= count ? q.lo : 0;
 	} else {
-		bpf_loop(24, hp_row_search_step, &q, 0);
+		pos = hp_row_position(base, count, addr);
 	}
-	if (q.lo == 0 || q.lo > count)
+	if (!pos)
 		return NULL;
-	idx = base + q.lo - 1;
-	return bpf_map_lookup_elem(&unwind_rows, &idx);
+	pos += base - 1;
+	return bpf_map_lookup_elem(&unwind_rows, &pos);
 }
 
 /*
@@ -369,16 +465,32 @@ static __always_inline bool hp_signal_step(struct hp_walk *w)
 #endif
 }
 
+/*
+ * The caller's fp saved at addr and its return address right after it, into r.fp and r.lr with
+ * one read: a probe-read costs ~55 ns whatever its size, two thirds of a frame's walk.
+ */
+static __always_inline bool hp_read_fp_ra(struct hp_walk *w, __u64 addr)
+{
+	return bpf_probe_read_user(&w->r.fp, 2 * sizeof(__u64), (const void *)addr) == 0;
+}
+
+/* The frame's fp value, read from where it was saved if it was not read yet (see fp_saved). */
+static __always_inline bool hp_fp_value(struct hp_walk *w)
+{
+	if (!w->fp_saved)
+		return true;
+	w->fp_saved = false;
+	return hp_read_u64(w->r.fp, &w->r.fp);
+}
+
 /* A frame-pointer step: [fp] is the caller's fp and [fp + 8] the return address. */
 static __always_inline bool hp_fp_step(struct hp_walk *w)
 {
 	__u64 fp = w->r.fp;
 
-	if (!fp || fp < w->r.sp)
+	if (!fp || fp < w->r.sp || !hp_read_fp_ra(w, fp))
 		return false;
-	if (!hp_read_u64(fp + 8, &w->r.pc) || !hp_read_u64(fp, &w->r.fp))
-		return false;
-	w->r.pc = hp_return_pc(w->r.pc);
+	w->r.pc = hp_return_pc(w->r.lr);
 	w->r.sp = fp + 16;
 	w->r.lr = 0;
 	return true;
@@ -479,6 +591,10 @@ static __always_inline long hp_unwind_frame(struct hp_walk *w, bool plain_loops)
 	w->exact_pc = false;
 	switch (rule) {
 	case HP_CFA_NONE:
+		if (!hp_fp_value(w)) {
+			hp_stop(w, HP_UNWIND_STOP_BAD_READ);
+			return 1;
+		}
 		if (!hp_fp_step(w)) {
 			hp_stop(w, w->r.fp ? HP_UNWIND_STOP_BAD_READ : HP_UNWIND_STOP_NO_TABLE);
 			return 1;
@@ -493,12 +609,17 @@ static __always_inline long hp_unwind_frame(struct hp_walk *w, bool plain_loops)
 			return 1;
 		}
 		w->exact_pc = true;
+		w->fp_saved = false;
 		return 0;
 	case HP_CFA_SP:
 	case HP_CFA_FP:
 	case HP_CFA_PLT:
 		if (!row) /* cannot happen; keeps the verifier sure of row below */
 			return 1;
+		if (rule == HP_CFA_FP && !hp_fp_value(w)) {
+			hp_stop(w, HP_UNWIND_STOP_BAD_READ);
+			return 1;
+		}
 		cfa = (rule == HP_CFA_FP ? w->r.fp : w->r.sp) + (__s64)row->cfa_offset;
 		if (rule == HP_CFA_PLT && (w->r.pc & 15) >= 11)
 			cfa += 8;
@@ -511,13 +632,20 @@ static __always_inline long hp_unwind_frame(struct hp_walk *w, bool plain_loops)
 			ra = w->r.lr; /* arm64 leaf: still in the link register */
 			ra_in_lr = true;
 		}
-		if (row->fp_rule == HP_REG_OFFSET) {
+		if (row->fp_rule == HP_REG_OFFSET && !plain_loops) {
+			w->r.fp = cfa + (__s64)row->fp_offset;
+			w->fp_saved = true;
+		} else if (row->fp_rule == HP_REG_OFFSET) {
+			/* The tail-call walker reads it at once, so that fp_saved stays false (and
+			 * out of the state it keeps between programs): a lazy fp's branches in each
+			 * of its frames made more paths than the verifier follows. */
 			if (!hp_read_u64(cfa + (__s64)row->fp_offset, &w->r.fp)) {
 				hp_stop(w, HP_UNWIND_STOP_BAD_READ);
 				return 1;
 			}
 		} else if (row->fp_rule == HP_REG_UNDEFINED) {
 			w->r.fp = 0;
+			w->fp_saved = false;
 		}
 		w->r.pc = hp_return_pc(ra);
 		w->r.sp = cfa;

@@ -23,6 +23,7 @@
 #include "process/proc.h"
 #include "process/proc_mem.h"
 #include "unwind/code_template.h"
+#include "unwind/row_index.h"
 #include "unwind/unwind_cache.h"
 #include "unwind/unwind_table.h"
 
@@ -45,8 +46,9 @@ struct binary {
 	uint64_t inode;
 	uint32_t row_base;
 	uint32_t row_count; /* 0: no table loaded (frame pointers only) */
+	uint32_t slots;	    /* of the rows map: the rows and their index (unwind/row_index.h) */
 	uint32_t refs;	    /* processes whose entry names this binary */
-	uint32_t wanted;    /* rows of a table that did not fit (0: it fit, or there is none) */
+	uint32_t wanted;    /* slots of a table that did not fit (0: it fit, or there is none) */
 	uint64_t last_used; /* loader clock */
 	struct load_segment loads[MAX_LOADS];
 	uint32_t nr_loads;
@@ -404,7 +406,7 @@ static uint32_t find_room(struct unwind_loader *l, uint32_t need)
 		if (end >= next && end - next >= need)
 			found = (uint32_t)next;
 		if (i < n)
-			next = (uint64_t)sorted[i]->row_base + sorted[i]->row_count;
+			next = (uint64_t)sorted[i]->row_base + sorted[i]->slots;
 	}
 	free(sorted);
 	return found;
@@ -423,7 +425,7 @@ static bool evict_one(struct unwind_loader *l)
 	}
 	if (victim == SIZE_MAX)
 		return false;
-	l->rows_used -= l->bins[victim]->row_count;
+	l->rows_used -= l->bins[victim]->slots;
 	free(l->bins[victim]);
 	l->bins[victim] = l->bins[--l->nr_bins];
 	l->stats.evictions++;
@@ -488,21 +490,40 @@ out:
 	return t;
 }
 
+/* Write nr rows at base, and their index after them. */
+static int write_table(struct unwind_loader *l, uint32_t base, const struct hp_unwind_row *rows,
+		       uint32_t nr, uint32_t index_slots)
+{
+	struct hp_unwind_row *index = calloc(index_slots, sizeof(*index));
+	int ret = -ENOMEM;
+
+	if (index) {
+		row_index__build(rows, nr, index);
+		ret = l->sink.write_rows(l->sink.ctx, base, rows, nr);
+		if (ret == 0)
+			ret = l->sink.write_rows(l->sink.ctx, base + nr, index, index_slots);
+	}
+	free(index);
+	return ret;
+}
+
 /*
- * Put nr rows into a free run of the rows map for b (what: its name in the log), evicting binaries
- * nobody maps when there is no run big enough. false when they do not fit or cannot be written.
+ * Put nr rows and their index into a free run of the rows map for b (what: its name in the log),
+ * evicting binaries nobody maps when there is no run big enough. false when they do not fit or
+ * cannot be written.
  */
 static bool place_rows(struct unwind_loader *l, struct binary *b, const struct hp_unwind_row *rows,
 		       size_t nr, const char *what)
 {
+	size_t index_slots = row_index__slots(rows, nr), slots = nr + index_slots;
 	uint32_t base;
 	bool evicted = false;
 
-	if (nr == 0 || nr > l->opts.max_rows) {
+	if (nr == 0 || slots > l->opts.max_rows) {
 		l->stats.no_room += nr != 0;
 		return false;
 	}
-	while ((base = find_room(l, (uint32_t)nr)) == UINT32_MAX) {
+	while ((base = find_room(l, (uint32_t)slots)) == UINT32_MAX) {
 		if (!evict_one(l))
 			break;
 		evicted = true;
@@ -513,19 +534,20 @@ static bool place_rows(struct unwind_loader *l, struct binary *b, const struct h
 		bpf_sync__wait_for_programs();
 	if (base == UINT32_MAX) {
 		l->stats.no_room++;
-		b->wanted = (uint32_t)nr;
+		b->wanted = (uint32_t)slots;
 		log_debug("unwind rows map full (%u rows): %s walks with frame pointers",
 			  l->opts.max_rows, what);
 		return false;
 	}
-	if (l->sink.write_rows(l->sink.ctx, base, rows, (uint32_t)nr) != 0) {
+	if (write_table(l, base, rows, (uint32_t)nr, (uint32_t)index_slots) != 0) {
 		l->stats.tables_failed++;
 		return false;
 	}
 	b->wanted = 0;
 	b->row_base = base;
 	b->row_count = (uint32_t)nr;
-	l->rows_used += nr;
+	b->slots = (uint32_t)slots;
+	l->rows_used += slots;
 	return true;
 }
 
@@ -555,7 +577,7 @@ static uint64_t rows_in_use(const struct unwind_loader *l)
 
 	for (size_t i = 0; i < l->nr_bins; i++)
 		if (l->bins[i]->refs)
-			n += l->bins[i]->row_count;
+			n += l->bins[i]->slots;
 	return n;
 }
 

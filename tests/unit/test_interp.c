@@ -109,7 +109,8 @@ static void test_not_python(struct interp *ip)
 	CHECK(interp__version(ip, getpid()) == NULL, "not remembered");
 }
 
-/* Every field the BPF walk reads of a frame lies within the bytes it reads at once. */
+/* Every field the BPF walk reads of a frame or a thread state lies within the bytes it reads at
+ * once. */
 static void test_frame_reads(void)
 {
 	for (int minor = PYTHON_LAYOUT_MIN_MINOR; minor <= PYTHON_LAYOUT_MAX_MINOR; minor++) {
@@ -126,6 +127,10 @@ static void test_frame_reads(void)
 		      "3.%d entry", minor);
 		CHECK((l->frames == HP_PY_FRAMES_OBJECT) == (minor == 10), "3.%d frame kind",
 		      minor);
+		CHECK(l->tstate_thread + 8u <= HP_PY_TSTATE_READ &&
+			      l->tstate_frame + 8u <= HP_PY_TSTATE_READ &&
+			      l->tstate_next + 8u <= HP_PY_TSTATE_READ,
+		      "3.%d thread state fields within the bytes read", minor);
 	}
 }
 
