@@ -157,27 +157,31 @@ static __always_inline bool hp_py_read(struct hp_py_walk *w, __u64 addr)
 	return bpf_probe_read_user(&w->word, sizeof(w->word), (const void *)addr) == 0;
 }
 
+/* A pointer-sized field at off of the read bytes at buf: offsets come from userspace, so each is
+ * checked against what was read (read bytes) before it is used; 0 beyond it. */
+static __always_inline __u64 hp_py_u64(const __u8 *buf, __u16 off, __u16 read)
+{
+	if (off > read - 8)
+		return 0;
+	return *(const __u64 *)(buf + off);
+}
+
+/* A pointer of the thread state hp_py_read_tstate() read last. */
+static __always_inline __u64 hp_py_tstate_field(const struct hp_py_walk *w, __u16 off)
+{
+	return hp_py_u64(w->buf, off, HP_PY_TSTATE_READ);
+}
+
 /*
  * Read the thread state at addr: its first HP_PY_TSTATE_READ bytes into w->buf, and the id of its
  * thread into w->word. One read takes every field the walk wants of it.
  */
 static __always_inline bool hp_py_read_tstate(struct hp_py_walk *w, __u64 addr)
 {
-	__u16 off = w->proc.tstate_thread;
-
-	if (off > HP_PY_TSTATE_READ - 8 ||
-	    bpf_probe_read_user(w->buf, HP_PY_TSTATE_READ, (const void *)addr))
+	if (bpf_probe_read_user(w->buf, HP_PY_TSTATE_READ, (const void *)addr))
 		return false;
-	w->word = *(const __u64 *)(w->buf + off);
+	w->word = hp_py_tstate_field(w, w->proc.tstate_thread);
 	return true;
-}
-
-/* A pointer of the thread state hp_py_read_tstate() read last. */
-static __always_inline __u64 hp_py_tstate_field(const struct hp_py_walk *w, __u16 off)
-{
-	if (off > HP_PY_TSTATE_READ - 8)
-		return 0;
-	return *(const __u64 *)(w->buf + off);
 }
 
 /*
@@ -255,13 +259,10 @@ static __always_inline __u64 hp_py_current_frame(struct hp_py_walk *w)
 	return w->word;
 }
 
-/* Fields of a frame read into buf: offsets come from userspace, so each is checked against what
- * was read before it is used. */
+/* A pointer of a frame read into buf (see hp_py_u64()). */
 static __always_inline __u64 hp_py_field(const __u8 *buf, __u16 off)
 {
-	if (off > HP_PY_FRAME_READ - 8)
-		return 0;
-	return *(const __u64 *)(buf + off);
+	return hp_py_u64(buf, off, HP_PY_FRAME_READ);
 }
 
 static __always_inline __u8 hp_py_byte(const __u8 *buf, __u16 off)

@@ -632,14 +632,13 @@ static __always_inline long hp_unwind_frame(struct hp_walk *w, bool plain_loops)
 			ra = w->r.lr; /* arm64 leaf: still in the link register */
 			ra_in_lr = true;
 		}
-		if (row->fp_rule == HP_REG_OFFSET && !plain_loops) {
+		if (row->fp_rule == HP_REG_OFFSET) {
 			w->r.fp = cfa + (__s64)row->fp_offset;
 			w->fp_saved = true;
-		} else if (row->fp_rule == HP_REG_OFFSET) {
 			/* The tail-call walker reads it at once, so that fp_saved stays false (and
 			 * out of the state it keeps between programs): a lazy fp's branches in each
 			 * of its frames made more paths than the verifier follows. */
-			if (!hp_read_u64(cfa + (__s64)row->fp_offset, &w->r.fp)) {
+			if (plain_loops && !hp_fp_value(w)) {
 				hp_stop(w, HP_UNWIND_STOP_BAD_READ);
 				return 1;
 			}
