@@ -35,7 +35,9 @@ sampler_cost() {
 	bpftool -j prog show 2>/dev/null | python3 -c '
 import json, sys
 for p in json.load(sys.stdin):
-    if p.get("name") == "hp_cpu_sample" and p.get("run_cnt"):
+    # hp_cpu_sample (frame pointers, tail calls) or hp_cpu_sample_loop (the bpf_loop walker),
+    # whose name bpftool cuts at 15 characters
+    if p.get("name", "").startswith("hp_cpu_sample") and p.get("run_cnt"):
         print(p["run_cnt"], "%.0f" % (p["run_time_ns"] / p["run_cnt"]))'
 	wait "$hp"
 	wait "$pid" 2>/dev/null

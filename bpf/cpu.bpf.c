@@ -134,10 +134,15 @@ static __always_inline int record(struct bpf_perf_event_data *ctx, const struct 
 			count_stack_error(err, true, true);
 	}
 
-	err = bpf_get_stackid(ctx, stacks, 0);
-	key.kern_stack_id = err >= 0 ? err : -1;
-	if (err < 0)
-		count_stack_error(err, false, smp->in_kernel);
+	/* A sample taken in user mode has no kernel stack, and asking costs ~0.2 us. */
+	key.kern_stack_id = -1;
+	if (smp->in_kernel) {
+		err = bpf_get_stackid(ctx, stacks, 0);
+		if (err >= 0)
+			key.kern_stack_id = err;
+		else
+			count_stack_error(err, false, true);
+	}
 	key.thread_ctx = hp_thread_ctx_store(tctx, smp->thread_ctx);
 
 	val = bpf_map_lookup_elem(counts, &key);

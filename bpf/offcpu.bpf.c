@@ -52,6 +52,10 @@ struct {
 	__type(value, struct hp_offcpu_start);
 } offcpu_start SEC(".maps");
 
+/* The least guess of a wait's length that a walk by chance takes, as a part of the period: the
+ * walk's probability, and so the weight of a short wait it keeps, stay within 256 to 1. */
+#define GUESS_MIN_PART 256
+
 /* Per CPU, the thread switched in last with a kept deferred wait (see syscall_exit()). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -272,6 +276,9 @@ static __always_inline void finish_deferred(void *ctx, __u32 tgid, __u32 tid,
 	struct hp_uregs r;
 
 	start->await_exit = 0;
+	/* The thread is current again and still in the system call it waited in: its context is
+	 * the one it blocked with. */
+	start->thread_ctx = hp_thread_ctx_store(&offcpu_tctx, hp_thread_ctx_read_apart(tgid));
 	if (exit_regs) {
 		hp_uregs_from_saved(exit_regs, &r);
 		if (r.pc == start->user_pc && r.sp == start->user_sp)
@@ -293,7 +300,6 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	struct pt_regs *regs;
 	struct hp_uregs r = {};
 	bool has_mm, deferred;
-	__u64 tctx = 0;
 	long n;
 
 	if (!interesting(prev, tgid, tid))
@@ -316,11 +322,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 			return;
 		/* No history: taken now, as for a thread whose waits are long. */
 		start->last_ns = (__u64)-1;
+		start->recent_ns = (__u64)-1;
 	}
-	/* prev is current here: its TLS pointer and memory are the ones read. First, while the
-	 * verifier has few states to explore it in (a lookup that misses for most threads). */
-	if (has_mm)
-		tctx = hp_thread_ctx_store(&offcpu_tctx, hp_thread_ctx_read_apart(tgid));
 	/* A kept deferred wait whose system call's exit was not seen yet: accounted now, and this
 	 * CPU's slot freed (it holds tid: the thread has run here since its switch-in). */
 	if (defer_walks && start->await_exit) {
@@ -339,18 +342,68 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	start->deferred = deferred;
 	if (regs)
 		hp_uregs_from_saved(regs, &r);
-	start->thread_ctx = tctx;
+	start->thread_ctx = 0;
+	start->unwalked = 0;
+	start->guess_ns = 0;
+	/* A wait still going on when the capture ends is drained with what its record holds:
+	 * nothing rather than the stacks of an earlier wait. */
+	start->stack.nr_kern = 0;
+	start->stack.nr_user = 0;
 	if (deferred) {
 		start->user_pc = r.pc;
 		start->user_sp = r.sp;
 		return;
 	}
+	/* Not deferred, and its recent waits were short: walked by chance (struct hp_offcpu_start).
+	 * A pinned ping-pong's writer, preempted on its way out of write() at every round trip,
+	 * cost a walk per switch without this. */
+	if (sample_ns && start->recent_ns < sample_ns) {
+		__u64 guess = start->recent_ns, least = sample_ns / GUESS_MIN_PART;
+
+		if (guess < least)
+			guess = least ? least : 1;
+		if ((((__u64)hp_random() * sample_ns) >> 32) >= guess) {
+			start->unwalked = 1;
+			return;
+		}
+		start->guess_ns = guess;
+	}
+	/* prev is current here: its TLS pointer and memory are the ones read. Only for a wait whose
+	 * stacks are taken: a lookup on every switch-out cost ~30 ns of ~300. */
+	if (has_mm)
+		start->thread_ctx =
+			hp_thread_ctx_store(&offcpu_tctx, hp_thread_ctx_read_apart(tgid));
 	n = bpf_get_stack(ctx, start->stack.kern, sizeof(start->stack.kern), 0);
 	start->stack.nr_kern = n > 0 ? n / sizeof(__u64) : 0;
 	start->stack.nr_user = 0;
 	if (has_mm && (!loop_walker || !unwind_tables || regs))
 		take_user_stack(ctx, tgid, &start->stack, &r, loop_walker);
 	bump(&stats, HP_STAT_OFFCPU_WALKED);
+}
+
+/*
+ * Is the wait that just ended kept, and what does it stand for (*ns, *count)? A wait shorter than
+ * the period is sampled (hp_sample_wait()); one walked by chance at switch-out is sampled against
+ * its guess instead and weighted by period / guess, one not walked is kept only if it proved
+ * long. See struct hp_offcpu_start.
+ */
+static __always_inline bool keep_wait(const struct hp_offcpu_start *start, __u64 delta, __u64 *ns,
+				      __u64 *count)
+{
+	__u64 guess = start->guess_ns;
+
+	if (start->unwalked) {
+		*ns = delta;
+		*count = 1;
+		return delta >= sample_ns;
+	}
+	if (!guess || delta >= sample_ns)
+		return hp_sample_wait(delta, sample_ns, ns, count);
+	if (!hp_sample_wait(delta, guess, ns, count))
+		return false;
+	*ns = *ns * sample_ns / guess;
+	*count = (*count * sample_ns + guess / 2) / guess;
+	return true;
 }
 
 /* The thread about to run was off the CPU since its start record: account the time, or (a
@@ -371,15 +424,29 @@ static __always_inline void switch_in(struct task_struct *next, bool typed, __u6
 	delta = switch_time(now) - start->ts;
 	start->ts = 0;
 	start->last_ns = delta;
+	/* Halved at each wait, so that one short wait among long ones does not make the next walk
+	 * unlikely and its weight large. */
+	start->recent_ns /= 2;
+	if (start->recent_ns < delta)
+		start->recent_ns = delta;
 	if (delta < min_block_ns)
 		return;
 	bump(&stats, HP_STAT_OFFCPU_EVENTS);
-	if (!hp_sample_wait(delta, sample_ns, &ns, &count)) {
+	if (!keep_wait(start, delta, &ns, &count)) {
 		bump(&stats, HP_STAT_OFFCPU_SKIPPED);
 		return;
 	}
 	if (ns != delta)
 		bump(&stats, HP_STAT_OFFCPU_SAMPLED);
+	if (start->unwalked) {
+		/* Its walk was left out by chance, and it proved long: kept exactly, with the
+		 * kernel stack it has now and no user stack. */
+		n = bpf_get_task_stack(next, start->stack.kern, sizeof(start->stack.kern), 0);
+		start->stack.nr_kern = n > 0 ? n / sizeof(__u64) : 0;
+		bump(&stats, HP_STAT_OFFCPU_UNWALKED_LONG);
+		account_active(tgid, tid, next, start, ns, count);
+		return;
+	}
 	if (!defer_walks || !start->deferred) {
 		account_active(tgid, tid, next, start, ns, count);
 		return;

@@ -58,7 +58,7 @@ struct {
  * the next frames of the chain are often in them already (a probe-read costs ~55 ns, more than
  * half of a Python frame's walk; bench/bench_python.sh).
  */
-#define HP_PY_WINDOW 512
+#define HP_PY_WINDOW 2048
 
 /* Thread states looked at per walk, at most: a process with more threads than this whose thread
  * is not remembered yet keeps its native frames for that sample. */

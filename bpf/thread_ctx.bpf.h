@@ -297,9 +297,11 @@ static __always_inline __u64 hp_thread_ctx_store(void *tctx, __u64 h)
  * hp_thread_ctx_read() in a function of its own (a BPF-to-BPF call), for the programs that walk
  * user stacks with bpf_loop and make no tail calls: its stack frame then does not add to the
  * walk's and its callbacks', which together passed the 512 bytes a call chain may use (Linux 6.1:
- * "combined stack size of 3 calls is 544", in the lock and off-CPU programs).
+ * "combined stack size of 3 calls is 544", in the lock and off-CPU programs). A global function:
+ * the verifier checks it once, not once per state of each place that calls it (the off-CPU
+ * program calls it where a wait's stacks are taken, deep in its branches).
  */
-static __noinline __attribute__((unused)) __u64 hp_thread_ctx_read_apart(__u32 tgid)
+__noinline __u64 hp_thread_ctx_read_apart(__u32 tgid)
 {
 	return hp_thread_ctx_read(tgid);
 }

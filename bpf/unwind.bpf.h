@@ -167,8 +167,35 @@ struct {
 	__type(value, __u32);
 } unwind_hint SEC(".maps");
 
-/* The key of unwind_hint's one entry, in read-only data rather than on the walk's stack. */
+/* The key of unwind_hint's and unwind_window's one entry, in read-only data rather than on the
+ * walk's stack. */
 const volatile __u32 unwind_hint_key = 0;
+
+/*
+ * The bytes of the user stack at and above the last address the bpf_loop walker read, up to
+ * HP_STACK_WINDOW of them and never past that address's page. A probe-read costs the same for 8
+ * bytes or 512 (~55-75 ns, most of a frame's walk), and callers' frames lie right above their
+ * callees': one read serves the return addresses and saved frame pointers of several frames.
+ * The thread is stopped while it is walked, so what the window holds is what the stack holds.
+ * Reset at each walk's start; a walk nested on this CPU (a program interrupting another) may
+ * refill it, with the same task's stack, and every read checks the window's bounds.
+ */
+#define HP_STACK_WINDOW 2048
+
+struct hp_stack_window {
+	__u64 base; /* the address of buf[0], 8-aligned */
+	__u32 len;  /* bytes held; 0 when empty */
+	__u32 pad;
+	__u8 buf[HP_STACK_WINDOW +
+		 8]; /* the 8 past the end keep a masked offset's read in bounds */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct hp_stack_window);
+} unwind_window SEC(".maps");
 
 /* The stack being walked on this CPU: too large for the BPF stack. */
 struct {
@@ -214,6 +241,7 @@ _Static_assert(__builtin_offsetof(struct hp_uregs, lr) ==
 struct hp_walk {
 	struct hp_uregs r;
 	struct hp_unwind_proc *proc; /* NULL: no table for this process, frame pointers only */
+	struct hp_stack_window *win; /* NULL: each read is a probe-read (the tail-call walker) */
 	__u64 *pcs;		     /* HP_UNWIND_MAX_DEPTH entries */
 	__u64 hash;		     /* of the PCs so far */
 	__u32 tgid;
@@ -320,19 +348,22 @@ struct hp_row_search {
 	__u32 addr;
 	__u32 lo;
 	__u32 hi;
+	/* the key of a row's lookup: here rather than on the stack of hp_row_position(), where
+	 * the halvings are inlined and every byte counts (see there) */
+	__u32 key;
 };
 
-static long hp_row_search_step(__u64 index, void *ctx)
+/* One halving of a row search; 1 when it is over. */
+static __always_inline long hp_row_halve(struct hp_row_search *q)
 {
-	struct hp_row_search *q = ctx;
 	struct hp_unwind_row *row;
-	__u32 mid, idx;
+	__u32 mid;
 
 	if (q->lo >= q->hi)
 		return 1;
 	mid = (q->lo + q->hi) / 2;
-	idx = q->base + mid;
-	row = bpf_map_lookup_elem(&unwind_rows, &idx);
+	q->key = q->base + mid;
+	row = bpf_map_lookup_elem(&unwind_rows, &q->key);
 	if (!row) { /* beyond the map: the table is not what the mapping says */
 		q->lo = 0;
 		return 1;
@@ -342,6 +373,11 @@ static long hp_row_search_step(__u64 index, void *ctx)
 	else
 		q->hi = mid;
 	return 0;
+}
+
+static long hp_row_search_step(__u64 index, void *ctx)
+{
+	return hp_row_halve(ctx);
 }
 
 /* Bucket k of the index whose buckets start at slot first (struct hp_unwind_index); -1 when the
@@ -387,9 +423,12 @@ __noinline __u32 hp_row_position(__u32 base, __u32 count, __u32 addr)
 		return 0;
 	q.lo = lo;
 	q.hi = hi;
-	/* 24 halvings cover 16M rows, more than the rows map may hold; a bucket takes a few. */
-	bpf_loop(24, hp_row_search_step, &q, 0);
-	return q.lo <= count ? q.lo : 0;
+	/* Most buckets hold a few rows: their first three halvings run here, where a bpf_loop()
+	 * call and its callbacks cost more than the search (Python depth 20: 2.9 -> 2.7 us). 24
+	 * halvings cover 16M rows, more than the rows map may hold. */
+	if (!hp_row_halve(&q) && !hp_row_halve(&q) && !hp_row_halve(&q))
+		bpf_loop(24, hp_row_search_step, &q, 0);
+	return q.lo; /* never above hi, which is at most count */
 }
 
 /*
@@ -444,6 +483,40 @@ static __always_inline bool hp_read_u64(__u64 addr, __u64 *out)
 }
 
 /*
+ * n (8 or 16) bytes of the stack at addr into out, from the walk's window (refilled from addr when
+ * it does not hold them), or with a read of their own when the walk has no window or addr is not
+ * 8-aligned. The refill stops at addr's page: a probe-read that crosses into a page that is not
+ * there fails, and a failing read costs microseconds.
+ */
+static __always_inline bool hp_stack_read(struct hp_walk *w, __u64 addr, void *out, __u32 n)
+{
+	struct hp_stack_window *win = w->win;
+	__u64 off, len;
+
+	if (!win || (addr & 7))
+		return bpf_probe_read_user(out, n, (const void *)addr) == 0;
+	off = addr - win->base;
+	if (addr < win->base || off + n > win->len) {
+		len = 4096 - (addr & 4095);
+		if (len > HP_STACK_WINDOW)
+			len = HP_STACK_WINDOW;
+		if (len < n)
+			return bpf_probe_read_user(out, n, (const void *)addr) == 0;
+		win->len = 0;
+		if (bpf_probe_read_user(win->buf, len, (const void *)addr))
+			return false;
+		win->base = addr;
+		win->len = len;
+		off = 0;
+	}
+	off &= HP_STACK_WINDOW - 8;
+	((__u64 *)out)[0] = *(__u64 *)(win->buf + off);
+	if (n > 8)
+		((__u64 *)out)[1] = *(__u64 *)(win->buf + off + 8);
+	return true;
+}
+
+/*
  * A signal trampoline's frame holds the interrupted registers in the ucontext on the stack
  * (x86_64: rt_sigframe after the return address has been popped, so SP points at the ucontext;
  * uc_mcontext is at 40, and rbp, rsp and rip are its 11th, 16th and 17th slots. arm64: the
@@ -471,7 +544,7 @@ static __always_inline bool hp_signal_step(struct hp_walk *w)
  */
 static __always_inline bool hp_read_fp_ra(struct hp_walk *w, __u64 addr)
 {
-	return bpf_probe_read_user(&w->r.fp, 2 * sizeof(__u64), (const void *)addr) == 0;
+	return hp_stack_read(w, addr, &w->r.fp, 2 * sizeof(__u64));
 }
 
 /* The frame's fp value, read from where it was saved if it was not read yet (see fp_saved). */
@@ -480,7 +553,7 @@ static __always_inline bool hp_fp_value(struct hp_walk *w)
 	if (!w->fp_saved)
 		return true;
 	w->fp_saved = false;
-	return hp_read_u64(w->r.fp, &w->r.fp);
+	return hp_stack_read(w, w->r.fp, &w->r.fp, sizeof(__u64));
 }
 
 /* A frame-pointer step: [fp] is the caller's fp and [fp + 8] the return address. */
@@ -624,7 +697,7 @@ static __always_inline long hp_unwind_frame(struct hp_walk *w, bool plain_loops)
 		if (rule == HP_CFA_PLT && (w->r.pc & 15) >= 11)
 			cfa += 8;
 		if (row->ra_rule == HP_REG_OFFSET) {
-			if (!hp_read_u64(cfa + (__s64)row->ra_offset, &ra)) {
+			if (!hp_stack_read(w, cfa + (__s64)row->ra_offset, &ra, sizeof(ra))) {
 				hp_stop(w, HP_UNWIND_STOP_BAD_READ);
 				return 1;
 			}
@@ -708,6 +781,9 @@ static __always_inline __u32 hp_unwind_user(__u32 tgid, const struct hp_uregs *r
 	if (!r->pc)
 		return 0;
 	hp_walk_begin(&w, tgid, r, pcs);
+	w.win = bpf_map_lookup_elem(&unwind_window, (const __u32 *)&unwind_hint_key);
+	if (w.win)
+		w.win->len = 0;
 	hp_py_begin(tgid);
 	/* Steps that put no frame in (the end of a Python loop's frames) count against the depth
 	 * only here, hence twice the frames. */
@@ -809,8 +885,13 @@ static __always_inline struct hp_user_stack *hp_walk_user(__u32 tgid, const stru
 static __always_inline bool hp_store_user_stack(void *ustacks, __u64 hash,
 						const struct hp_user_stack *s, __u32 loss_full)
 {
-	int err = hp_map_update(ustacks, &hash, s, BPF_NOEXIST);
+	int err;
 
+	/* Most samples repeat a stack already kept: a lookup takes no lock, and an update that
+	 * finds the key takes the bucket's lock to say so. */
+	if (bpf_map_lookup_elem(ustacks, &hash))
+		return true;
+	err = hp_map_update(ustacks, &hash, s, BPF_NOEXIST);
 	if (err && err != -EEXIST) {
 		hp_count_update_error(err, loss_full);
 		return false;

@@ -75,6 +75,9 @@ enum hp_stat {
 	HP_STAT_OFFCPU_WALKED,
 	HP_STAT_OFFCPU_SAMPLED,
 	HP_STAT_OFFCPU_SKIPPED,
+	/* Off-CPU waits longer than the period whose switch-out was not walked, by chance (see
+	 * struct hp_offcpu_start): kept exactly, with their kernel stack only. */
+	HP_STAT_OFFCPU_UNWALKED_LONG,
 	HP_STAT_LOCK_WALKED,
 	HP_STAT_LOCK_SAMPLED,
 	HP_STAT_LOCK_SKIPPED,
@@ -132,18 +135,34 @@ struct hp_raw_stack {
  * sampling period is kept with probability length / period and counted as one period (unbiased:
  * each kept wait stands for period / length waits like it), a longer one always, exactly; a kept
  * wait's kernel stack is taken then (bpf_get_task_stack) and its user stack at the system call's
- * exit, when the thread is current again (await_exit), where it is accounted. Its thread context
- * is read at switch-out, like every wait's. A thread whose last wait was long is not deferred: its
+ * exit, when the thread is current again (await_exit), where it is accounted, and so is its thread
+ * context (any wait's is read with its stacks, while the thread is current). A thread whose last
+ * wait was long is not deferred: its
  * stacks are taken at switch-out, so that a wait still going on when the capture ends has them.
+ *
+ * A switch-out that cannot be deferred (preempted, often on its way back to user mode after a
+ * system call; or not in a system call) whose thread's recent waits were short is walked with
+ * probability guess / period, guess being the longest of them, halved at each wait since
+ * (recent_ns; at least a 256th of the period): a short wait's walk then costs what a deferred
+ * one's would, and one short wait among long ones does not make the next one's weight large. At
+ * switch-in, a walked short wait is kept with probability length / guess (at most 1) and weighted
+ * by period / guess on top of the usual, so that each wait is kept with probability min(length,
+ * guess) / period and stands for period / min(length, guess) like it; a wait that proves long is
+ * kept exactly either way, with its kernel stack taken at switch-in and no user stack when it was
+ * not walked (HP_STAT_OFFCPU_UNWALKED_LONG counts those).
  */
 struct hp_offcpu_start {
 	__u64 ts;	 /* bpf_ktime_get_ns() at switch-out; 0 when the thread is on a CPU */
 	__u32 state;	 /* enum hp_thread_state */
 	__u8 deferred;	 /* no stacks taken at switch-out */
 	__u8 await_exit; /* a kept deferred wait: its user stack at the system call's exit */
-	__u16 pad;
-	__u64 thread_ctx; /* the thread's context record at switch-out, in offcpu_tctx; 0: none */
+	__u8 unwalked;	 /* not deferred, and its walk left out by chance (see above) */
+	__u8 pad;
+	__u64 guess_ns;	  /* walked by chance with probability guess_ns / period; 0: surely */
+	__u64 thread_ctx; /* the thread's context record, in offcpu_tctx; 0: none (or not read yet)
+			   */
 	__u64 last_ns;	  /* the length of the thread's previous wait */
+	__u64 recent_ns;  /* the longest of its recent waits, halved at each wait since */
 	__u64 weight_ns;  /* await_exit: the time and the number of waits it stands for */
 	__u64 weight_n;
 	__u64 user_pc, user_sp; /* deferred: where user code entered the kernel, to tell at a

@@ -132,9 +132,13 @@ static int render_samples(struct metrics_text *m, struct capture *cap)
 		{"lock", cs->lock_events},
 	};
 	struct labelled walks[] = {
-		{"offcpu_walked", cs->waits_walked[0]},	  {"offcpu_sampled", cs->waits_sampled[0]},
-		{"offcpu_skipped", cs->waits_skipped[0]}, {"lock_walked", cs->waits_walked[1]},
-		{"lock_sampled", cs->waits_sampled[1]},	  {"lock_skipped", cs->waits_skipped[1]},
+		{"offcpu_walked", cs->waits_walked[0]},
+		{"offcpu_sampled", cs->waits_sampled[0]},
+		{"offcpu_skipped", cs->waits_skipped[0]},
+		{"lock_walked", cs->waits_walked[1]},
+		{"lock_sampled", cs->waits_sampled[1]},
+		{"lock_skipped", cs->waits_skipped[1]},
+		{"offcpu_unwalked_long", cs->offcpu_unwalked_long},
 	};
 
 	for (int i = 0; i < HP_LOSS__COUNT; i++) {
@@ -152,8 +156,9 @@ static int render_samples(struct metrics_text *m, struct capture *cap)
 		       "type", kinds),
 		FAMILY("hostprof_wait_stacks_total", METRICS_COUNTER,
 		       "Off-CPU and lock waits by what was done: stack taken (walked), of which "
-		       "kept "
-		       "by sampling a short wait (sampled), or a short wait not kept (skipped).",
+		       "kept by sampling a short wait (sampled), a short wait not kept (skipped), "
+		       "or a long off-CPU wait kept with its kernel stack only after its walk was "
+		       "left out by chance (offcpu_unwalked_long).",
 		       "outcome", walks),
 		FAMILY("hostprof_samples_lost_total", METRICS_COUNTER,
 		       "Samples (or their stacks) lost, by reason: raise the map sizes in limits "

@@ -335,6 +335,11 @@ static void print_waits(const char *what, const char *noun, uint64_t events,
 		       st->waits_walked[i], st->waits_sampled[i], period / 1e6,
 		       st->waits_skipped[i]);
 	putchar('\n');
+	if (i == 0 && st->offcpu_unwalked_long)
+		printf("  %" PRIu64
+		       " of them were long waits that followed a short one and were not "
+		       "walked by chance: kept with their kernel stack only\n",
+		       st->offcpu_unwalked_long);
 }
 
 /* How user stacks were walked, and why walks ended: the first thing to read when stacks look

@@ -51,6 +51,9 @@ struct collector_stats {
 	/* Of those: stacks taken, of which for sampled short waits, and short waits not kept
 	 * (enum hp_stat); [0] off-CPU, [1] lock. */
 	uint64_t waits_walked[2], waits_sampled[2], waits_skipped[2];
+	/* Off-CPU waits that proved long after their switch-out's walk was left out by chance: kept
+	 * with their kernel stack only (HP_STAT_OFFCPU_UNWALKED_LONG). */
+	uint64_t offcpu_unwalked_long;
 	uint64_t filter_dropped; /* events of processes in the drop filter, skipped at once */
 	uint64_t drains;
 };

@@ -57,6 +57,11 @@
 #                     period): sampled, the nap stacks' off-CPU time and count within 20% of what
 #                     the workload measured (the expected spread is ~6%), and stacks taken for
 #                     under 5% of the waits; with --wait-sample-us 0, every wait, within 10%
+#   offcpu_preempted  crowded (two spinning threads pinned to one CPU: their waits are
+#                     preemptions of a few ms, in no system call): off-CPU time in crowded() within
+#                     20% of what the threads measured (wall less CPU time), and stacks taken for
+#                     under 70% of the waits (walked by chance at switch-out); with
+#                     --wait-sample-us 0, every wait, within 10%
 #   go_labels         goroutine pprof labels of Go programs built by Debian's Go (a label map),
 #                     the newest Go (a sorted slice) and with cgo (g at runtime.tlsg): >= 95% of
 #                     in-span samples carry their ids and labels, none of the others; OTLP links;
@@ -1999,20 +2004,38 @@ PY
 	[ "$bad" -eq 0 ] && pass thread_context "samples carrying their span's ids and attributes (pprof labels; OTLP link table of 3; kept by render OTLP -> pprof; render --span-id keeps one span):${msg%;}"
 }
 
+# offcpu_both_ways TEST TAG WORKLOAD ARGS...: captures WORKLOAD ARGS $WORK/TAG.txt (the file it
+# writes what it measured itself to) under --types offcpu, at the default wait sampling and with
+# --wait-sample-us 0, and after each runs the Python on stdin with the pprof -raw text, that file,
+# the summary and the mode ("auto" or the flags): it prints one line and exits non-zero on a
+# failure. TEST passes when both runs do.
+offcpu_both_ways() {
+	local test=$1 tag=$2 check args out bad=0 msg=""
+	shift 2
+	check=$(cat)
+	for args in "" "--wait-sample-us 0"; do
+		# shellcheck disable=SC2086  # args is empty or two words
+		hp "$tag" profile --types offcpu $args -o "$WORK/$tag.pb.gz" -- "$@" "$WORK/$tag.txt"
+		if [ "$HP_RC" -ne 0 ]; then
+			fail "$test" "capture ($args) failed: $(hp_failure "$tag")"
+			return
+		fi
+		pprof -raw "$WORK/$tag.pb.gz" >"$WORK/$tag.raw" 2>&1
+		out=$(python3 -c "$check" "$WORK/$tag.raw" "$WORK/$tag.txt" "$WORK/$tag.out" "${args:-auto}") ||
+			bad=1
+		msg="$msg $out;"
+	done
+	if [ "$bad" -eq 0 ]; then
+		pass "$test" "${msg%;}"
+	else
+		fail "$test" "${msg%;}"
+	fi
+}
+
 # Waits far shorter than the sampling period are sampled in proportion to their length: the
 # totals must still be what the workload measured itself, while few stacks are taken.
 t_offcpu_sampled() {
-	local args out bad=0 msg=""
-	for args in "" "--wait-sample-us 0"; do
-		# shellcheck disable=SC2086  # args is empty or two words
-		hp sampled profile --types offcpu $args -o "$WORK/sampled.pb.gz" -- \
-			"$WL/short_waits" 3 "$WORK/sampled.txt"
-		if [ "$HP_RC" -ne 0 ]; then
-			fail offcpu_sampled "capture ($args) failed: $(hp_failure sampled)"
-			return
-		fi
-		pprof -raw "$WORK/sampled.pb.gz" >"$WORK/sampled.raw" 2>&1
-		out=$(python3 - "$WORK/sampled.raw" "$WORK/sampled.txt" "$WORK/sampled.out" "${args:-auto}" <<'PY'
+	offcpu_both_ways offcpu_sampled sampled "$WL/short_waits" 3 <<'PY'
 import re, sys
 sys.path.insert(0, "tests/e2e")
 import pprof_raw
@@ -2043,14 +2066,37 @@ print("%s: nap %.3f s of %.3f measured, %d of %d waits, %s%s" % (
     ("; " + "; ".join(bad)) if bad else ""))
 sys.exit(1 if bad else 0)
 PY
-		) || bad=1
-		msg="$msg $out;"
-	done
-	if [ "$bad" -eq 0 ]; then
-		pass offcpu_sampled "${msg%;}"
-	else
-		fail offcpu_sampled "${msg%;}"
-	fi
+}
+
+# Preemptions are waits too, and their stacks cannot wait for a system call's exit: walked at
+# switch-out by chance, in proportion to the thread's last wait, and weighted (struct
+# hp_offcpu_start). The totals must match what the threads measured either way.
+t_offcpu_preempted() {
+	offcpu_both_ways offcpu_preempted preempted "$WL/crowded" 3 <<'PY'
+import re, sys
+sys.path.insert(0, "tests/e2e")
+import pprof_raw
+p = pprof_raw.parse(open(sys.argv[1]).read())
+measured = int(open(sys.argv[2]).read().split()[1])
+said = open(sys.argv[3]).read()
+j = p.type_index("off_cpu")
+ns = sum(s.values[j] for s in p.samples if "crowded" in p.stack(s))
+sampled = sys.argv[4] == "auto"
+# Sampled, ~300 waits of ~4 ms stand for the whole: the spread over 11 runs was 5%.
+tol = 0.20 if sampled else 0.10
+bad = []
+if abs(ns - measured) > tol * measured:
+    bad.append("off-CPU in crowded %.3f s, measured %.3f s" % (ns / 1e9, measured / 1e9))
+m = re.search(r"Off-CPU: (\d+) waits recorded(?: \(stacks of (\d+): (\d+) .* sampled, (\d+) not kept)?", said)
+if not m:
+    bad.append("no Off-CPU line in the summary")
+elif sampled and (not m.group(2) or int(m.group(2)) > 0.7 * int(m.group(1))):
+    bad.append("stacks taken for %s of %s waits (want < 70%%): %s" % (m.group(2), m.group(1), m.group(0)))
+print("%s: crowded %.3f s off-CPU of %.3f measured, %s of %s waits walked%s" % (
+    sys.argv[4], ns / 1e9, measured / 1e9, m.group(2) if m and m.group(2) else "all",
+    m.group(1) if m else "?", ("; " + "; ".join(bad)) if bad else ""))
+sys.exit(1 if bad else 0)
+PY
 }
 
 # Goroutine labels (pprof.Do) read in BPF: tests/e2e/go_labels runs span A and span B on two
@@ -2199,7 +2245,7 @@ main() {
 		capture_ratio
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
-		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_raw_syscalls contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages html_views render_diff render_formats readme_examples otel_process_context thread_context thread_context_wall offcpu_sampled go_labels otel_go_sdk terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
+		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_raw_syscalls contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages html_views render_diff render_formats readme_examples otel_process_context thread_context thread_context_wall offcpu_sampled offcpu_preempted go_labels otel_go_sdk terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
 		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind python_perf_jit tailcall_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		pyframes_debian pyframes_pyenv pyframes_container pyframes_versions pyframes_unsupported pyframes_wall pyframes_contention pyframes_agent pyframes_harness \

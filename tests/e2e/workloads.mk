@@ -7,7 +7,7 @@ E2E_DIR := $(OUTPUT)/e2e
 E2E_CFLAGS := -O2 -g -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -D_GNU_SOURCE
 
 E2E_BINS := $(addprefix $(E2E_DIR)/,cpu_ratio lib_ratio libhpwork.so syscalls short_lived cpu_threads \
-	sleeper short_waits mutex mmap_churn nofp libnofp.so nofp_dlopen nofp_exec_a nofp_exec_b cxx_throw \
+	sleeper short_waits crowded mutex mmap_churn nofp libnofp.so nofp_dlopen nofp_exec_a nofp_exec_b cxx_throw \
 	jit_mmap otel_ctx libotel_tls.so otel_ctx_lib otel_ctx_dl)
 
 .PHONY: e2e-workloads
@@ -46,6 +46,10 @@ $(E2E_DIR)/cpu_threads: tests/e2e/cpu_threads.c tests/e2e/workloads.mk tests/e2e
 $(E2E_DIR)/short_waits: tests/e2e/short_waits.c tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(E2E_CFLAGS) $< -o $@
+
+$(E2E_DIR)/crowded: tests/e2e/crowded.c tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(E2E_CFLAGS) -pthread $< -o $@
 
 $(E2E_DIR)/sleeper: tests/e2e/sleeper.c tests/e2e/workloads.mk tests/e2e/workload.h | $(E2E_DIR)
 	$(call msg,WORKLOAD,$@)
