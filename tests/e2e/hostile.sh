@@ -390,9 +390,12 @@ t_hostile_files() {
 	need_hostile_run hostile_files || return
 	not_regular=$(hostile_metric 'hostprof_files_refused_total{reason="not_regular"}')
 	section=$(hostile_metric 'hostprof_files_refused_total{reason="section_too_big"}')
-	# An open of a FIFO other than O_PATH (which opens nothing): it blocks, or would.
+	# An open of a FIFO other than O_PATH (which opens nothing): it blocks, or would. Only the
+	# lines that carry a call's flags count: when another thread's call interleaves, strace
+	# splits a call into "openat(... <unfinished ...>" (with the flags) and "<... openat
+	# resumed>) = fd</path>", which names the file but not how it was opened.
 	opened=$(grep -F -e "${HOSTILE_FIFOS[0]##*/}" -e hp_fifo.debug "$HOSTILE_DIR/agent.strace" |
-		grep -v O_PATH | head -2)
+		grep -E 'open(at2?)?\(' | grep -v O_PATH | head -2)
 	# The perf map's endless line is read up to the 64 MiB budget and dropped, uncounted: that
 	# it was met shows in strace, what it cost in the RSS and the loop's stall (hostile_agent).
 	perfmap=$(grep -c "= [0-9]*<$HOSTILE_JIT_MAP>" "$HOSTILE_DIR/agent.strace")
