@@ -42,6 +42,10 @@ $(OUTPUT)/bench/pingpong: bench/pingpong.c | $(OUTPUT)/bench
 bench-sched: $(OUTPUT)/hostprof $(OUTPUT)/bench/pingpong
 	$(Q)(bench/bench_sched.sh $(OUTPUT)/hostprof $(OUTPUT)/bench/pingpong && echo && \
 		HP_ARGS="--wait-sample-us 0" bench/bench_sched.sh $(OUTPUT)/hostprof \
+		$(OUTPUT)/bench/pingpong && echo && \
+		HP_TYPES=cpu,contention bench/bench_sched.sh $(OUTPUT)/hostprof \
+		$(OUTPUT)/bench/pingpong && echo && \
+		HP_TYPES=cpu,wall bench/bench_sched.sh $(OUTPUT)/hostprof \
 		$(OUTPUT)/bench/pingpong) > $(OUTPUT)/bench/sched.md.tmp && \
 		mv $(OUTPUT)/bench/sched.md.tmp $(OUTPUT)/bench/sched.md
 	$(Q)cat $(OUTPUT)/bench/sched.md

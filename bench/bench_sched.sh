@@ -7,11 +7,13 @@
 # while throughput is measured), per BPF program its run count and mean cost per run. Numbers
 # only; nothing is asserted.
 # HP_ARGS adds hostprof options (--wait-sample-us 0: every wait's stacks, as before sampling) and
-# names the run in the table.
-# Usage (root): [HP_ARGS=...] bench/bench_sched.sh HOSTPROF PINGPONG [REPETITIONS]
+# names the run in the table; HP_TYPES replaces the profile types (cpu,contention or cpu,wall:
+# what each hook costs alone).
+# Usage (root): [HP_ARGS=...] [HP_TYPES=...] bench/bench_sched.sh HOSTPROF PINGPONG [REPETITIONS]
 set -u
 hostprof=$1 pingpong=$2 reps=${3:-3}
 read -r -a hp_args <<<"${HP_ARGS:-}"
+types=${HP_TYPES:-cpu,wall,contention}
 secs=4
 [ "$(id -u)" -eq 0 ] || { echo "bench_sched: needs root (BPF)" >&2; exit 1; }
 out=$(mktemp -d /tmp/hostprof-bench.XXXXXX)
@@ -27,7 +29,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # profiled SECONDS: the workload's round trips per second under hostprof.
 profiled() {
 	local hp
-	"$hostprof" profile --all --types cpu,wall,contention --duration $(($1 + 2)) -q "${hp_args[@]}" \
+	"$hostprof" profile --all --types "$types" --duration $(($1 + 2)) -q "${hp_args[@]}" \
 		-o "$out/p.folded" >/dev/null 2>&1 &
 	hp=$!
 	sleep 1.5 # loaded and attached
@@ -59,8 +61,8 @@ echo
 echo "| run | round trips/s | context switches/s | slowdown | added per context switch |"
 echo "|---|---|---|---|---|"
 echo "| alone | $alone | $((alone * 2)) | | |"
-awk -v a="$alone" -v p="$profiled" -v c="$(nproc)" -v args="${HP_ARGS:-defaults}" 'BEGIN {
-	printf "| hostprof cpu,wall,contention (%s) | %d | %d | %.1f%% | %.2f µs |\n", args, p, 2 * p,
+awk -v a="$alone" -v p="$profiled" -v c="$(nproc)" -v args="${HP_ARGS:-defaults}" -v t="$types" 'BEGIN {
+	printf "| hostprof %s (%s) | %d | %d | %.1f%% | %.2f µs |\n", t, args, p, 2 * p,
 		100 * (a - p) / a, 1e6 * c / 2 * (1 / p - 1 / a) }'
 echo
 echo "Per program, from one more run with kernel.bpf_stats_enabled (its own clock reads add to each):"

@@ -310,7 +310,7 @@ for rep in $(seq "$REPS"); do
 	PROF_PID=$!
 	BG+=("$PROF_PID")
 	sleep "$SETTLE"
-	# The agent's sched_switch program: hp_offcpu_switch, or its _loop or _raw variant.
+	# The agent's sched_switch program: hp_offcpu_switch, or its _loop, _return or _raw variant.
 	read -r b0 n0 < <(bpftool -j prog show 2>/dev/null | python3 -c '
 import json, sys
 t = n = 0

@@ -28,9 +28,6 @@
 const volatile __u64 min_block_ns = 0;
 /* Waits shorter than this are sampled (hp_sample_wait()); 0: every wait is kept. */
 const volatile __u64 sample_ns = 0;
-/* Stacks of voluntary waits taken when the wait ends (see struct hp_offcpu_start): set by
- * userspace where the kernel has bpf_task_pt_regs (Linux 5.15), with the typed tracepoints. */
-const volatile bool defer_walks = false;
 
 /* Threads that are off the CPU right now; max_entries set by userspace. */
 /*
@@ -56,14 +53,6 @@ struct {
  * walk's probability, and so the weight of a short wait it keeps, stay within 256 to 1. */
 #define GUESS_MIN_PART 256
 
-/* Per CPU, the thread switched in last with a kept deferred wait (see syscall_exit()). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} await_tid SEC(".maps");
-
 /* A zeroed record to create start entries from: too large for the BPF stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -71,6 +60,37 @@ struct {
 	__type(key, __u32);
 	__type(value, struct hp_offcpu_start);
 } zero_start SEC(".maps");
+
+/*
+ * Linux 6.18's task work: a callback that a given task runs when it next returns to user mode,
+ * current then and in its own address space. A wait that was not walked at switch-out (by chance,
+ * see struct hp_offcpu_start) and proves long is walked there: its user registers and stack are
+ * the ones it waited with until it returns to user code. The kernel knows the field by its type's
+ * name; vmlinux/arm64/vmlinux.h comes from Linux 6.1, which has no such type.
+ */
+#if defined(__TARGET_ARCH_arm64)
+struct bpf_task_work {
+	__u64 __opaque;
+};
+#endif
+
+extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw,
+					      void *map__map,
+					      int (*callback)(struct bpf_map *map, void *key,
+							      void *value),
+					      void *aux__prog) __ksym __weak;
+
+struct offcpu_return_work {
+	struct bpf_task_work work;
+};
+
+/* Per thread, its task work (scheduled at most once at a time); max_entries set by userspace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct offcpu_return_work);
+} offcpu_return_work SEC(".maps");
 
 #define OFFCPU_STACKS(name)                                                                        \
 	struct {                                                                                   \
@@ -172,40 +192,6 @@ static __always_inline struct pt_regs *current_saved_regs(void)
 	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 }
 
-/*
- * Did the task whose saved registers these are enter the kernel by a system call (and so leave it
- * by sys_exit)? arm64 keeps the call's number, or -1 for any other entry; x86_64 keeps it in
- * orig_ax, but a page fault's error code lands there too, so the marks of the syscall instruction
- * are checked as well (it saves the return address in rcx and the flags in r11, which the entry
- * code stores beside ip and flags).
- */
-static __always_inline bool in_syscall(struct pt_regs *regs)
-{
-#if defined(__TARGET_ARCH_x86)
-	return (long)regs->orig_ax >= 0 && regs->cx == regs->ip && regs->r11 == regs->flags;
-#elif defined(__TARGET_ARCH_arm64)
-	return (int)regs->syscallno >= 0;
-#else
-	return false;
-#endif
-}
-
-/*
- * Has the system call of these saved registers returned already? Then the thread was preempted
- * on its way back to user mode, past the call's exit that a deferred walk waits for: its wait
- * would end with no user stack, or with the one of its next system call. x86_64's entry sets ax
- * to -ENOSYS and the call's return puts its result there; arm64 keeps no such mark, and a
- * preempted thread is taken as past its call (a preemption inside a call only costs a walk now).
- */
-static __always_inline bool syscall_returned(struct pt_regs *regs, __u32 state)
-{
-#if defined(__TARGET_ARCH_x86)
-	return regs->ax != (unsigned long)-38 /* -ENOSYS */;
-#else
-	return state == HP_STATE_PREEMPTED;
-#endif
-}
-
 static __always_inline __u64 hash_stack(const struct hp_raw_stack *s)
 {
 	__u64 h = 0xcbf29ce484222325ULL ^ ((__u64)s->nr_user << 32 | s->nr_kern);
@@ -260,46 +246,17 @@ static __always_inline void account_active(__u32 tgid, __u32 tid, struct task_st
 }
 
 /*
- * Account a kept deferred wait of the current thread: its kernel stack was taken at switch-in, its
- * thread context at switch-out, and the thread has stayed in the kernel since, in the system call
- * it waited in (switch-in set this CPU's await_tid; the call's exit, which the thread must pass to
- * return to user space, clears it). At the call's exit (exit_regs, the registers it saved) its
- * user stack is read too, once those registers are checked to be the ones saved at switch-out.
- * When the thread leaves the CPU again first (it waits twice in one call), the wait is accounted
- * without a user stack: a second walk in the sched_switch program would double what the verifier
- * explores there.
- */
-static __always_inline void finish_deferred(void *ctx, __u32 tgid, __u32 tid,
-					    struct task_struct *task, struct hp_offcpu_start *start,
-					    struct pt_regs *exit_regs, bool loop_walker)
-{
-	struct hp_uregs r;
-
-	start->await_exit = 0;
-	/* The thread is current again and still in the system call it waited in: its context is
-	 * the one it blocked with. */
-	start->thread_ctx = hp_thread_ctx_store(&offcpu_tctx, hp_thread_ctx_read_apart(tgid));
-	if (exit_regs) {
-		hp_uregs_from_saved(exit_regs, &r);
-		if (r.pc == start->user_pc && r.sp == start->user_sp)
-			take_user_stack(ctx, tgid, &start->stack, &r, loop_walker);
-	}
-	account_active(tgid, tid, task, start, start->weight_ns, start->weight_n);
-}
-
-/*
- * The thread leaving the CPU is current: its thread context and stacks can be read now. A thread
- * whose waits are short, asleep in a system call, has its stacks read only if its wait is kept (its
- * wait is deferred: see struct hp_offcpu_start).
+ * The thread leaving the CPU is current: its thread context and stacks can be read now, and are
+ * if its recent waits were long, or by chance if they were short (see struct hp_offcpu_start).
  */
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
-				       bool loop_walker, bool typed, __u64 *now)
+				       bool loop_walker, bool typed, bool at_return, __u64 *now)
 {
 	__u32 tid = TASK_READ(typed, prev, pid), tgid = TASK_READ(typed, prev, tgid), zero = 0;
 	struct hp_offcpu_start *start, *tmpl;
 	struct pt_regs *regs;
 	struct hp_uregs r = {};
-	bool has_mm, deferred;
+	bool has_mm;
 	long n;
 
 	if (!interesting(prev, tgid, tid))
@@ -320,28 +277,19 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 		start = bpf_map_lookup_elem(&offcpu_start, &tid);
 		if (!start)
 			return;
-		/* No history: taken now, as for a thread whose waits are long. */
-		start->last_ns = (__u64)-1;
+		/* No history: walked, as a thread whose waits are long. */
 		start->recent_ns = (__u64)-1;
 	}
-	/* A kept deferred wait whose system call's exit was not seen yet: accounted now, and this
-	 * CPU's slot freed (it holds tid: the thread has run here since its switch-in). */
-	if (defer_walks && start->await_exit) {
-		__u32 *awaiting = bpf_map_lookup_elem(&await_tid, &zero);
-
-		finish_deferred(ctx, tgid, tid, prev, start, NULL, loop_walker);
-		if (awaiting && *awaiting == tid)
-			*awaiting = 0;
+	/* A kept wait still waiting for its walk at the return to user mode, and the thread waits
+	 * again first (in the same system call): accounted now, with its kernel stack only. */
+	if (at_return && start->await_return) {
+		start->await_return = 0;
+		bump(&stats, HP_STAT_OFFCPU_UNWALKED_LONG);
+		account_active(tgid, tid, prev, start, start->return_ns, start->return_n);
 	}
-	/* A kernel thread's registers are zeros, which in_syscall() would take for a call. */
 	regs = current_saved_regs();
 	start->ts = switch_time(now);
 	start->state = classify(prev, preempt, has_mm, regs, typed);
-	deferred = defer_walks && has_mm && regs && start->last_ns < sample_ns &&
-		   in_syscall(regs) && !syscall_returned(regs, start->state);
-	start->deferred = deferred;
-	if (regs)
-		hp_uregs_from_saved(regs, &r);
 	start->thread_ctx = 0;
 	start->unwalked = 0;
 	start->guess_ns = 0;
@@ -349,14 +297,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	 * nothing rather than the stacks of an earlier wait. */
 	start->stack.nr_kern = 0;
 	start->stack.nr_user = 0;
-	if (deferred) {
-		start->user_pc = r.pc;
-		start->user_sp = r.sp;
-		return;
-	}
-	/* Not deferred, and its recent waits were short: walked by chance (struct hp_offcpu_start).
-	 * A pinned ping-pong's writer, preempted on its way out of write() at every round trip,
-	 * cost a walk per switch without this. */
+	/* Its recent waits were short: walked by chance. A pinned ping-pong cost a walk per
+	 * switch without this. */
 	if (sample_ns && start->recent_ns < sample_ns) {
 		__u64 guess = start->recent_ns, least = sample_ns / GUESS_MIN_PART;
 
@@ -375,9 +317,11 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 			hp_thread_ctx_store(&offcpu_tctx, hp_thread_ctx_read_apart(tgid));
 	n = bpf_get_stack(ctx, start->stack.kern, sizeof(start->stack.kern), 0);
 	start->stack.nr_kern = n > 0 ? n / sizeof(__u64) : 0;
-	start->stack.nr_user = 0;
-	if (has_mm && (!loop_walker || !unwind_tables || regs))
+	if (has_mm && (!loop_walker || !unwind_tables || regs)) {
+		if (regs)
+			hp_uregs_from_saved(regs, &r);
 		take_user_stack(ctx, tgid, &start->stack, &r, loop_walker);
+	}
 	bump(&stats, HP_STAT_OFFCPU_WALKED);
 }
 
@@ -406,12 +350,72 @@ static __always_inline bool keep_wait(const struct hp_offcpu_start *start, __u64
 	return true;
 }
 
-/* The thread about to run was off the CPU since its start record: account the time, or (a
- * deferred wait) decide whether it is kept and take its kernel stack. */
-static __always_inline void switch_in(struct task_struct *next, bool typed, __u64 *now)
+/*
+ * The task work of a kept wait that was not walked at switch-out: the thread is current, about to
+ * return to user mode from the system call it waited in (its user registers are checked to be
+ * the ones it waited with). Its thread context and user stack are read, and the wait accounted.
+ */
+static int walk_at_return(struct bpf_map *map, void *key, void *value)
 {
-	__u32 tid = TASK_READ(typed, next, pid), tgid = TASK_READ(typed, next, tgid), zero = 0,
-	      *awaiting;
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 id = bpf_get_current_pid_tgid(), hash;
+	__u32 tid = (__u32)id, tgid = id >> 32;
+	struct hp_offcpu_start *start;
+	struct hp_uregs r;
+
+	if (tid != *(__u32 *)key)
+		return 0;
+	start = bpf_map_lookup_elem(&offcpu_start, &tid);
+	if (!start || !start->await_return)
+		return 0;
+	start->await_return = 0;
+	start->thread_ctx = hp_thread_ctx_store(&offcpu_tctx, hp_thread_ctx_read_apart(tgid));
+	hp_uregs_from_saved((struct pt_regs *)bpf_task_pt_regs(task), &r);
+	start->stack.nr_user = 0;
+	if (r.pc == start->return_pc && r.sp == start->return_sp) {
+		start->stack.nr_user = hp_unwind_user(tgid, &r, start->stack.user, &hash);
+		bump(&stats, HP_STAT_OFFCPU_WALKED);
+		bump(&stats, HP_STAT_OFFCPU_WALKED_AT_RETURN);
+	} else {
+		bump(&stats, HP_STAT_OFFCPU_UNWALKED_LONG);
+	}
+	account_active(tgid, tid, task, start, start->return_ns, start->return_n);
+	return 0;
+}
+
+/* Ask for walk_at_return() when next, a thread with a user address space, returns to user mode. */
+static __always_inline bool ask_walk_at_return(struct task_struct *next, __u32 tid,
+					       struct hp_offcpu_start *start, __u64 ns, __u64 count)
+{
+	struct offcpu_return_work *w = bpf_map_lookup_elem(&offcpu_return_work, &tid), fresh = {};
+	struct hp_uregs r;
+
+	if (!w) {
+		bpf_map_update_elem(&offcpu_return_work, &tid, &fresh, BPF_NOEXIST);
+		w = bpf_map_lookup_elem(&offcpu_return_work, &tid);
+		if (!w)
+			return false;
+	}
+	hp_uregs_from_saved((struct pt_regs *)bpf_task_pt_regs(next), &r);
+	start->return_pc = r.pc;
+	start->return_sp = r.sp;
+	start->return_ns = ns;
+	start->return_n = count;
+	start->await_return = 1;
+	if (bpf_task_work_schedule_resume_impl(next, &w->work, &offcpu_return_work, walk_at_return,
+					       NULL)) {
+		start->await_return = 0;
+		return false;
+	}
+	return true;
+}
+
+/* The thread about to run was off the CPU since its start record: account the time if the wait
+ * is kept. */
+static __always_inline void switch_in(struct task_struct *next, bool typed, bool at_return,
+				      __u64 *now)
+{
+	__u32 tid = TASK_READ(typed, next, pid), tgid = TASK_READ(typed, next, tgid);
 	struct hp_offcpu_start *start;
 	__u64 delta, ns, count;
 	long n;
@@ -423,7 +427,6 @@ static __always_inline void switch_in(struct task_struct *next, bool typed, __u6
 		return;
 	delta = switch_time(now) - start->ts;
 	start->ts = 0;
-	start->last_ns = delta;
 	/* Halved at each wait, so that one short wait among long ones does not make the next walk
 	 * unlikely and its weight large. */
 	start->recent_ns /= 2;
@@ -440,56 +443,16 @@ static __always_inline void switch_in(struct task_struct *next, bool typed, __u6
 		bump(&stats, HP_STAT_OFFCPU_SAMPLED);
 	if (start->unwalked) {
 		/* Its walk was left out by chance, and it proved long: kept exactly, with the
-		 * kernel stack it has now and no user stack. */
+		 * kernel stack it has now, and its user stack read when it returns to user mode
+		 * (Linux 6.18) or none. */
 		n = bpf_get_task_stack(next, start->stack.kern, sizeof(start->stack.kern), 0);
 		start->stack.nr_kern = n > 0 ? n / sizeof(__u64) : 0;
+		if (at_return && TASK_READ(typed, next, mm) &&
+		    ask_walk_at_return(next, tid, start, ns, count))
+			return;
 		bump(&stats, HP_STAT_OFFCPU_UNWALKED_LONG);
-		account_active(tgid, tid, next, start, ns, count);
-		return;
 	}
-	if (!defer_walks || !start->deferred) {
-		account_active(tgid, tid, next, start, ns, count);
-		return;
-	}
-	/* Its kernel stack is as it left it; its user stack is read when it is current again. */
-	n = bpf_get_task_stack(next, start->stack.kern, sizeof(start->stack.kern), 0);
-	start->stack.nr_kern = n > 0 ? n / sizeof(__u64) : 0;
-	start->stack.nr_user = 0;
-	start->weight_ns = ns;
-	start->weight_n = count;
-	start->await_exit = 1;
-	bump(&stats, HP_STAT_OFFCPU_WALKED);
-	/* It runs on this CPU from now until it leaves it again: its system call ends here. */
-	awaiting = bpf_map_lookup_elem(&await_tid, &zero);
-	if (awaiting)
-		*awaiting = tid;
-}
-
-/*
- * A system call's exit: if the current thread has a kept deferred wait and this is the call it
- * waited in (the user registers it entered with are the same), its user stack is read now and
- * the wait accounted; else the wait is accounted without one.
- */
-static __always_inline void syscall_exit(void *ctx, struct pt_regs *regs, bool loop_walker)
-{
-	__u32 zero = 0, *awaiting = bpf_map_lookup_elem(&await_tid, &zero), tid, tgid;
-	struct hp_offcpu_start *start;
-	__u64 id;
-
-	/* Every system call of the host ends here: a per-CPU load is all most of them cost (the
-	 * slot is 0 unless a kept wait awaits its exit on this CPU). */
-	if (!awaiting || !*awaiting)
-		return;
-	id = bpf_get_current_pid_tgid();
-	tid = (__u32)id;
-	tgid = id >> 32;
-	if (*awaiting != tid)
-		return;
-	*awaiting = 0;
-	start = bpf_map_lookup_elem(&offcpu_start, &tid);
-	if (start && start->await_exit)
-		finish_deferred(ctx, tgid, tid, (struct task_struct *)bpf_get_current_task(), start,
-				regs, loop_walker);
+	account_active(tgid, tid, next, start, ns, count);
 }
 
 /*
@@ -503,8 +466,8 @@ int BPF_PROG(hp_offcpu_switch, bool preempt, struct task_struct *prev, struct ta
 {
 	__u64 now = 0;
 
-	switch_out(ctx, prev, preempt, false, true, &now);
-	switch_in(next, true, &now);
+	switch_out(ctx, prev, preempt, false, true, false, &now);
+	switch_in(next, true, false, &now);
 	return 0;
 }
 
@@ -514,8 +477,21 @@ int BPF_PROG(hp_offcpu_switch_loop, bool preempt, struct task_struct *prev,
 {
 	__u64 now = 0;
 
-	switch_out(ctx, prev, preempt, true, true, &now);
-	switch_in(next, true, &now);
+	switch_out(ctx, prev, preempt, true, true, false, &now);
+	switch_in(next, true, false, &now);
+	return 0;
+}
+
+/* The bpf_loop walker with walks at the return to user mode (Linux 6.18): its own program, since
+ * older kernels know neither the task work nor the type in its map. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(hp_offcpu_switch_return, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	__u64 now = 0;
+
+	switch_out(ctx, prev, preempt, true, true, true, &now);
+	switch_in(next, true, true, &now);
 	return 0;
 }
 
@@ -524,24 +500,8 @@ int BPF_PROG(hp_offcpu_switch_raw, bool preempt, struct task_struct *prev, struc
 {
 	__u64 now = 0;
 
-	switch_out(ctx, prev, preempt, false, false, &now);
-	switch_in(next, false, &now);
-	return 0;
-}
-
-/* The exits of system calls, for deferred waits: one loaded with the sched_switch program of the
- * same walker, only where walks are deferred. */
-SEC("tp_btf/sys_exit")
-int BPF_PROG(hp_offcpu_sys_exit, struct pt_regs *regs, long ret)
-{
-	syscall_exit(ctx, regs, false);
-	return 0;
-}
-
-SEC("tp_btf/sys_exit")
-int BPF_PROG(hp_offcpu_sys_exit_loop, struct pt_regs *regs, long ret)
-{
-	syscall_exit(ctx, regs, true);
+	switch_out(ctx, prev, preempt, false, false, false, &now);
+	switch_in(next, false, false, &now);
 	return 0;
 }
 
@@ -552,6 +512,17 @@ int BPF_PROG(hp_offcpu_exit, struct task_struct *p)
 	__u32 tid = BPF_CORE_READ(p, pid);
 
 	bpf_map_delete_elem(&offcpu_start, &tid);
+	return 0;
+}
+
+/* The same, and the thread's task work (cancelled if still pending). */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(hp_offcpu_exit_return, struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+
+	bpf_map_delete_elem(&offcpu_start, &tid);
+	bpf_map_delete_elem(&offcpu_return_work, &tid);
 	return 0;
 }
 

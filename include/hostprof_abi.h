@@ -69,15 +69,18 @@ enum hp_stat {
 	HP_STAT_SAMPLES_RECORDED, /* of those, added to a counts map */
 	HP_STAT_OFFCPU_EVENTS,	  /* off-CPU waits of interest that ended (switch-ins) */
 	HP_STAT_LOCK_EVENTS,	  /* lock waits of interest that ended */
-	/* Of the waits that ended: their stacks taken (at switch-out, at switch-in and syscall exit
-	 * for a deferred one, at a lock wait's end), and of those how many were kept by sampling (a
-	 * wait shorter than the sampling period), and the short waits not kept (no stack taken). */
+	/* Stacks taken (off-CPU: at switch-out, by chance for a thread whose waits are short; a
+	 * lock wait: at its end, if kept), the waits kept by sampling (shorter than the sampling
+	 * period) and the short waits not kept. */
 	HP_STAT_OFFCPU_WALKED,
 	HP_STAT_OFFCPU_SAMPLED,
 	HP_STAT_OFFCPU_SKIPPED,
 	/* Off-CPU waits longer than the period whose switch-out was not walked, by chance (see
 	 * struct hp_offcpu_start): kept exactly, with their kernel stack only. */
 	HP_STAT_OFFCPU_UNWALKED_LONG,
+	/* The same waits walked instead when their thread returned to user mode (Linux 6.18's
+	 * task work), with user stack and thread context; counted in HP_STAT_OFFCPU_WALKED too. */
+	HP_STAT_OFFCPU_WALKED_AT_RETURN,
 	HP_STAT_LOCK_WALKED,
 	HP_STAT_LOCK_SAMPLED,
 	HP_STAT_LOCK_SKIPPED,
@@ -128,45 +131,37 @@ struct hp_raw_stack {
 };
 
 /*
- * Per thread, while it is off the CPU. A thread that leaves the CPU inside a system call need not
- * have its stacks taken then: they do not change until it runs again, and by then its wait's
- * length is known. So (Linux 5.15+, where BPF can tell a system call from the task's saved
- * registers) its switch-out only notes the time (deferred); at switch-in a wait shorter than the
- * sampling period is kept with probability length / period and counted as one period (unbiased:
- * each kept wait stands for period / length waits like it), a longer one always, exactly; a kept
- * wait's kernel stack is taken then (bpf_get_task_stack) and its user stack at the system call's
- * exit, when the thread is current again (await_exit), where it is accounted, and so is its thread
- * context (any wait's is read with its stacks, while the thread is current). A thread whose last
- * wait was long is not deferred: its
- * stacks are taken at switch-out, so that a wait still going on when the capture ends has them.
+ * Per thread, while it is off the CPU. Its stacks are those it left with, and are taken at
+ * switch-out, while the thread is current; its wait's length is known at switch-in. A wait shorter
+ * than the sampling period is kept with probability length / period and counted as one period
+ * (unbiased: each kept wait stands for period / length waits like it), a longer one always,
+ * exactly.
  *
- * A switch-out that cannot be deferred (preempted, often on its way back to user mode after a
- * system call; or not in a system call) whose thread's recent waits were short is walked with
- * probability guess / period, guess being the longest of them, halved at each wait since
- * (recent_ns; at least a 256th of the period): a short wait's walk then costs what a deferred
- * one's would, and one short wait among long ones does not make the next one's weight large. At
- * switch-in, a walked short wait is kept with probability length / guess (at most 1) and weighted
- * by period / guess on top of the usual, so that each wait is kept with probability min(length,
- * guess) / period and stands for period / min(length, guess) like it; a wait that proves long is
- * kept exactly either way, with its kernel stack taken at switch-in and no user stack when it was
- * not walked (HP_STAT_OFFCPU_UNWALKED_LONG counts those).
+ * A thread whose recent waits were short has its switch-out walked only with probability guess /
+ * period, guess being the longest of them, halved at each wait since (recent_ns; at least a 256th
+ * of the period), so that one short wait among long ones does not make the next one's weight
+ * large. At switch-in, a walked short wait is kept with probability length / guess (at most 1)
+ * and weighted by period / guess on top of the usual, so that each wait is kept with probability
+ * min(length, guess) / period and stands for period / min(length, guess) like it; a wait that
+ * proves long is kept exactly either way, with its kernel stack taken at switch-in; when it was
+ * not walked, its user stack and thread context are read when the thread returns to user mode
+ * (Linux 6.18's task work: await_return, HP_STAT_OFFCPU_WALKED_AT_RETURN), or it has none
+ * (HP_STAT_OFFCPU_UNWALKED_LONG). A thread whose recent
+ * waits were long is walked at every switch-out, so that a wait still going on when the capture
+ * ends has its stacks.
  */
 struct hp_offcpu_start {
-	__u64 ts;	 /* bpf_ktime_get_ns() at switch-out; 0 when the thread is on a CPU */
-	__u32 state;	 /* enum hp_thread_state */
-	__u8 deferred;	 /* no stacks taken at switch-out */
-	__u8 await_exit; /* a kept deferred wait: its user stack at the system call's exit */
-	__u8 unwalked;	 /* not deferred, and its walk left out by chance (see above) */
-	__u8 pad;
+	__u64 ts;	   /* bpf_ktime_get_ns() at switch-out; 0 when the thread is on a CPU */
+	__u32 state;	   /* enum hp_thread_state */
+	__u8 unwalked;	   /* its walk left out by chance (see above) */
+	__u8 await_return; /* kept, unwalked: its user stack read at its return to user mode */
+	__u8 pad[2];
 	__u64 guess_ns;	  /* walked by chance with probability guess_ns / period; 0: surely */
-	__u64 thread_ctx; /* the thread's context record, in offcpu_tctx; 0: none (or not read yet)
-			   */
-	__u64 last_ns;	  /* the length of the thread's previous wait */
+	__u64 thread_ctx; /* the thread's context record, in offcpu_tctx; 0: none (or not read) */
 	__u64 recent_ns;  /* the longest of its recent waits, halved at each wait since */
-	__u64 weight_ns;  /* await_exit: the time and the number of waits it stands for */
-	__u64 weight_n;
-	__u64 user_pc, user_sp; /* deferred: where user code entered the kernel, to tell at a
-				 * system call's exit that it is the same one */
+	/* await_return: what the wait stands for, and the user registers it waited with */
+	__u64 return_ns, return_n;
+	__u64 return_pc, return_sp;
 	struct hp_raw_stack stack;
 };
 

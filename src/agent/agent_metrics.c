@@ -139,6 +139,7 @@ static int render_samples(struct metrics_text *m, struct capture *cap)
 		{"lock_sampled", cs->waits_sampled[1]},
 		{"lock_skipped", cs->waits_skipped[1]},
 		{"offcpu_unwalked_long", cs->offcpu_unwalked_long},
+		{"offcpu_walked_at_return", cs->offcpu_walked_at_return},
 	};
 
 	for (int i = 0; i < HP_LOSS__COUNT; i++) {
@@ -158,7 +159,9 @@ static int render_samples(struct metrics_text *m, struct capture *cap)
 		       "Off-CPU and lock waits by what was done: stack taken (walked), of which "
 		       "kept by sampling a short wait (sampled), a short wait not kept (skipped), "
 		       "or a long off-CPU wait kept with its kernel stack only after its walk was "
-		       "left out by chance (offcpu_unwalked_long).",
+		       "left out by chance (offcpu_unwalked_long), or such a wait walked when its "
+		       "thread returned to user mode instead (offcpu_walked_at_return, Linux 6.18; "
+		       "counted in offcpu_walked too).",
 		       "outcome", walks),
 		FAMILY("hostprof_samples_lost_total", METRICS_COUNTER,
 		       "Samples (or their stacks) lost, by reason: raise the map sizes in limits "

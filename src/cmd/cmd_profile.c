@@ -335,6 +335,12 @@ static void print_waits(const char *what, const char *noun, uint64_t events,
 		       st->waits_walked[i], st->waits_sampled[i], period / 1e6,
 		       st->waits_skipped[i]);
 	putchar('\n');
+	if (i == 0 && st->offcpu_walked_at_return)
+		printf("  %" PRIu64
+		       " of them were long waits that followed a short one, not walked "
+		       "by chance when the thread left the CPU: walked when it returned to user "
+		       "mode\n",
+		       st->offcpu_walked_at_return);
 	if (i == 0 && st->offcpu_unwalked_long)
 		printf("  %" PRIu64
 		       " of them were long waits that followed a short one and were not "

@@ -2,6 +2,7 @@
 #include "collect/bpf_session.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <linux/capability.h>
@@ -271,11 +272,28 @@ static int configure(struct cpu_bpf *skel, const struct bpf_session_opts *opts, 
 	return err ? err : cpu_prealloc(skel, unwind);
 }
 
-static int offcpu_configure(struct offcpu_bpf *o, const struct bpf_session_opts *opts, bool btf,
-			    const struct bpf_session *s)
+/* The sched_switch programs, best first: offcpu_open() takes the first that loads. */
+enum offcpu_entry {
+	OFFCPU_AT_RETURN, /* tp_btf, the bpf_loop walker, and task work (Linux 6.18) */
+	OFFCPU_TYPED,	  /* tp_btf, with the bpf_loop walker or frame pointers */
+	OFFCPU_RAW,	  /* raw_tp, where the tracepoint has no BTF */
+};
+
+static bool kernel_has_kfunc(const char *name)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool found = btf && btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) >= 0;
+
+	btf__free(btf);
+	return found;
+}
+
+static int offcpu_configure(struct offcpu_bpf *o, const struct bpf_session_opts *opts,
+			    enum offcpu_entry entry, const struct bpf_session *s)
 {
 	struct bpf_map *sized[] = {o->maps.offcpu_stacks_0, o->maps.offcpu_stacks_1,
 				   o->maps.offcpu_counts_0, o->maps.offcpu_counts_1};
+	bool btf = entry != OFFCPU_RAW, at_return = entry == OFFCPU_AT_RETURN;
 	int err = bpf_map__set_max_entries(o->maps.offcpu_start, opts->offcpu_threads);
 
 	o->rodata->filter_pids = opts->filter_pids;
@@ -291,36 +309,37 @@ static int offcpu_configure(struct offcpu_bpf *o, const struct bpf_session_opts 
 		err = configure_drops(o->maps.drop_pids, o->maps.drop_cgroups, opts, s->skel);
 	o->rodata->min_block_ns = opts->offcpu_min_ns;
 	o->rodata->sample_ns = opts->wait_sample_ns;
-	/* Deferred stacks need the typed tracepoints and bpf_task_pt_regs (5.15): the user
-	 * registers at switch-out, the task's kernel stack at switch-in, sys_exit's arguments. */
-	o->rodata->defer_walks = btf && opts->wait_sample_ns && s->task_pt_regs_at_load;
 	o->rodata->unwind_tables = s->unwinding && !s->tail_calls;
 	o->rodata->unwind_depth = opts->unwind_depth;
 	if (!err)
 		err = configure_unwind(WALKER_MAPS(o), opts, s->unwinding, s->skel);
+	if (!err)
+		err = bpf_map__set_max_entries(o->maps.offcpu_return_work,
+					       at_return ? opts->offcpu_threads : 1);
 	for (size_t i = 0; i < sizeof(sized) / sizeof(sized[0]) && !err; i++)
 		err = bpf_map__set_max_entries(sized[i], opts->offcpu_map_entries);
-	/* One pair of entry points: typed tp_btf where the kernel has it (with the bpf_loop walker
-	 * or without), raw_tp otherwise. */
+	/* One pair of entry points: typed tp_btf where the kernel has it (with the bpf_loop walker,
+	 * and task work, or without), raw_tp otherwise. */
 	bpf_program__set_autoload(o->progs.hp_offcpu_switch, btf && !o->rodata->unwind_tables);
-	bpf_program__set_autoload(o->progs.hp_offcpu_switch_loop, btf && o->rodata->unwind_tables);
-	bpf_program__set_autoload(o->progs.hp_offcpu_exit, btf);
-	bpf_program__set_autoload(o->progs.hp_offcpu_sys_exit,
-				  o->rodata->defer_walks && !o->rodata->unwind_tables);
-	bpf_program__set_autoload(o->progs.hp_offcpu_sys_exit_loop,
-				  o->rodata->defer_walks && o->rodata->unwind_tables);
+	bpf_program__set_autoload(o->progs.hp_offcpu_switch_loop,
+				  btf && !at_return && o->rodata->unwind_tables);
+	bpf_program__set_autoload(o->progs.hp_offcpu_switch_return, at_return);
+	bpf_program__set_autoload(o->progs.hp_offcpu_exit, btf && !at_return);
+	bpf_program__set_autoload(o->progs.hp_offcpu_exit_return, at_return);
 	bpf_program__set_autoload(o->progs.hp_offcpu_switch_raw, !btf);
 	bpf_program__set_autoload(o->progs.hp_offcpu_exit_raw, !btf);
 	return err;
 }
 
 /*
- * Open and load the sched_switch program. Probing is by trying: tp_btf needs BTF for the
- * tracepoint's arguments (Linux 5.5+); when that load fails, the raw tracepoint does the same
- * work with probe-reads.
+ * Open and load the sched_switch program. Probing is by trying, best first (enum offcpu_entry):
+ * task work needs Linux 6.18 (asked of the kernel's BTF first, a failed load is slow) and the
+ * bpf_loop walker; tp_btf needs BTF for the tracepoint's arguments (Linux 5.5+); when that load
+ * fails, the raw tracepoint does the same work with probe-reads.
  */
 static int offcpu_open(struct bpf_session *s, const struct bpf_session_opts *opts)
 {
+	enum offcpu_entry first = OFFCPU_TYPED;
 	int err = -EINVAL;
 
 	s->max_offcpu = opts->offcpu_map_entries;
@@ -329,19 +348,26 @@ static int offcpu_open(struct bpf_session *s, const struct bpf_session_opts *opt
 	s->offcpu_hashes = calloc(s->max_offcpu, sizeof(*s->offcpu_hashes));
 	if (!s->offcpu_keys || !s->offcpu_hashes)
 		return -ENOMEM;
-	for (int btf = 1; btf >= 0; btf--) {
+	if (s->unwinding && !s->tail_calls &&
+	    kernel_has_kfunc("bpf_task_work_schedule_resume_impl"))
+		first = OFFCPU_AT_RETURN;
+	for (enum offcpu_entry e = first; e <= OFFCPU_RAW; e++) {
 		s->offcpu = offcpu_bpf__open();
 		if (!s->offcpu)
 			return -errno;
-		err = offcpu_configure(s->offcpu, opts, btf, s);
+		err = offcpu_configure(s->offcpu, opts, e, s);
 		if (!err)
 			err = offcpu_bpf__load(s->offcpu);
 		if (!err) {
-			if (!btf)
+			if (e == OFFCPU_RAW)
 				log_info("the tp_btf/sched_switch program did not load (no BTF for "
 					 "the tracepoint, or the verifier refused it; -v says "
 					 "which): "
-					 "using the raw tracepoint, without deferred stacks");
+					 "using the raw tracepoint");
+			else if (e != OFFCPU_AT_RETURN && first == OFFCPU_AT_RETURN)
+				log_info("the off-CPU program with task work did not load (-v says "
+					 "why): a long wait whose thread was not walked when it "
+					 "left the CPU keeps its kernel stack only");
 			return 0;
 		}
 		offcpu_bpf__destroy(s->offcpu);

@@ -288,6 +288,7 @@ int collector__drain(struct bpf_session *session, struct sample_batch *b,
 	stats->waits_sampled[0] = kernel_stats[HP_STAT_OFFCPU_SAMPLED];
 	stats->waits_skipped[0] = kernel_stats[HP_STAT_OFFCPU_SKIPPED];
 	stats->offcpu_unwalked_long = kernel_stats[HP_STAT_OFFCPU_UNWALKED_LONG];
+	stats->offcpu_walked_at_return = kernel_stats[HP_STAT_OFFCPU_WALKED_AT_RETURN];
 	stats->waits_walked[1] = kernel_stats[HP_STAT_LOCK_WALKED];
 	stats->waits_sampled[1] = kernel_stats[HP_STAT_LOCK_SAMPLED];
 	stats->waits_skipped[1] = kernel_stats[HP_STAT_LOCK_SKIPPED];

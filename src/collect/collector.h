@@ -54,6 +54,9 @@ struct collector_stats {
 	/* Off-CPU waits that proved long after their switch-out's walk was left out by chance: kept
 	 * with their kernel stack only (HP_STAT_OFFCPU_UNWALKED_LONG). */
 	uint64_t offcpu_unwalked_long;
+	/* The same waits walked when their thread returned to user mode instead, with their user
+	 * stack (HP_STAT_OFFCPU_WALKED_AT_RETURN; Linux 6.18); counted in waits_walked[0] too. */
+	uint64_t offcpu_walked_at_return;
 	uint64_t filter_dropped; /* events of processes in the drop filter, skipped at once */
 	uint64_t drains;
 };

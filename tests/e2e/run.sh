@@ -62,6 +62,10 @@
 #                     20% of what the threads measured (wall less CPU time), and stacks taken for
 #                     under 70% of the waits (walked by chance at switch-out); with
 #                     --wait-sample-us 0, every wait, within 10%
+#   offcpu_long_after_short  short_waits --long (a 50 ms nap after 30 of 20 us): off-CPU time in
+#                     long_nap within 10% of what the workload measured, most long naps walked
+#                     at the return to user mode (Linux 6.18's task work; elsewhere the summary
+#                     says they kept their kernel stack only, and the time is still counted)
 #   go_labels         goroutine pprof labels of Go programs built by Debian's Go (a label map),
 #                     the newest Go (a sorted slice) and with cgo (g at runtime.tlsg): >= 95% of
 #                     in-span samples carry their ids and labels, none of the others; OTLP links;
@@ -2099,6 +2103,52 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# A long wait after short ones is mostly not walked when it begins (its thread's recent waits
+# were short: walked by chance); on a kernel with BPF task work (Linux 6.18) its user stack is
+# read when the thread returns to user mode, so long_nap keeps its off-CPU time. Elsewhere the
+# summary must say so, and the time must still be counted, in kernel-only stacks.
+t_offcpu_long_after_short() {
+	local task_work=no
+	bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null |
+		grep -q "FUNC 'bpf_task_work_schedule_resume_impl'" && task_work=yes
+	HP_TASK_WORK=$task_work offcpu_both_ways offcpu_long_after_short long_short \
+		"$WL/short_waits" --long 3 <<'PY'
+import os, re, sys
+sys.path.insert(0, "tests/e2e")
+import pprof_raw
+p = pprof_raw.parse(open(sys.argv[1]).read())
+naps, measured = [int(x) for x in open(sys.argv[2]).read().split()[1::2]]
+said = open(sys.argv[3]).read()
+sampled = sys.argv[4] == "auto"
+task_work = os.environ.get("HP_TASK_WORK") == "yes" if sampled else True
+j = p.type_index("off_cpu")
+in_long = sum(s.values[j] for s in p.samples if "long_nap" in p.stack(s))
+not_short = sum(s.values[j] for s in p.samples if "short_nap" not in p.stack(s))
+at_return = re.search(r"(\d+) of them were long waits .* walked when it returned", said)
+kernel_only = re.search(r"(\d+) of them were long waits .* kernel stack only", said)
+bad = []
+# Where user stacks are walked, long_nap holds them all; elsewhere the unwalked ones have none.
+ns = in_long if task_work else not_short
+if abs(ns - measured) > 0.10 * measured:
+    bad.append("off-CPU in %s %.3f s, measured %.3f s" % (
+        "long_nap" if task_work else "stacks without short_nap", ns / 1e9, measured / 1e9))
+if sampled and task_work:
+    if not at_return or int(at_return.group(1)) < naps // 2:
+        bad.append("want most of the %d long naps walked at the return to user mode: %s" % (
+            naps, at_return.group(0) if at_return else "no such line in the summary"))
+    if kernel_only and int(kernel_only.group(1)) > naps // 10:
+        bad.append(kernel_only.group(0))
+elif sampled and (not kernel_only or int(kernel_only.group(1)) < naps // 2):
+    bad.append("without task work, most of the %d long naps should be kept with their kernel "
+               "stack only: %s" % (naps, kernel_only.group(0) if kernel_only else "not said"))
+print("%s: %d long naps of %.3f s; long_nap %.3f s off-CPU, %s at the return to user mode, %s "
+      "kernel stack only%s" % (sys.argv[4], naps, measured / 1e9, in_long / 1e9,
+      at_return.group(1) if at_return else 0, kernel_only.group(1) if kernel_only else 0,
+      ("; " + "; ".join(bad)) if bad else ""))
+sys.exit(1 if bad else 0)
+PY
+}
+
 # Goroutine labels (pprof.Do) read in BPF: tests/e2e/go_labels runs span A and span B on two
 # goroutines, each followed by work outside any span, built three ways (see tests/e2e/go.mk).
 t_go_labels() {
@@ -2245,7 +2295,7 @@ main() {
 		capture_ratio
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
-		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_raw_syscalls contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages html_views render_diff render_formats readme_examples otel_process_context thread_context thread_context_wall offcpu_sampled offcpu_preempted go_labels otel_go_sdk terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
+		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_raw_syscalls contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages html_views render_diff render_formats readme_examples otel_process_context thread_context thread_context_wall offcpu_sampled offcpu_preempted offcpu_long_after_short go_labels otel_go_sdk terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
 		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind python_perf_jit tailcall_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		pyframes_debian pyframes_pyenv pyframes_container pyframes_versions pyframes_unsupported pyframes_wall pyframes_contention pyframes_agent pyframes_harness \
