@@ -207,7 +207,10 @@ py_judge() {
 		! out=$(python3 "$PYW/py_check.py" otlp "$WORK/$name.otlp.json" "$WORK/$name.json" 2>&1); then
 		PY_FAILS+="${PY_FAILS:+; }OTLP: $(sed -n 's/^FAIL //p' <<<"$out" | head -3 | paste -sd';' | sed 's/;/; /g')"
 	fi
-	said=$(grep -h 'not walked' "$WORK/$name.out" "$WORK/$name.err" | head -1)
+	# The interpreter's own refusals ("frames not walked", "interpreter frames were not walked"),
+	# not the off-CPU lines about waits whose walk was left out.
+	said=$(grep -h 'frames not walked\|frames were not walked' "$WORK/$name.out" "$WORK/$name.err" |
+		head -1)
 	[ -z "$said" ] || PY_FAILS+="${PY_FAILS:+; }the summary says, of a supported version: $said"
 	PY_NUMBERS=$(awk '$1 == "share" { printf "%s%s %s%% (script %s%%)", sep, $2, $3, $4; sep = ", " }
 		$1 == "reach" { r = r sprintf(" %s %.1f%%", $3, 100 * $4) }
@@ -405,8 +408,9 @@ fails = []
 for path, kind in ((sys.argv[1], "cpu"), (sys.argv[2], "wall")):
     p = pprof_raw.parse(open(path).read())
     mine = [s for s in p.samples if s.labels.get("pid") == sys.argv[3]]
-    # A wait whose stack ends in the kernel's entry has no user stack: a thread preempted on its
-    # way back from a system call lost it before its deferred walk was skipped for such waits.
+    # A wait whose stack ends in the kernel's entry has no user stack: a long wait not walked
+    # when it began, on a kernel without task work (see struct hp_offcpu_start); such waits count
+    # against the 95% below.
     kernel_only = sum(s.values[0] for s in mine
                       if p.stack(s) and p.stack(s)[-1].startswith("entry_SYSCALL"))
     n = sum(s.values[0] for s in mine)
