@@ -7,8 +7,10 @@
 # OUTPUT=build tests/kernels/run.sh (what `make kernel-matrix` does, and `make test` after e2e).
 #
 # Per kernel: one `PASS|FAIL kernel check: ...` line per check, then `kernels: N passed, N failed`;
-# the exit status is non-zero when anything failed. Each kernel's console log and files stay in
-# $OUTPUT/kernels/SERIES/ (console.log, out/).
+# the exit status is non-zero when anything failed. A guest that stops before it finishes is
+# booted once more, and fails if it stops again (the first stop is said, its console kept as
+# console.first.log). Each kernel's console log and files stay in $OUTPUT/kernels/SERIES/
+# (console.log, out/).
 #
 # Environment: OUTPUT (default build), KERNELS (default "5.10 6.1 6.12 host"; host only where the
 # host is of KERNEL_ARCH), KERNEL_ARCH (amd64, or arm64 with qemu-system-aarch64), KERNEL_INITRAMFS
@@ -101,7 +103,7 @@ run_guest() {
 		# same kernel did not do it again. A second failure is a failure; a first one is said,
 		# and its console kept.
 		mv "$dir/console.log" "$dir/console.first.log"
-		echo "kernels: $ARCH/$series: the guest stopped before it finished: $(cat "$dir/console.err") (after $secs s; its console: $dir/console.first.log); booting it once more"
+		echo "kernels: $ARCH/$series: $(cat "$dir/console.err") (after $secs s; its console: $dir/console.first.log): booting it once more"
 		rm -rf "$dir/out"
 		if ! boot_guest "$vmlinuz" "$dir"; then
 			kernel_failed "$ARCH/$series" "$(cat "$dir/console.err") (after $secs s, the second time too; see $dir/console.log and console.first.log)"
