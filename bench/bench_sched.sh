@@ -29,10 +29,17 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # profiled SECONDS: the workload's round trips per second under hostprof.
 profiled() {
 	local hp
-	"$hostprof" profile --all --types "$types" --duration $(($1 + 2)) -q "${hp_args[@]}" \
-		-o "$out/p.folded" >/dev/null 2>&1 &
+	"$hostprof" profile --all --types "$types" --duration $(($1 + 3)) "${hp_args[@]}" \
+		-o "$out/p.folded" >/dev/null 2>"$out/hostprof.log" &
 	hp=$!
-	sleep 1.5 # loaded and attached
+	# Measured once its programs are attached (its "profiling ..." line) and its first reading
+	# of the host is done: loading the contention programs alone takes seconds of verification,
+	# which a fixed pause measured as the cost of every context switch.
+	for _ in $(seq 300); do
+		grep -q "profiling" "$out/hostprof.log" || ! kill -0 "$hp" 2>/dev/null && break
+		sleep 0.1
+	done
+	sleep 1
 	"$pingpong" "$1"
 	# While hostprof still runs: its programs' counters since they were loaded.
 	bpftool -j prog show 2>/dev/null | python3 -c '

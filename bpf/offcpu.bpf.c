@@ -29,7 +29,6 @@ const volatile __u64 min_block_ns = 0;
 /* Waits shorter than this are sampled (hp_sample_wait()); 0: every wait is kept. */
 const volatile __u64 sample_ns = 0;
 
-/* Threads that are off the CPU right now; max_entries set by userspace. */
 /*
  * The thread-context records of waits: written at switch-out, read by userspace when it drains the
  * wait, which may be a window later; an LRU rather than a buffer set, since the wait ends in a
@@ -42,12 +41,28 @@ struct {
 	__type(value, struct hp_thread_ctx);
 } offcpu_tctx SEC(".maps");
 
+/* Per thread, its start record (the programs without the bpf_loop walker); max_entries set by
+ * userspace, 1 where offcpu_task holds them. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, struct hp_offcpu_start);
 } offcpu_start SEC(".maps");
+
+/*
+ * The same records in task-local storage, for the programs with the bpf_loop walker (Linux 5.17+;
+ * the map type is 5.11): found from the task itself, two lookups a switch cost ~50 ns against
+ * ~135 in offcpu_start's hash on the benchmark VM; freed with the task, and only as large as the
+ * threads that have waited. Userspace finds the waits still going on at the end through
+ * hp_offcpu_pending, the map having no keys to list. Not created where offcpu_start is used.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct hp_offcpu_start);
+} offcpu_task SEC(".maps");
 
 /* The least guess of a wait's length that a walk by chance takes, as a part of the period: the
  * walk's probability, and so the weight of a short wait it keeps, stay within 256 to 1. */
@@ -133,21 +148,65 @@ static __always_inline bool interesting(struct task_struct *task, __u32 tgid, __
 	return hp_wanted(task, tgid);
 }
 
-/* Why prev (current) leaves the CPU; regs: its saved registers (NULL before Linux 5.15). */
+/* A thread's start record: in task storage (storage, a constant in each entry point) or the hash.
+ */
+static __always_inline struct hp_offcpu_start *start_record(struct task_struct *task, __u32 tid,
+							    bool storage)
+{
+	if (storage)
+		return bpf_task_storage_get(&offcpu_task, task, 0, 0);
+	return bpf_map_lookup_elem(&offcpu_start, &tid);
+}
+
+/* A thread's first switch-out: a zeroed start record for it, or NULL (counted) without room. */
+static __always_inline struct hp_offcpu_start *new_start_record(struct task_struct *task, __u32 tid,
+								bool storage)
+{
+	struct hp_offcpu_start *tmpl;
+	__u32 zero = 0;
+	long n;
+
+	if (storage) {
+		tmpl = bpf_task_storage_get(&offcpu_task, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!tmpl)
+			bump(&losses, HP_LOSS_MAP_NO_MEMORY);
+		return tmpl;
+	}
+	tmpl = bpf_map_lookup_elem(&zero_start, &zero);
+	if (!tmpl)
+		return NULL;
+	/* -EEXIST is a race with ourselves on another CPU and harmless; anything else means the
+	 * map is full. */
+	n = hp_map_update(&offcpu_start, &tid, tmpl, BPF_NOEXIST);
+	if (n && n != -EEXIST) {
+		hp_count_update_error((int)n, HP_LOSS_OFFCPU_START_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&offcpu_start, &tid);
+}
+
+/*
+ * Why prev (current) leaves the CPU. A sleep in a user-space lock is told from others by the
+ * system call its saved registers are in: with regs (NULL before Linux 5.15, or not read yet),
+ * or later, by settle_lock_wait(), if *lock_check is set.
+ */
 static __always_inline __u32 classify(struct task_struct *prev, bool preempt, bool has_mm,
-				      struct pt_regs *regs, bool typed)
+				      struct pt_regs *regs, bool typed, __u8 *lock_check)
 {
 	bool iowait;
 	long state;
 
+	*lock_check = 0;
 	if (bpf_core_field_exists(prev->__state))
 		state = TASK_READ(typed, prev, __state);
 	else
 		state = TASK_READ(typed, (struct task_struct___pre514 *)prev, state);
 	if (preempt || state == TASK_RUNNING)
 		return HP_STATE_PREEMPTED;
-	if (state & TASK_INTERRUPTIBLE)
+	if (state & TASK_INTERRUPTIBLE) {
+		*lock_check = has_mm && !regs;
 		return has_mm && hp_in_lock_wait(regs) ? HP_STATE_LOCK : HP_STATE_SLEEPING;
+	}
 	if (!(state & TASK_UNINTERRUPTIBLE))
 		return HP_STATE_OTHER;
 	if (typed)
@@ -172,12 +231,42 @@ static __always_inline void take_user_stack(void *ctx, __u32 tgid, struct hp_raw
 	stack->nr_user = n > 0 ? n / sizeof(__u64) : 0;
 }
 
-/* The time of this context switch, read once for the thread leaving and the one arriving. */
-static __always_inline __u64 switch_time(__u64 *now)
+/* The time of one context switch, read at most once for the thread leaving and the one arriving. */
+struct switch_clock {
+	__u64 now; /* 0: not read yet */
+	struct task_struct *prev;
+};
+
+/*
+ * The clock of a task's run queue, current's or prev's at sched_switch (sched_clock, ns: what
+ * the scheduler times tasks with, the same on every CPU where the TSC is stable), or 0 where the
+ * kernel has no task groups to reach it through (CONFIG_FAIR_GROUP_SCHED). __schedule() brought it
+ * up to date just before sched_switch fires: reading it is three loads (typed programs only), where
+ * bpf_ktime_get_ns() cost ~115 ns at every switch on the benchmark VM. (Through the task, not the
+ * run queues' per-CPU symbol: that needs kallsyms of variables, CONFIG_KALLSYMS_ALL.)
+ */
+static __always_inline __u64 run_queue_clock(struct task_struct *task)
 {
-	if (!*now)
-		*now = bpf_ktime_get_ns();
-	return *now;
+	if (!bpf_core_field_exists(task->se.cfs_rq))
+		return 0;
+	/* task is a typed pointer (tp_btf, the iterator): plain loads, which the verifier guards.
+	 */
+	return task->se.cfs_rq->rq->clock;
+}
+
+/*
+ * The time of this context switch: the run queue's clock in the programs with task storage
+ * (storage; userspace compares it with what hp_offcpu_pending reads of it), else, or where that
+ * clock cannot be reached, bpf_ktime_get_ns() (CLOCK_MONOTONIC). A kernel has one or the other for
+ * all its switches.
+ */
+static __always_inline __u64 switch_time(struct switch_clock *clk, bool storage)
+{
+	if (!clk->now && storage)
+		clk->now = run_queue_clock(clk->prev);
+	if (!clk->now)
+		clk->now = bpf_ktime_get_ns();
+	return clk->now;
 }
 
 /*
@@ -190,6 +279,19 @@ static __always_inline struct pt_regs *current_saved_regs(void)
 		return NULL;
 	/* Unlike prev in the raw_tp variant, current is a pointer the verifier trusts. */
 	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+}
+
+/*
+ * A sleep whose registers were not read at switch-out (lock_check), kept: a sleep in a
+ * user-space lock or not, from the registers task (a trusted pointer) still has saved, since it
+ * has not left the system call it slept in. Deferred to here because two helper calls at every
+ * switch-out cost ~65 ns, and most waits are not kept.
+ */
+static __always_inline void settle_lock_wait(struct hp_offcpu_start *start, struct pt_regs *regs)
+{
+	start->lock_check = 0;
+	if (hp_in_lock_wait(regs))
+		start->state = HP_STATE_LOCK;
 }
 
 static __always_inline __u64 hash_stack(const struct hp_raw_stack *s)
@@ -250,11 +352,12 @@ static __always_inline void account_active(__u32 tgid, __u32 tid, struct task_st
  * if its recent waits were long, or by chance if they were short (see struct hp_offcpu_start).
  */
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
-				       bool loop_walker, bool typed, bool at_return, __u64 *now)
+				       bool loop_walker, bool typed, bool at_return, bool storage,
+				       struct switch_clock *clk)
 {
-	__u32 tid = TASK_READ(typed, prev, pid), tgid = TASK_READ(typed, prev, tgid), zero = 0;
-	struct hp_offcpu_start *start, *tmpl;
-	struct pt_regs *regs;
+	__u32 tid = TASK_READ(typed, prev, pid), tgid = TASK_READ(typed, prev, tgid);
+	struct hp_offcpu_start *start;
+	struct pt_regs *regs = NULL;
 	struct hp_uregs r = {};
 	bool has_mm;
 	long n;
@@ -262,19 +365,9 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	if (!interesting(prev, tgid, tid))
 		return;
 	has_mm = TASK_READ(typed, prev, mm) != NULL;
-	start = bpf_map_lookup_elem(&offcpu_start, &tid);
+	start = start_record(prev, tid, storage);
 	if (!start) {
-		tmpl = bpf_map_lookup_elem(&zero_start, &zero);
-		if (!tmpl)
-			return;
-		/* -EEXIST is a race with ourselves on another CPU and harmless; anything else
-		 * means the map is full. */
-		n = hp_map_update(&offcpu_start, &tid, tmpl, BPF_NOEXIST);
-		if (n && n != -EEXIST) {
-			hp_count_update_error((int)n, HP_LOSS_OFFCPU_START_FULL);
-			return;
-		}
-		start = bpf_map_lookup_elem(&offcpu_start, &tid);
+		start = new_start_record(prev, tid, storage);
 		if (!start)
 			return;
 		/* No history: walked, as a thread whose waits are long. */
@@ -287,9 +380,12 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 		bump(&stats, HP_STAT_OFFCPU_UNWALKED_LONG);
 		account_active(tgid, tid, prev, start, start->return_ns, start->return_n);
 	}
-	regs = current_saved_regs();
-	start->ts = switch_time(now);
-	start->state = classify(prev, preempt, has_mm, regs, typed);
+	/* With task storage (the newer kernels' programs), a wait's registers are read only if it
+	 * is walked or kept; otherwise here, as before. */
+	if (!storage)
+		regs = current_saved_regs();
+	start->ts = switch_time(clk, storage);
+	start->state = classify(prev, preempt, has_mm, regs, typed, &start->lock_check);
 	start->thread_ctx = 0;
 	start->unwalked = 0;
 	start->guess_ns = 0;
@@ -309,6 +405,11 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 			return;
 		}
 		start->guess_ns = guess;
+	}
+	if (storage) {
+		regs = current_saved_regs();
+		if (start->lock_check)
+			settle_lock_wait(start, regs);
 	}
 	/* prev is current here: its TLS pointer and memory are the ones read. Only for a wait whose
 	 * stacks are taken: a lookup on every switch-out cost ~30 ns of ~300. */
@@ -365,7 +466,7 @@ static int walk_at_return(struct bpf_map *map, void *key, void *value)
 
 	if (tid != *(__u32 *)key)
 		return 0;
-	start = bpf_map_lookup_elem(&offcpu_start, &tid);
+	start = bpf_task_storage_get(&offcpu_task, task, 0, 0);
 	if (!start || !start->await_return)
 		return 0;
 	start->await_return = 0;
@@ -413,7 +514,7 @@ static __always_inline bool ask_walk_at_return(struct task_struct *next, __u32 t
 /* The thread about to run was off the CPU since its start record: account the time if the wait
  * is kept. */
 static __always_inline void switch_in(struct task_struct *next, bool typed, bool at_return,
-				      __u64 *now)
+				      bool storage, struct switch_clock *clk)
 {
 	__u32 tid = TASK_READ(typed, next, pid), tgid = TASK_READ(typed, next, tgid);
 	struct hp_offcpu_start *start;
@@ -422,10 +523,13 @@ static __always_inline void switch_in(struct task_struct *next, bool typed, bool
 
 	if (!interesting(next, tgid, tid))
 		return;
-	start = bpf_map_lookup_elem(&offcpu_start, &tid);
+	start = start_record(next, tid, storage);
 	if (!start || !start->ts)
 		return;
-	delta = switch_time(now) - start->ts;
+	/* The run queues' clocks can differ by a little where the TSC is not stable: a wait that
+	 * began on another CPU is at least 0. */
+	delta = switch_time(clk, storage);
+	delta = delta > start->ts ? delta - start->ts : 0;
 	start->ts = 0;
 	/* Halved at each wait, so that one short wait among long ones does not make the next walk
 	 * unlikely and its weight large. */
@@ -441,6 +545,11 @@ static __always_inline void switch_in(struct task_struct *next, bool typed, bool
 	}
 	if (ns != delta)
 		bump(&stats, HP_STAT_OFFCPU_SAMPLED);
+	if (storage && start->lock_check)
+		settle_lock_wait(start,
+				 bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)
+					 ? (struct pt_regs *)bpf_task_pt_regs(next)
+					 : NULL);
 	if (start->unwalked) {
 		/* Its walk was left out by chance, and it proved long: kept exactly, with the
 		 * kernel stack it has now, and its user stack read when it returns to user mode
@@ -457,17 +566,17 @@ static __always_inline void switch_in(struct task_struct *next, bool typed, bool
 
 /*
  * Three entry points for sched_switch, one loaded: tp_btf (Linux 5.5+) with frame-pointer user
- * stacks, the same with the bpf_loop walker (5.17+), or the raw tracepoint where the kernel has no
- * BTF for the tracepoint. The walker has its own program because a kernel before 5.13 cannot load
- * a program that names a bpf_loop callback, even on a path it never takes.
+ * stacks, the same with the bpf_loop walker and task storage (5.17+), or the raw tracepoint where
+ * the kernel has no BTF for the tracepoint. The walker has its own program because a kernel before
+ * 5.13 cannot load a program that names a bpf_loop callback, even on a path it never takes.
  */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(hp_offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	__u64 now = 0;
+	struct switch_clock clk = {.prev = prev};
 
-	switch_out(ctx, prev, preempt, false, true, false, &now);
-	switch_in(next, true, false, &now);
+	switch_out(ctx, prev, preempt, false, true, false, false, &clk);
+	switch_in(next, true, false, false, &clk);
 	return 0;
 }
 
@@ -475,10 +584,10 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(hp_offcpu_switch_loop, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	__u64 now = 0;
+	struct switch_clock clk = {.prev = prev};
 
-	switch_out(ctx, prev, preempt, true, true, false, &now);
-	switch_in(next, true, false, &now);
+	switch_out(ctx, prev, preempt, true, true, false, true, &clk);
+	switch_in(next, true, false, true, &clk);
 	return 0;
 }
 
@@ -488,20 +597,20 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(hp_offcpu_switch_return, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	__u64 now = 0;
+	struct switch_clock clk = {.prev = prev};
 
-	switch_out(ctx, prev, preempt, true, true, true, &now);
-	switch_in(next, true, true, &now);
+	switch_out(ctx, prev, preempt, true, true, true, true, &clk);
+	switch_in(next, true, true, true, &clk);
 	return 0;
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(hp_offcpu_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	__u64 now = 0;
+	struct switch_clock clk = {.prev = prev};
 
-	switch_out(ctx, prev, preempt, false, false, false, &now);
-	switch_in(next, false, false, &now);
+	switch_out(ctx, prev, preempt, false, false, false, false, &clk);
+	switch_in(next, false, false, false, &clk);
 	return 0;
 }
 
@@ -515,14 +624,46 @@ int BPF_PROG(hp_offcpu_exit, struct task_struct *p)
 	return 0;
 }
 
-/* The same, and the thread's task work (cancelled if still pending). */
+/* With task work, the thread's (cancelled if still pending); its start record, in task storage,
+ * goes with the task. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(hp_offcpu_exit_return, struct task_struct *p)
 {
 	__u32 tid = BPF_CORE_READ(p, pid);
 
-	bpf_map_delete_elem(&offcpu_start, &tid);
 	bpf_map_delete_elem(&offcpu_return_work, &tid);
+	return 0;
+}
+
+/*
+ * The waits still going on, for userspace at the end of a capture: task storage has no keys to
+ * list, so a task iterator visits every thread and writes, for each one off the CPU in a record,
+ * a struct hp_offcpu_pending and then the record. Its lock check is settled here, the thread
+ * still being in its system call.
+ */
+SEC("iter/task")
+int hp_offcpu_pending(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct hp_offcpu_start *start;
+	struct hp_offcpu_pending p = {};
+
+	if (!task)
+		return 0;
+	start = bpf_task_storage_get(&offcpu_task, task, 0, 0);
+	if (!start || !start->ts)
+		return 0;
+	if (start->lock_check)
+		settle_lock_wait(start, (struct pt_regs *)bpf_task_pt_regs(task));
+	p.now = run_queue_clock(bpf_get_current_task_btf());
+	if (!p.now)
+		p.now = bpf_ktime_get_ns();
+	p.tid = task->pid;
+	p.pid = task->tgid;
+	BPF_CORE_READ_STR_INTO(&p.thread_name, task, comm);
+	BPF_CORE_READ_STR_INTO(&p.process_name, task, group_leader, comm);
+	bpf_seq_write(ctx->meta->seq, &p, sizeof(p));
+	bpf_seq_write(ctx->meta->seq, start, sizeof(*start));
 	return 0;
 }
 

@@ -155,7 +155,8 @@ struct hp_offcpu_start {
 	__u32 state;	   /* enum hp_thread_state */
 	__u8 unwalked;	   /* its walk left out by chance (see above) */
 	__u8 await_return; /* kept, unwalked: its user stack read at its return to user mode */
-	__u8 pad[2];
+	__u8 lock_check;   /* sleeping, maybe on a user-space lock: classify() when it is kept */
+	__u8 pad;
 	__u64 guess_ns;	  /* walked by chance with probability guess_ns / period; 0: surely */
 	__u64 thread_ctx; /* the thread's context record, in offcpu_tctx; 0: none (or not read) */
 	__u64 recent_ns;  /* the longest of its recent waits, halved at each wait since */
@@ -163,6 +164,16 @@ struct hp_offcpu_start {
 	__u64 return_ns, return_n;
 	__u64 return_pc, return_sp;
 	struct hp_raw_stack stack;
+};
+
+/* Who a start record still waiting at the end belongs to: what hp_offcpu_pending writes before
+ * the record itself, where the start records are in task storage. */
+struct hp_offcpu_pending {
+	__u64 now; /* the clock start records are in (the run queue's), as the iterator read it */
+	__u32 pid;
+	__u32 tid;
+	char thread_name[HP_COMM_LEN];
+	char process_name[HP_COMM_LEN];
 };
 
 struct hp_offcpu_key {

@@ -5,10 +5,12 @@
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "collect/bpf_session_impl.h"
 #include "collect/bpf_sync.h"
@@ -135,22 +137,31 @@ static int drain_offcpu(struct bpf_session *s, uint32_t buf, drain_offcpu_fn fn,
 	return ret ? ret : (int)n;
 }
 
-int bpf_session__drain_pending_offcpu(struct bpf_session *s, drain_offcpu_fn fn, void *ctx)
+/* One wait still going on at `now`, begun at its record's switch-out: its time so far. */
+static int pending_wait(struct bpf_session *s, const struct hp_offcpu_start *start,
+			struct hp_offcpu_key *key, struct hp_offcpu_value *value, uint64_t now,
+			drain_offcpu_fn fn, void *ctx)
+{
+	struct drained_offcpu e = {.key = key, .value = value, .stack = &start->stack};
+
+	key->state = start->state;
+	key->thread_ctx = start->thread_ctx;
+	e.thread_ctx = offcpu_thread_ctx(s, start->thread_ctx);
+	value->ns = now - start->ts;
+	value->count = 1;
+	return fn(&e, ctx);
+}
+
+/* The waits in offcpu_start's hash, keyed by thread id: the names read from /proc. */
+static int drain_pending_hash(struct bpf_session *s, uint64_t now, drain_offcpu_fn fn, void *ctx)
 {
 	struct hp_offcpu_start start;
-	uint64_t now;
 	__u32 tid, *prev = NULL;
-	int fd, n = 0, ret = 0;
+	int fd = bpf_map__fd(s->offcpu->maps.offcpu_start), n = 0, ret = 0;
 
-	if (!s->offcpu)
-		return 0;
-	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC. */
-	now = clock__ns(CLOCK_MONOTONIC);
-	fd = bpf_map__fd(s->offcpu->maps.offcpu_start);
 	while (!ret && bpf_map_get_next_key(fd, prev, &tid) == 0) {
 		struct hp_offcpu_key key = {.tid = tid};
-		struct hp_offcpu_value value = {.count = 1};
-		struct drained_offcpu e = {.key = &key, .value = &value, .stack = &start.stack};
+		struct hp_offcpu_value value = {0};
 		char path[64], status[64];
 		FILE *f;
 
@@ -176,14 +187,73 @@ int bpf_session__drain_pending_offcpu(struct bpf_session *s, drain_offcpu_fn fn,
 				value.process_name[strcspn(value.process_name, "\n")] = '\0';
 			fclose(f);
 		}
-		key.state = start.state;
-		key.thread_ctx = start.thread_ctx;
-		e.thread_ctx = offcpu_thread_ctx(s, start.thread_ctx);
-		value.ns = now - start.ts;
-		ret = fn(&e, ctx);
+		ret = pending_wait(s, &start, &key, &value, now, fn, ctx);
 		n++;
 	}
 	return ret ? ret : n;
+}
+
+/* What hp_offcpu_pending writes per thread off the CPU. */
+struct pending_record {
+	struct hp_offcpu_pending who;
+	struct hp_offcpu_start start;
+};
+_Static_assert(sizeof(struct pending_record) ==
+		       sizeof(struct hp_offcpu_pending) + sizeof(struct hp_offcpu_start),
+	       "hp_offcpu_pending writes the two structs back to back");
+
+/* The waits in task storage, listed by the hp_offcpu_pending task iterator with their names. */
+static int drain_pending_listed(struct bpf_session *s, uint64_t now, drain_offcpu_fn fn, void *ctx)
+{
+	struct bpf_link *link = bpf_program__attach_iter(s->offcpu->progs.hp_offcpu_pending, NULL);
+	struct pending_record *rec;
+	int fd, n = 0, ret = 0;
+	FILE *f;
+
+	if (!link)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	f = fd >= 0 ? fdopen(fd, "re") : NULL;
+	rec = malloc(sizeof(*rec));
+	if (!f || !rec) {
+		ret = -errno;
+		if (fd >= 0 && !f)
+			close(fd);
+		goto out;
+	}
+	while (!ret && fread(rec, sizeof(*rec), 1, f) == 1) {
+		struct hp_offcpu_key key = {.pid = rec->who.pid, .tid = rec->who.tid};
+		struct hp_offcpu_value value = {0};
+
+		/* Each record against the clock its time was taken with: the run queue's. */
+		now = rec->who.now;
+		if (!rec->start.ts || rec->start.ts > now)
+			continue;
+		memcpy(value.thread_name, rec->who.thread_name, sizeof(value.thread_name));
+		memcpy(value.process_name, rec->who.process_name, sizeof(value.process_name));
+		ret = pending_wait(s, &rec->start, &key, &value, now, fn, ctx);
+		n++;
+	}
+	if (!ret && ferror(f))
+		ret = -EIO;
+out:
+	if (f)
+		fclose(f);
+	free(rec);
+	bpf_link__destroy(link);
+	return ret ? ret : n;
+}
+
+int bpf_session__drain_pending_offcpu(struct bpf_session *s, drain_offcpu_fn fn, void *ctx)
+{
+	uint64_t now;
+
+	if (!s->offcpu)
+		return 0;
+	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC. */
+	now = clock__ns(CLOCK_MONOTONIC);
+	return s->offcpu_task_storage ? drain_pending_listed(s, now, fn, ctx)
+				      : drain_pending_hash(s, now, fn, ctx);
 }
 
 /* Drain and clear one buffer set of the lock maps; fn NULL only clears. */

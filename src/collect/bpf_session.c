@@ -294,8 +294,13 @@ static int offcpu_configure(struct offcpu_bpf *o, const struct bpf_session_opts 
 	struct bpf_map *sized[] = {o->maps.offcpu_stacks_0, o->maps.offcpu_stacks_1,
 				   o->maps.offcpu_counts_0, o->maps.offcpu_counts_1};
 	bool btf = entry != OFFCPU_RAW, at_return = entry == OFFCPU_AT_RETURN;
-	int err = bpf_map__set_max_entries(o->maps.offcpu_start, opts->offcpu_threads);
+	bool loop = btf && s->unwinding && !s->tail_calls;
+	/* The programs with the bpf_loop walker keep their start records in task storage; the
+	 * others in offcpu_start, preallocated for --offcpu-threads threads. */
+	int err = bpf_map__set_max_entries(o->maps.offcpu_start, loop ? 1 : opts->offcpu_threads);
 
+	if (!err)
+		err = bpf_map__set_autocreate(o->maps.offcpu_task, loop);
 	o->rodata->filter_pids = opts->filter_pids;
 	if (!err)
 		err = bpf_map__reuse_fd(o->maps.target_pids,
@@ -324,10 +329,13 @@ static int offcpu_configure(struct offcpu_bpf *o, const struct bpf_session_opts 
 	bpf_program__set_autoload(o->progs.hp_offcpu_switch_loop,
 				  btf && !at_return && o->rodata->unwind_tables);
 	bpf_program__set_autoload(o->progs.hp_offcpu_switch_return, at_return);
-	bpf_program__set_autoload(o->progs.hp_offcpu_exit, btf && !at_return);
+	bpf_program__set_autoload(o->progs.hp_offcpu_exit, btf && !loop);
 	bpf_program__set_autoload(o->progs.hp_offcpu_exit_return, at_return);
 	bpf_program__set_autoload(o->progs.hp_offcpu_switch_raw, !btf);
 	bpf_program__set_autoload(o->progs.hp_offcpu_exit_raw, !btf);
+	bpf_program__set_autoload(o->progs.hp_offcpu_pending, loop);
+	/* Run on demand, at the end (bpf_session__drain_pending_offcpu()). */
+	bpf_program__set_autoattach(o->progs.hp_offcpu_pending, false);
 	return err;
 }
 
@@ -359,6 +367,8 @@ static int offcpu_open(struct bpf_session *s, const struct bpf_session_opts *opt
 		if (!err)
 			err = offcpu_bpf__load(s->offcpu);
 		if (!err) {
+			s->offcpu_task_storage =
+				bpf_program__autoload(s->offcpu->progs.hp_offcpu_pending);
 			if (e == OFFCPU_RAW)
 				log_info("the tp_btf/sched_switch program did not load (no BTF for "
 					 "the tracepoint, or the verifier refused it; -v says "

@@ -37,6 +37,7 @@ struct bpf_session {
 	uint64_t *offcpu_hashes;	   /* drain scratch: offcpu_map_entries stack hashes */
 	uint32_t max_offcpu;
 	uint32_t max_offcpu_threads;
+	bool offcpu_task_storage; /* start records in task storage, listed by hp_offcpu_pending */
 	struct bpf_link **links;
 	int nr_links;
 	int nr_cpus_sampled; /* nr_links before detaching */

@@ -62,6 +62,8 @@
 #                     20% of what the threads measured (wall less CPU time), and stacks taken for
 #                     under 70% of the waits (walked by chance at switch-out); with
 #                     --wait-sample-us 0, every wait, within 10%
+#   offcpu_pending           `sleep 4` under a 2 s capture: the wait still going on at the end is
+#                            counted up to it, with its names and stack
 #   offcpu_long_after_short  short_waits --long (a 50 ms nap after 30 of 20 us): off-CPU time in
 #                     long_nap within 10% of what the workload measured, most long naps walked
 #                     at the return to user mode (Linux 6.18's task work; elsewhere the summary
@@ -2103,6 +2105,57 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# A wait still going on when the capture ends counts up to the end: `sleep 4` under a 2 s capture
+# is one wait of about the capture's length, with its names and its kernel stack, read from the
+# start record (through the hp_offcpu_pending task iterator where the records are in task storage).
+t_offcpu_pending() {
+	hp pending profile --types offcpu --duration 2 -o "$WORK/pending.pb.gz" -- sleep 4
+	if [ "$HP_RC" -ne 0 ]; then
+		fail offcpu_pending "capture failed: $(hp_failure pending)"
+		return
+	fi
+	pprof -raw "$WORK/pending.pb.gz" >"$WORK/pending.raw" 2>&1
+	local out
+	if out=$(python3 - "$WORK/pending.raw" "$WORK/pending.err" <<'PY'
+import re, sys
+sys.path.insert(0, "tests/e2e")
+import pprof_raw
+p = pprof_raw.parse(open(sys.argv[1]).read())
+said = open(sys.argv[2]).read()
+m = re.search(r"Captured ([0-9.]+) s", said)
+window = float(m.group(1)) if m else 2.0
+i, j = p.type_index("samples"), p.type_index("off_cpu")
+ns = n = 0
+named = stacked = True
+for s in p.samples:
+    if s.labels.get("thread_state") != "sleeping":
+        continue
+    if s.labels.get("comm") != "sleep" or s.labels.get("thread_name") != "sleep":
+        named = False
+        continue
+    ns += s.values[j]
+    n += s.values[i]
+    stacked = stacked and any("nanosleep" in f for f in p.stack(s))
+bad = []
+if not 0.85 * window <= ns / 1e9 <= 1.05 * window:
+    bad.append("sleep off-CPU %.3f s, want about the %.1f s captured" % (ns / 1e9, window))
+if n != 1:
+    bad.append("%d waits, want the one still going on" % n)
+if not named:
+    bad.append("a sleeping wait without the names comm=sleep, thread_name=sleep")
+if not stacked:
+    bad.append("its stack lacks nanosleep")
+print("sleep: %.3f s sleeping in %d wait of the %.1f s captured%s" % (
+    ns / 1e9, n, window, ("; " + "; ".join(bad)) if bad else ""))
+sys.exit(1 if bad else 0)
+PY
+	); then
+		pass offcpu_pending "$out"
+	else
+		fail offcpu_pending "$out"
+	fi
+}
+
 # A long wait after short ones is mostly not walked when it begins (its thread's recent waits
 # were short: walked by chance); on a kernel with BPF task work (Linux 6.18) its user stack is
 # read when the thread returns to user mode, so long_nap keeps its off-CPU time. Elsewhere the
@@ -2295,7 +2348,7 @@ main() {
 		capture_ratio
 	fi
 	for t in ratio reach_main pie_resolved pid_filter sample_rate summary pprof_valid pprof_cpu_time \
-		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_raw_syscalls contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages html_views render_diff render_formats readme_examples otel_process_context thread_context thread_context_wall offcpu_sampled offcpu_preempted offcpu_long_after_short go_labels otel_go_sdk terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
+		lib_resolved kernel_frames multi_pid map_full include_idle wall contention_mutex contention_raw_syscalls contention_condvar contention_kernel offcpu_lock_state html html_browser html_pages html_views render_diff render_formats readme_examples otel_process_context thread_context thread_context_wall offcpu_sampled offcpu_preempted offcpu_pending offcpu_long_after_short go_labels otel_go_sdk terminal otlp_http otlp_down otlp_grpc pyroscope_push all_mode exits_mid_capture short_lived_loop stats command_mode command_status command_children output_checks verbose_prefix threads \
 		jit_node jit_mmap nofp_unwind nofp_ratio python_unwind python_perf_jit tailcall_unwind cxx_unwind perf_agree unwind_summary \
 		dlopen_unwind exec_unwind kernel_entry contention_caller unwind_rows_full \
 		pyframes_debian pyframes_pyenv pyframes_container pyframes_versions pyframes_unsupported pyframes_wall pyframes_contention pyframes_agent pyframes_harness \
