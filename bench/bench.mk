@@ -41,6 +41,8 @@ $(OUTPUT)/bench/pingpong: bench/pingpong.c | $(OUTPUT)/bench
 
 bench-sched: $(OUTPUT)/hostprof $(OUTPUT)/bench/pingpong
 	$(Q)(bench/bench_sched.sh $(OUTPUT)/hostprof $(OUTPUT)/bench/pingpong && echo && \
+		HOSTPROF_FUTEX_WAITS=syscalls bench/bench_sched.sh $(OUTPUT)/hostprof \
+		$(OUTPUT)/bench/pingpong && echo && \
 		HP_ARGS="--wait-sample-us 0" bench/bench_sched.sh $(OUTPUT)/hostprof \
 		$(OUTPUT)/bench/pingpong && echo && \
 		HP_TYPES=cpu,contention bench/bench_sched.sh $(OUTPUT)/hostprof \

@@ -8,7 +8,8 @@
 # only; nothing is asserted.
 # HP_ARGS adds hostprof options (--wait-sample-us 0: every wait's stacks, as before sampling) and
 # names the run in the table; HP_TYPES replaces the profile types (cpu,contention or cpu,wall:
-# what each hook costs alone).
+# what each hook costs alone); HOSTPROF_FUTEX_WAITS=syscalls, in the environment, times futex waits
+# at the futex calls, as before the sched_switch program took them (named in the table too).
 # Usage (root): [HP_ARGS=...] [HP_TYPES=...] bench/bench_sched.sh HOSTPROF PINGPONG [REPETITIONS]
 set -u
 hostprof=$1 pingpong=$2 reps=${3:-3}
@@ -68,7 +69,7 @@ echo
 echo "| run | round trips/s | context switches/s | slowdown | added per context switch |"
 echo "|---|---|---|---|---|"
 echo "| alone | $alone | $((alone * 2)) | | |"
-awk -v a="$alone" -v p="$profiled" -v c="$(nproc)" -v args="${HP_ARGS:-defaults}" -v t="$types" 'BEGIN {
+awk -v a="$alone" -v p="$profiled" -v c="$(nproc)" -v args="${HP_ARGS:-defaults}${HOSTPROF_FUTEX_WAITS:+; HOSTPROF_FUTEX_WAITS=$HOSTPROF_FUTEX_WAITS}" -v t="$types" 'BEGIN {
 	printf "| hostprof %s (%s) | %d | %d | %.1f%% | %.2f µs |\n", t, args, p, 2 * p,
 		100 * (a - p) / a, 1e6 * c / 2 * (1 / p - 1 / a) }'
 echo

@@ -75,6 +75,21 @@ static __always_inline __u64 hp_syscall_arg2(struct pt_regs *regs)
 #endif
 }
 
+/*
+ * The wait a futex call makes (enum hp_wait_kind, HP_WAIT__COUNT for a call or op that does not
+ * wait) and the futex it waits on (*addr; 0 for futex_waitv, whose futexes are in an array).
+ */
+static __always_inline __u32 hp_futex_wait_of(long nr, __u64 arg1, __u64 arg2, __u64 *addr)
+{
+	*addr = arg1;
+	if (nr == NR_FUTEX)
+		return hp_futex_kind((int)arg2);
+	if (nr == NR_FUTEX_WAIT)
+		return HP_WAIT_FUTEX2;
+	*addr = 0;
+	return nr == NR_FUTEX_WAITV ? HP_WAIT_FUTEX_WAITV : HP_WAIT__COUNT;
+}
+
 /* One of the calls a futex wait is made with. */
 static __always_inline bool hp_is_futex_call(long nr)
 {
@@ -96,6 +111,19 @@ static __always_inline bool hp_in_lock_wait(struct pt_regs *regs)
 		return false;
 	kind = hp_futex_kind((int)hp_syscall_arg2(regs));
 	return kind == HP_WAIT_FUTEX || kind == HP_WAIT_FUTEX_LOCK_PI;
+}
+
+/*
+ * The futex wait a sleeping task is in, from the user registers its system call saved (regs, a
+ * trusted pointer from bpf_task_pt_regs(); NULL: not known): as hp_futex_wait_of().
+ */
+static __always_inline __u32 hp_futex_wait_in(struct pt_regs *regs, __u64 *addr)
+{
+	*addr = 0;
+	if (!regs)
+		return HP_WAIT__COUNT;
+	return hp_futex_wait_of(hp_syscall_nr(regs), hp_syscall_arg1(regs), hp_syscall_arg2(regs),
+				addr);
 }
 
 #endif /* HOSTPROF_FUTEX_BPF_H */

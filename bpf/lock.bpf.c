@@ -191,18 +191,13 @@ static __always_inline void end(void *ctx, bool waited, bool kernel, __u64 lock,
 static __always_inline void futex_enter(long id, __u64 arg1, __u64 arg2)
 {
 	__u32 tgid, tid, kind;
+	__u64 addr;
 
 	if (!interesting(&tgid, &tid))
 		return;
-	if (id == NR_FUTEX) {
-		kind = hp_futex_kind((int)arg2);
-		if (kind < HP_WAIT__COUNT)
-			begin(tid, kind, arg1);
-	} else if (id == NR_FUTEX_WAITV) {
-		begin(tid, HP_WAIT_FUTEX_WAITV, 0);
-	} else if (id == NR_FUTEX_WAIT) {
-		begin(tid, HP_WAIT_FUTEX2, arg1);
-	}
+	kind = hp_futex_wait_of(id, arg1, arg2, &addr);
+	if (kind < HP_WAIT__COUNT)
+		begin(tid, kind, addr);
 }
 
 /*

@@ -28,6 +28,14 @@
 const volatile __u64 min_block_ns = 0;
 /* Waits shorter than this are sampled (hp_sample_wait()); 0: every wait is kept. */
 const volatile __u64 sample_ns = 0;
+/*
+ * The contention profile's futex waits are taken here (userspace sets it with the contention
+ * programs loaded and the bpf_loop walker's programs here): a kept sleep in a futex wait carries
+ * the wait's kind and futex in its key, and the lock object runs nothing at the futex calls, whose
+ * tracepoints put every system call of the host on the slow path (~5% of a ping-pong's
+ * throughput on the benchmark VM).
+ */
+const volatile bool futex_waits = false;
 
 /*
  * The thread-context records of waits: written at switch-out, read by userspace when it drains the
@@ -292,6 +300,8 @@ static __always_inline void settle_lock_wait(struct hp_offcpu_start *start, stru
 	start->lock_check = 0;
 	if (hp_in_lock_wait(regs))
 		start->state = HP_STATE_LOCK;
+	if (futex_waits)
+		start->futex_kind = hp_futex_wait_in(regs, &start->futex_addr);
 }
 
 static __always_inline __u64 hash_stack(const struct hp_raw_stack *s)
@@ -319,7 +329,9 @@ static __always_inline void account(__u32 tgid, __u32 tid, struct task_struct *t
 		.pid = tgid,
 		.tid = tid,
 		.state = start->state,
+		.futex_kind = start->futex_kind,
 		.thread_ctx = start->thread_ctx,
+		.futex_addr = start->futex_addr,
 	};
 	struct hp_offcpu_value *val, init = {.ns = ns, .count = count};
 	long err;
@@ -386,6 +398,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 		regs = current_saved_regs();
 	start->ts = switch_time(clk, storage);
 	start->state = classify(prev, preempt, has_mm, regs, typed, &start->lock_check);
+	start->futex_kind = HP_WAIT__COUNT;
+	start->futex_addr = 0;
 	start->thread_ctx = 0;
 	start->unwalked = 0;
 	start->guess_ns = 0;
@@ -655,6 +669,13 @@ int hp_offcpu_pending(struct bpf_iter__task *ctx)
 		return 0;
 	if (start->lock_check)
 		settle_lock_wait(start, (struct pt_regs *)bpf_task_pt_regs(task));
+	/* Its stacks were not taken when it left the CPU (by chance, or asleep since before the
+	 * capture): the kernel stack it sleeps in, at least. */
+	if (start->unwalked && !start->stack.nr_kern) {
+		long n = bpf_get_task_stack(task, start->stack.kern, sizeof(start->stack.kern), 0);
+
+		start->stack.nr_kern = n > 0 ? n / sizeof(__u64) : 0;
+	}
 	p.now = run_queue_clock(bpf_get_current_task_btf());
 	if (!p.now)
 		p.now = bpf_ktime_get_ns();
@@ -664,6 +685,54 @@ int hp_offcpu_pending(struct bpf_iter__task *ctx)
 	BPF_CORE_READ_STR_INTO(&p.process_name, task, group_leader, comm);
 	bpf_seq_write(ctx->meta->seq, &p, sizeof(p));
 	bpf_seq_write(ctx->meta->seq, start, sizeof(*start));
+	return 0;
+}
+
+/*
+ * The threads already asleep when the capture starts, run once by userspace after the
+ * sched_switch program is attached: without a start record, such a thread's wait would not be
+ * counted until it woke, and a thread asleep for the whole capture not at all. Each wanted thread
+ * off the CPU (not TASK_RUNNING) and without a record yet gets one from now, marked unwalked:
+ * its stacks could not be taken when it left the CPU, so it is kept only if it proves long, with
+ * the kernel stack taken when it wakes (and its user stack at its return to user mode, Linux
+ * 6.18), or, still asleep at the end, by hp_offcpu_pending. Writes nothing.
+ */
+SEC("iter/task")
+int hp_offcpu_seed(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct hp_offcpu_start *start;
+	__u8 lock_check;
+	__u32 state;
+	__u64 now;
+
+	if (!task || !interesting(task, task->tgid, task->pid))
+		return 0;
+	state = classify(task, false, task->mm != NULL, NULL, true, &lock_check);
+	if (state == HP_STATE_PREEMPTED) /* running, or runnable: its switch-out is to come */
+		return 0;
+	start = bpf_task_storage_get(&offcpu_task, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!start) {
+		bump(&losses, HP_LOSS_MAP_NO_MEMORY);
+		return 0;
+	}
+	/* A record of its own since the program was attached: it has switched already. */
+	if (start->ts || start->recent_ns)
+		return 0;
+	now = run_queue_clock(bpf_get_current_task_btf());
+	if (!now)
+		now = bpf_ktime_get_ns();
+	start->state = state;
+	start->lock_check = lock_check;
+	start->futex_kind = HP_WAIT__COUNT;
+	start->unwalked = 1;
+	start->recent_ns = (__u64)-1;
+	start->ts = now;
+	/* Woken meanwhile, its switch-in before the line above found no wait to end: none. */
+	if (classify(task, false, false, NULL, true, &lock_check) == HP_STATE_PREEMPTED)
+		start->ts = 0;
+	else
+		bump(&stats, HP_STAT_OFFCPU_SEEDED);
 	return 0;
 }
 

@@ -86,6 +86,9 @@ enum hp_stat {
 	HP_STAT_LOCK_SKIPPED,
 	/* Events of processes in the drop filter, skipped before any other work (every program). */
 	HP_STAT_FILTER_DROPPED,
+	/* Threads already off the CPU when the capture began, their waits counted from then
+	 * (hp_offcpu_seed, the programs with task storage). */
+	HP_STAT_OFFCPU_SEEDED,
 	HP_STAT__COUNT,
 };
 
@@ -156,7 +159,11 @@ struct hp_offcpu_start {
 	__u8 unwalked;	   /* its walk left out by chance (see above) */
 	__u8 await_return; /* kept, unwalked: its user stack read at its return to user mode */
 	__u8 lock_check;   /* sleeping, maybe on a user-space lock: classify() when it is kept */
-	__u8 pad;
+	/* With the contention profile's futex waits taken at the switches (bpf/offcpu.bpf.c
+	 * futex_waits): the enum hp_wait_kind of the futex wait it sleeps in and the futex's
+	 * address, HP_WAIT__COUNT when it is not one (or not settled yet). */
+	__u8 futex_kind;
+	__u64 futex_addr;
 	__u64 guess_ns;	  /* walked by chance with probability guess_ns / period; 0: surely */
 	__u64 thread_ctx; /* the thread's context record, in offcpu_tctx; 0: none (or not read) */
 	__u64 recent_ns;  /* the longest of its recent waits, halved at each wait since */
@@ -181,8 +188,9 @@ struct hp_offcpu_key {
 	__u32 tid;
 	__u64 stack_hash; /* key of the stack in the offcpu_stacks map of the same buffer */
 	__u32 state;
-	__u32 pad;
+	__u32 futex_kind; /* as in struct hp_offcpu_start: HP_WAIT__COUNT unless a futex wait */
 	__u64 thread_ctx; /* != 0: the span the thread served when it blocked, in offcpu_tctx */
+	__u64 futex_addr;
 };
 
 struct hp_offcpu_value {
@@ -196,6 +204,9 @@ struct hp_offcpu_value {
  * Lock contention: kernel locks (lock:contention_begin/end) and user-space waits on futexes (the
  * futex, futex_wait and futex_waitv syscalls). The wait is timed from begin (syscall entry) to end
  * (exit) in the waiter's own context, so its stacks are taken at the end, like the CPU sampler's.
+ * Where the sched_switch program runs anyway (wall or off-CPU, with the bpf_loop walker), futex
+ * waits are its waits instead, told by the system call they sleep in (futex_kind in struct
+ * hp_offcpu_key): no program then runs at every futex call.
  */
 enum hp_wait_kind {
 	HP_WAIT_FUTEX = 0,     /* FUTEX_WAIT: glibc's mutex and lowlevellock slow paths */
@@ -521,7 +532,7 @@ _Static_assert(sizeof(struct hp_go_label) == HP_GO_LABEL_SLOT, "hp_go_label layo
 _Static_assert(HP_GO_LABEL_SLOTS *HP_GO_LABEL_SLOT <= HP_THREAD_CTX_ATTRS, "Go labels fit");
 _Static_assert(sizeof(struct hp_raw_stack) == 8 + 8 * (HP_OFFCPU_USER_DEPTH + HP_OFFCPU_KERN_DEPTH),
 	       "hp_raw_stack layout");
-_Static_assert(sizeof(struct hp_offcpu_key) == 32, "hp_offcpu_key layout");
+_Static_assert(sizeof(struct hp_offcpu_key) == 40, "hp_offcpu_key layout");
 _Static_assert(sizeof(struct hp_offcpu_value) == 48, "hp_offcpu_value layout");
 /* BPF's hp_wait_add() updates either value through its first two fields. */
 _Static_assert(__builtin_offsetof(struct hp_offcpu_value, ns) == 0 &&

@@ -140,6 +140,7 @@ static int render_samples(struct metrics_text *m, struct capture *cap)
 		{"lock_skipped", cs->waits_skipped[1]},
 		{"offcpu_unwalked_long", cs->offcpu_unwalked_long},
 		{"offcpu_walked_at_return", cs->offcpu_walked_at_return},
+		{"lock_from_offcpu", cs->lock_switch_waits},
 	};
 
 	for (int i = 0; i < HP_LOSS__COUNT; i++) {
@@ -161,7 +162,9 @@ static int render_samples(struct metrics_text *m, struct capture *cap)
 		       "or a long off-CPU wait kept with its kernel stack only after its walk was "
 		       "left out by chance (offcpu_unwalked_long), or such a wait walked when its "
 		       "thread returned to user mode instead (offcpu_walked_at_return, Linux 6.18; "
-		       "counted in offcpu_walked too).",
+		       "counted in offcpu_walked too), or futex waits kept among the off-CPU "
+		       "ones, for the contention profile, where wall or off-CPU is on "
+		       "(lock_from_offcpu, weighted; counted in lock samples too).",
 		       "outcome", walks),
 		FAMILY("hostprof_samples_lost_total", METRICS_COUNTER,
 		       "Samples (or their stacks) lost, by reason: raise the map sizes in limits "

@@ -145,6 +145,8 @@ static int pending_wait(struct bpf_session *s, const struct hp_offcpu_start *sta
 	struct drained_offcpu e = {.key = key, .value = value, .stack = &start->stack};
 
 	key->state = start->state;
+	/* Not a contention wait: the futex calls' programs count a wait when it ends, too. */
+	key->futex_kind = HP_WAIT__COUNT;
 	key->thread_ctx = start->thread_ctx;
 	e.thread_ctx = offcpu_thread_ctx(s, start->thread_ctx);
 	value->ns = now - start->ts;

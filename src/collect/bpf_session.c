@@ -288,6 +288,25 @@ static bool kernel_has_kfunc(const char *name)
 	return found;
 }
 
+/*
+ * Are the contention profile's futex waits taken by the sched_switch program (bpf/offcpu.bpf.c
+ * futex_waits) rather than at the futex calls? Where it runs anyway, with the bpf_loop walker
+ * (whose programs read a sleeper's registers when its wait is kept) and with no shortest wait
+ * of its own, which would drop short futex waits. HOSTPROF_FUTEX_WAITS=syscalls keeps the futex
+ * calls' programs, to compare the two.
+ */
+static bool futex_waits_at_switches(const struct bpf_session_opts *opts, bool loop)
+{
+	const char *force = getenv("HOSTPROF_FUTEX_WAITS");
+
+	if (force && strcmp(force, "syscalls") != 0) {
+		log_warn("HOSTPROF_FUTEX_WAITS=%s ignored: the one value it takes is 'syscalls'",
+			 force);
+		force = NULL;
+	}
+	return loop && opts->lock && !opts->offcpu_min_ns && !force;
+}
+
 static int offcpu_configure(struct offcpu_bpf *o, const struct bpf_session_opts *opts,
 			    enum offcpu_entry entry, const struct bpf_session *s)
 {
@@ -314,6 +333,7 @@ static int offcpu_configure(struct offcpu_bpf *o, const struct bpf_session_opts 
 		err = configure_drops(o->maps.drop_pids, o->maps.drop_cgroups, opts, s->skel);
 	o->rodata->min_block_ns = opts->offcpu_min_ns;
 	o->rodata->sample_ns = opts->wait_sample_ns;
+	o->rodata->futex_waits = futex_waits_at_switches(opts, loop);
 	o->rodata->unwind_tables = s->unwinding && !s->tail_calls;
 	o->rodata->unwind_depth = opts->unwind_depth;
 	if (!err)
@@ -334,8 +354,11 @@ static int offcpu_configure(struct offcpu_bpf *o, const struct bpf_session_opts 
 	bpf_program__set_autoload(o->progs.hp_offcpu_switch_raw, !btf);
 	bpf_program__set_autoload(o->progs.hp_offcpu_exit_raw, !btf);
 	bpf_program__set_autoload(o->progs.hp_offcpu_pending, loop);
-	/* Run on demand, at the end (bpf_session__drain_pending_offcpu()). */
+	bpf_program__set_autoload(o->progs.hp_offcpu_seed, loop);
+	/* Run on demand: at the start (offcpu_seed()) and the end
+	 * (bpf_session__drain_pending_offcpu()). */
 	bpf_program__set_autoattach(o->progs.hp_offcpu_pending, false);
+	bpf_program__set_autoattach(o->progs.hp_offcpu_seed, false);
 	return err;
 }
 
@@ -369,6 +392,7 @@ static int offcpu_open(struct bpf_session *s, const struct bpf_session_opts *opt
 		if (!err) {
 			s->offcpu_task_storage =
 				bpf_program__autoload(s->offcpu->progs.hp_offcpu_pending);
+			s->futex_from_switch = s->offcpu->rodata->futex_waits;
 			if (e == OFFCPU_RAW)
 				log_info("the tp_btf/sched_switch program did not load (no BTF for "
 					 "the tracepoint, or the verifier refused it; -v says "
@@ -420,16 +444,18 @@ static bool syscall_tracepoint_exists(const char *call)
 }
 
 /*
- * Which ends of a wait are loaded: with the bpf_loop walker or without; through the futex calls'
- * own tracepoints where tracefs has them, so that the host's other system calls run no program
- * (each one ran two, a measured tenth of a ping-pong load's throughput); and the kernel lock
- * tracepoints only where the kernel has them (lock:contention_begin, Linux 5.19+).
+ * Which ends of a wait are loaded: with the bpf_loop walker or without; futex waits at the futex
+ * calls only where the sched_switch program does not take them (futex_from_switch), then through
+ * the calls' own tracepoints where tracefs has them, so that the host's other system calls run no
+ * program (each one ran two, a measured tenth of a ping-pong load's throughput); and the kernel
+ * lock tracepoints only where the kernel has them (lock:contention_begin, Linux 5.19+).
  */
 static void lock_pick_programs(struct bpf_session *s, struct lock_bpf *o)
 {
-	bool walk = o->rodata->unwind_tables;
+	bool walk = o->rodata->unwind_tables, at_calls = !s->futex_from_switch;
 	bool kernel_locks = libbpf_find_vmlinux_btf_id("contention_begin", BPF_TRACE_RAW_TP) > 0;
-	bool futex_tp = syscall_tracepoint_exists("futex");
+	bool futex_tp = at_calls && syscall_tracepoint_exists("futex");
+	bool raw = at_calls && !futex_tp;
 
 	s->lock_futex_tracepoints = futex_tp;
 	bpf_program__set_autoload(o->progs.hp_lock_futex_enter, futex_tp);
@@ -439,15 +465,13 @@ static void lock_pick_programs(struct bpf_session *s, struct lock_bpf *o)
 	bpf_program__set_autoattach(o->progs.hp_lock_futex_enter, false);
 	bpf_program__set_autoattach(o->progs.hp_lock_futex_exit, false);
 	bpf_program__set_autoattach(o->progs.hp_lock_futex_exit_loop, false);
-	bpf_program__set_autoload(o->progs.hp_lock_sys_enter, !futex_tp);
-	bpf_program__set_autoload(o->progs.hp_lock_sys_exit, !futex_tp && !walk);
-	bpf_program__set_autoload(o->progs.hp_lock_sys_exit_loop, !futex_tp && walk);
-	if (!futex_tp)
+	bpf_program__set_autoload(o->progs.hp_lock_sys_enter, raw);
+	bpf_program__set_autoload(o->progs.hp_lock_sys_exit, raw && !walk);
+	bpf_program__set_autoload(o->progs.hp_lock_sys_exit_loop, raw && walk);
+	if (raw)
 		log_info("no syscalls:sys_enter_futex tracepoint in %s (tracefs not mounted?): "
-			 "futex "
-			 "waits are followed at every system call's entry and exit, which costs "
-			 "more "
-			 "(mount tracefs there to avoid it)",
+			 "futex waits are followed at every system call's entry and exit, which "
+			 "costs more (mount tracefs there to avoid it)",
 			 tracefs_dir());
 	bpf_program__set_autoload(o->progs.hp_lock_contention_begin, kernel_locks);
 	bpf_program__set_autoload(o->progs.hp_lock_contention_end, kernel_locks && !walk);
@@ -799,6 +823,33 @@ static int unwind_attach(struct bpf_session *s)
 	return attach_programs(progs, s->unwind_links, 2);
 }
 
+/*
+ * Give the threads already off the CPU a start record from now (hp_offcpu_seed), once the
+ * sched_switch program is attached: a failure loses only their first waits, so it is said and
+ * the capture goes on.
+ */
+static void offcpu_seed(struct bpf_session *s)
+{
+	struct bpf_link *link = bpf_program__attach_iter(s->offcpu->progs.hp_offcpu_seed, NULL);
+	int fd = link ? bpf_iter_create(bpf_link__fd(link)) : -1, err = 0;
+	char buf[64];
+	ssize_t n;
+
+	if (fd < 0)
+		err = -errno;
+	/* The program runs as the iterator is read; it writes nothing. */
+	while (!err && (n = read(fd, buf, sizeof(buf))) != 0)
+		if (n < 0 && errno != EINTR)
+			err = -errno;
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(link);
+	if (err)
+		log_warn("threads already off the CPU are counted only from when they wake: the "
+			 "task iterator failed (%s)",
+			 strerror(-err));
+}
+
 int bpf_session__attach(struct bpf_session *s, uint32_t frequency_hz)
 {
 	struct bpf_program *sampler = bpf_program__autoload(s->skel->progs.hp_cpu_sample_loop)
@@ -869,6 +920,8 @@ int bpf_session__attach(struct bpf_session *s, uint32_t frequency_hz)
 	}
 	if (!err && s->offcpu)
 		err = attach_loaded(s->offcpu->obj, s->offcpu_links);
+	if (!err && s->offcpu_task_storage)
+		offcpu_seed(s);
 	if (!err && s->lock)
 		err = attach_loaded(s->lock->obj, s->lock_links);
 	if (!err && s->lock && s->lock_futex_tracepoints)

@@ -38,6 +38,7 @@ struct bpf_session {
 	uint32_t max_offcpu;
 	uint32_t max_offcpu_threads;
 	bool offcpu_task_storage; /* start records in task storage, listed by hp_offcpu_pending */
+	bool futex_from_switch;	  /* futex waits are the sched_switch program's (futex_waits) */
 	struct bpf_link **links;
 	int nr_links;
 	int nr_cpus_sampled; /* nr_links before detaching */

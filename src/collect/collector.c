@@ -170,6 +170,32 @@ static int keep_thread_ctx(struct sample_batch *b, const struct hp_thread_ctx *r
 	return 0;
 }
 
+/*
+ * A futex wait the sched_switch program timed (struct hp_offcpu_key futex_kind), for the
+ * contention profile: the same time and weight, its user stack and span, and no kernel stack, as
+ * the futex calls' programs record it (the kernel part is only the wait's own path).
+ */
+static int futex_wait_from_switch(struct drain_ctx *dc, const struct drained_offcpu *e,
+				  const struct raw_sample *offcpu)
+{
+	static const uint64_t none[1];
+	struct raw_sample s = *offcpu;
+
+	s.state = 0;
+	s.wait_kind = e->key->futex_kind;
+	s.wait_addr = e->key->futex_addr;
+	s.thread_ctx = 0;
+	if (keep_thread_ctx(dc->lock, e->thread_ctx, &s))
+		return -ENOMEM;
+	dc->stats->lock_switch_waits += s.count;
+	if (!e->stack)
+		return sample_batch__add(dc->lock, &s, none, none);
+	s.nr_user =
+		e->stack->nr_user < HP_OFFCPU_USER_DEPTH ? e->stack->nr_user : HP_OFFCPU_USER_DEPTH;
+	s.nr_kern = 0;
+	return sample_batch__add(dc->lock, &s, (const uint64_t *)e->stack->user, none);
+}
+
 static int on_offcpu(const struct drained_offcpu *e, void *ctx)
 {
 	struct drain_ctx *dc = ctx;
@@ -183,6 +209,12 @@ static int on_offcpu(const struct drained_offcpu *e, void *ctx)
 	};
 
 	copy_names(&s, e->value->thread_name, e->value->process_name);
+	if (dc->lock && e->key->futex_kind < HP_WAIT__COUNT) {
+		int err = futex_wait_from_switch(dc, e, &s);
+
+		if (err)
+			return err;
+	}
 	if (keep_thread_ctx(dc->offcpu, e->thread_ctx, &s))
 		return -ENOMEM;
 	if (!e->stack)
@@ -283,7 +315,7 @@ int collector__drain(struct bpf_session *session, struct sample_batch *b,
 		stats->losses[i] = kernel_losses[i] + userspace_losses[i];
 	}
 	stats->offcpu_events = kernel_stats[HP_STAT_OFFCPU_EVENTS];
-	stats->lock_events = kernel_stats[HP_STAT_LOCK_EVENTS];
+	stats->lock_events = kernel_stats[HP_STAT_LOCK_EVENTS] + stats->lock_switch_waits;
 	stats->waits_walked[0] = kernel_stats[HP_STAT_OFFCPU_WALKED];
 	stats->waits_sampled[0] = kernel_stats[HP_STAT_OFFCPU_SAMPLED];
 	stats->waits_skipped[0] = kernel_stats[HP_STAT_OFFCPU_SKIPPED];
@@ -294,6 +326,7 @@ int collector__drain(struct bpf_session *session, struct sample_batch *b,
 	stats->waits_skipped[1] = kernel_stats[HP_STAT_LOCK_SKIPPED];
 	stats->samples_seen = kernel_stats[HP_STAT_SAMPLES_SEEN];
 	stats->filter_dropped = kernel_stats[HP_STAT_FILTER_DROPPED];
+	stats->offcpu_seeded = kernel_stats[HP_STAT_OFFCPU_SEEDED];
 	stats->samples_recorded = kernel_stats[HP_STAT_SAMPLES_RECORDED];
 	return n;
 }

@@ -48,6 +48,8 @@ struct collector_stats {
 	uint64_t kernel_losses[HP_LOSS__COUNT]; /* the kernel's part, last read */
 	uint64_t offcpu_events;			/* off-CPU waits that ended while the program ran */
 	uint64_t lock_events;			/* lock waits that ended while the programs ran */
+	/* Of those, futex waits timed by the sched_switch program (weighted, as kept). */
+	uint64_t lock_switch_waits;
 	/* Of those: stacks taken, of which for sampled short waits, and short waits not kept
 	 * (enum hp_stat); [0] off-CPU, [1] lock. */
 	uint64_t waits_walked[2], waits_sampled[2], waits_skipped[2];
@@ -58,6 +60,9 @@ struct collector_stats {
 	 * stack (HP_STAT_OFFCPU_WALKED_AT_RETURN; Linux 6.18); counted in waits_walked[0] too. */
 	uint64_t offcpu_walked_at_return;
 	uint64_t filter_dropped; /* events of processes in the drop filter, skipped at once */
+	/* Threads already off the CPU at the start, their waits counted from then
+	 * (HP_STAT_OFFCPU_SEEDED). */
+	uint64_t offcpu_seeded;
 	uint64_t drains;
 };
 

@@ -9,7 +9,9 @@ What a kernel must show depends on what it has, and the checks expect exactly th
 - the .eh_frame walker runs under bpf_loop from Linux 5.17; before, the CPU samples walk across
   tail calls, said in one line, and the off-CPU and lock stacks come from frame pointers;
 - the kernel lock tracepoints need 5.19; without them the contention profile has futex waits only
-  and says so.
+  and says so;
+- with wall on, the sched_switch program times the futex waits where it has the bpf_loop walker
+  (5.17+), and the summary says so; before, the futex calls' programs do.
 
 The checks, each on the guest's own files:
   cpu_split     cpu_ratio's burn_a/b/c self shares within 5 points of the shares of CPU time the
@@ -26,7 +28,8 @@ The checks, each on the guest's own files:
   wall          sleeper's wall profile: compute 30% and the nanosleep path 70% (+-5), the wall
                 total one window (+-5%); its off-CPU time in nanosleep 70% of the window
                 (+-10); before 5.15 the line that mutex waits cannot be told apart
-  contention    the futex_wait total within 20% of what the mutex workload measured itself; the
+  contention    --types wall,contention: the futex_wait total within 20% of what the mutex
+                workload measured itself, timed where this kernel should (above); the
                 kernel-lock line where the kernel has no lock tracepoints
   agent         the agent wrote at least two windows and exited 0 on SIGTERM; a window decodes
                 with go tool pprof and holds cpu_ratio's burn_c
@@ -54,6 +57,7 @@ SHARE_TOL = 5.0
 FALLBACK_FP = "user stacks come from frame pointers only"
 TAIL_CALLS = "walk user stacks with tail calls"
 FALLBACK_LOCKS = "no lock:contention_begin tracepoint"
+AT_SWITCHES = "timed by the off-CPU program at the scheduler's switches"
 FALLBACK_STATE = "no bpf_task_pt_regs (Linux 5.15+): off-CPU waits"
 OTLP_REQ = "opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest"
 OTLP_PROTO = "opentelemetry/proto/collector/profiles/v1development/profiles_service.proto"
@@ -299,7 +303,7 @@ class Kernel:
         if not measured:
             raise Failed("the mutex workload wrote no measurement")
         theirs = int(measured)
-        p = pprof(c.path(".pb.gz"))
+        p = pprof(c.path(".contention.pb.gz"))
         i = p.type_index("contention")
         kinds = {}
         for s in p.samples:
@@ -315,8 +319,14 @@ class Kernel:
                          % FALLBACK_LOCKS)
         if self.kernel_locks and said:
             raise Failed("hostprof says '%s' on a kernel that has them" % FALLBACK_LOCKS)
-        return "futex_wait %d ns vs %d ns measured (%+.1f%%)%s" % (
+        at_switches = AT_SWITCHES in c.text(".stdout")
+        if at_switches == self.tail_calls:
+            raise Failed("futex waits timed %s, on a kernel %s bpf_loop" % (
+                "at the switches" if at_switches else "at the futex calls",
+                "without" if self.tail_calls else "with"))
+        return "futex_wait %d ns vs %d ns measured (%+.1f%%), timed %s%s" % (
             mine, theirs, 100 * (mine / theirs - 1),
+            "at the switches" if at_switches else "at the futex calls",
             "" if self.kernel_locks else "; kernel locks off, said so")
 
     def check_agent(self):
@@ -416,6 +426,14 @@ class Kernel:
 
     CHECKS = ["cpu_split", "cpu_main", "cpu_formats", "nofp", "python", "wall", "contention",
               "agent", "thread_ctx", "go_labels"]
+    # The capture each check reads, where it is not the check's own name.
+    CAPTURE_OF = {"cpu_split": "cpu_fp", "cpu_main": "cpu_fp", "cpu_formats": "cpu_fp",
+                  "nofp": "cpu_nofp"}
+
+    def workload_ended(self, check):
+        """What the guest wrote when the check's workload ended before its capture did."""
+        text = Capture(self.d, self.CAPTURE_OF.get(check, check)).text(".workload").strip()
+        return " | ".join(line for line in text.splitlines() if line.strip())[-800:]
 
 
 def main(argv):
@@ -430,7 +448,8 @@ def main(argv):
         try:
             print("PASS %s %s: %s" % (label, name, getattr(k, "check_" + name)()))
         except (Failed, OSError, pprof_raw.RawError) as e:
-            print("FAIL %s %s: %s" % (label, name, e))
+            ended = k.workload_ended(name)
+            print("FAIL %s %s: %s%s" % (label, name, e, " [" + ended + "]" if ended else ""))
             failed += 1
     return 1 if failed else 0
 

@@ -18,7 +18,8 @@
 #   cpu_nofp   nofp (no frame pointers, leaves 1:2:3 in libnofp.so) by --pid
 #   python     Debian's python3 running a recursive function, by --pid
 #   wall       sleeper (30% compute, 70% nanosleep) with --types cpu,wall,offcpu
-#   contention mutex (4 threads on one pthread mutex, the workload times its own waits)
+#   contention mutex (4 threads on one pthread mutex, the workload times its own waits) with
+#              --types wall,contention
 #   agent      `hostprof agent --output-dir` for two windows while cpu_ratio runs
 #   thread_ctx otel_ctx_lib (OpenTelemetry process and thread contexts, spans on two threads,
 #              the TLS variable in a TLSDESC library) with --types cpu,wall
@@ -28,6 +29,10 @@ export HOME=${HOME:-/root}
 WL=${WL:-/opt/e2e}
 OUT=${OUT:-/tmp/out}
 HOSTPROF=${HOSTPROF:-hostprof}
+# How long the by_pid workloads run, stopped when their capture ends: longer than a capture may
+# take (HPK_HANG). Under emulation hostprof takes 30 to 70 s to load and verify its programs
+# before a 4 s capture; workloads of 60 s ended first, and their captures found no samples.
+WL_SECONDS=$((${HPK_HANG:-240} + 60))
 # Samples per second: more than the e2e tests' 99 Hz, so that a share is measured on about 1200
 # samples and its noise (about 1.4 points) stays well inside the 5 points allowed.
 FREQ=199
@@ -104,13 +109,25 @@ by_pid() {
 		shift
 	done
 	shift
-	# exec: $! is then the workload itself, not a shell waiting for it.
-	eval "exec $cmd" >/dev/null 2>&1 &
+	# exec: $! is then the workload itself, not a shell waiting for it. Its stderr is kept: when
+	# it ends before the capture does, NAME.workload says how (its status, its stderr and the
+	# kernel's last messages), which check.py prints with the case's failure.
+	eval "exec $cmd" >/dev/null 2>"$OUT/$name.workload_stderr" &
 	pid=$!
 	sleep 0.5
 	capture "$name" profile --pid "$pid" --duration "$seconds" "$@"
-	kill "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
+	if kill "$pid" 2>/dev/null; then
+		wait "$pid" 2>/dev/null
+	else
+		wait "$pid" 2>/dev/null
+		{
+			echo "the workload ended before the capture did, status $?"
+			cat "$OUT/$name.workload_stderr"
+			echo "the kernel's last messages:"
+			dmesg | tail -20
+		} >"$OUT/$name.workload"
+	fi
+	rm -f "$OUT/$name.workload_stderr"
 	emit_outputs "$name"
 }
 
@@ -118,7 +135,7 @@ by_pid() {
 PY_RECURSE=$(cat "${PY_SCRIPT:-$WL/py_recurse.py}")
 
 run_agent() {
-	"$WL/cpu_ratio" 60 >/dev/null 2>&1 &
+	"$WL/cpu_ratio" "$WL_SECONDS" >/dev/null 2>&1 &
 	pid=$!
 	mkdir -p "$OUT/agent.dir"
 	start=$(date +%s)
@@ -151,27 +168,27 @@ run_agent() {
 for case in ${HPK_CASES:-cpu_fp cpu_nofp python wall contention agent thread_ctx go_labels}; do
 	case $case in
 	cpu_fp)
-		by_pid cpu_fp 6 "$WL/cpu_ratio" 60 "$OUT/cpu_fp.truth" -- --frequency $FREQ \
+		by_pid cpu_fp 6 "$WL/cpu_ratio" "$WL_SECONDS" "$OUT/cpu_fp.truth" -- --frequency $FREQ \
 			-o "$OUT/cpu_fp.folded" -o "$OUT/cpu_fp.pb.gz" -o "$OUT/cpu_fp.otlp.pb" ;;
 	cpu_nofp)
-		by_pid cpu_nofp 6 "$WL/nofp" 60 -- --frequency $FREQ -o "$OUT/cpu_nofp.folded" ;;
+		by_pid cpu_nofp 6 "$WL/nofp" "$WL_SECONDS" -- --frequency $FREQ -o "$OUT/cpu_nofp.folded" ;;
 	python)
 		by_pid python 5 python3 -c "$PY_RECURSE" -- --frequency $FREQ \
 			-o "$OUT/python.folded" ;;
 	wall)
-		by_pid wall 6 "$WL/sleeper" 60 -- --frequency 99 --types cpu,wall,offcpu \
+		by_pid wall 6 "$WL/sleeper" "$WL_SECONDS" -- --frequency 99 --types cpu,wall,offcpu \
 			-o "$OUT/wall.folded" ;;
 	contention)
-		capture contention profile --types contention -o "$OUT/contention.pb.gz" \
+		capture contention profile --types wall,contention -o "$OUT/contention.pb.gz" \
 			-- "$WL/mutex" 3 "$OUT/contention.measured"
 		emit_outputs contention ;;
 	agent)
 		run_agent ;;
 	thread_ctx)
-		by_pid thread_ctx 4 "$WL/otel_ctx_lib" 60 -- --frequency $FREQ --types cpu,wall \
+		by_pid thread_ctx 4 "$WL/otel_ctx_lib" "$WL_SECONDS" -- --frequency $FREQ --types cpu,wall \
 			-o "$OUT/thread_ctx.pb.gz" ;;
 	go_labels)
-		by_pid go_labels 4 "$WL/go_labels_newest" 60 -- --frequency $FREQ \
+		by_pid go_labels 4 "$WL/go_labels_newest" "$WL_SECONDS" -- --frequency $FREQ \
 			-o "$OUT/go_labels.pb.gz" ;;
 	*)
 		echo "guest: unknown case $case" >&2 ;;
