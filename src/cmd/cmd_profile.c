@@ -330,8 +330,7 @@ static void print_waits(const char *what, const char *noun, uint64_t events,
 
 	printf("%s: %" PRIu64 " %s recorded", what, events, noun);
 	if (period && st->waits_skipped[i] + st->waits_sampled[i])
-		/* With futex waits from the off-CPU program, the lock programs' are kernel locks.
-		 */
+		/* With futex waits from the off-CPU program, these are kernel locks' only. */
 		printf(" (%sstacks of %" PRIu64 ": %" PRIu64 " shorter than %.3g ms were sampled, "
 		       "%" PRIu64 " not kept; totals are weighted)",
 		       i == 1 && st->lock_switch_waits ? "kernel locks: " : "", st->waits_walked[i],
@@ -339,15 +338,13 @@ static void print_waits(const char *what, const char *noun, uint64_t events,
 	putchar('\n');
 	if (i == 1 && st->lock_switch_waits)
 		printf("  %" PRIu64 " of them futex waits, timed by the off-CPU program at the "
-		       "scheduler's switches and sampled as off-CPU waits are: no program ran at "
-		       "the "
-		       "futex calls\n",
+		       "scheduler's switches and sampled as off-CPU waits are: "
+		       "no program ran at the futex calls\n",
 		       st->lock_switch_waits);
 	if (i == 0 && st->offcpu_seeded)
-		printf("  %" PRIu64 " thread%s already off the CPU when the capture began: %s time "
-		       "counted from then, with the kernel stack %s slept in (and the user stack "
-		       "on "
-		       "waking, where the kernel has BPF task work)\n",
+		printf("  %" PRIu64 " thread%s already off the CPU when the capture began: "
+		       "%s time counted from then, with the kernel stack %s slept in "
+		       "(and the user stack on waking, where the kernel has BPF task work)\n",
 		       st->offcpu_seeded, st->offcpu_seeded == 1 ? " was" : "s were",
 		       st->offcpu_seeded == 1 ? "its" : "their",
 		       st->offcpu_seeded == 1 ? "it" : "they");
