@@ -96,20 +96,9 @@ static __always_inline bool hp_is_futex_call(long nr)
 	return nr == NR_FUTEX || nr == NR_FUTEX_WAITV || nr == NR_FUTEX_WAIT;
 }
 
-/*
- * Is the current task, about to sleep, waiting for a user-space lock? Its saved user registers
- * (regs, from bpf_task_pt_regs(); NULL before Linux 5.15, where a mutex wait stays "sleeping") say
- * which syscall it is in (x86_64 orig_ax, arm64 syscallno; -1 outside a syscall) and with which
- * op. Only the ops glibc's mutexes wait with count (FUTEX_WAIT, FUTEX_LOCK_PI): a condition
- * variable (FUTEX_WAIT_BITSET) is waiting for work, not for a lock.
- */
-static __always_inline bool hp_in_lock_wait(struct pt_regs *regs)
+/* A futex wait of the kinds glibc's mutexes wait with (see hp_in_lock_wait()). */
+static __always_inline bool hp_is_lock_kind(__u32 kind)
 {
-	__u32 kind;
-
-	if (!regs || hp_syscall_nr(regs) != NR_FUTEX)
-		return false;
-	kind = hp_futex_kind((int)hp_syscall_arg2(regs));
 	return kind == HP_WAIT_FUTEX || kind == HP_WAIT_FUTEX_LOCK_PI;
 }
 
@@ -124,6 +113,20 @@ static __always_inline __u32 hp_futex_wait_in(struct pt_regs *regs, __u64 *addr)
 		return HP_WAIT__COUNT;
 	return hp_futex_wait_of(hp_syscall_nr(regs), hp_syscall_arg1(regs), hp_syscall_arg2(regs),
 				addr);
+}
+
+/*
+ * Is the current task, about to sleep, waiting for a user-space lock? Its saved user registers
+ * (regs, from bpf_task_pt_regs(); NULL before Linux 5.15, where a mutex wait stays "sleeping") say
+ * which syscall it is in (x86_64 orig_ax, arm64 syscallno; -1 outside a syscall) and with which
+ * op. Only the ops glibc's mutexes wait with count (FUTEX_WAIT, FUTEX_LOCK_PI): a condition
+ * variable (FUTEX_WAIT_BITSET) is waiting for work, not for a lock.
+ */
+static __always_inline bool hp_in_lock_wait(struct pt_regs *regs)
+{
+	__u64 addr;
+
+	return hp_is_lock_kind(hp_futex_wait_in(regs, &addr));
 }
 
 #endif /* HOSTPROF_FUTEX_BPF_H */

@@ -297,11 +297,16 @@ static __always_inline struct pt_regs *current_saved_regs(void)
  */
 static __always_inline void settle_lock_wait(struct hp_offcpu_start *start, struct pt_regs *regs)
 {
+	__u64 addr;
+	__u32 kind = hp_futex_wait_in(regs, &addr);
+
 	start->lock_check = 0;
-	if (hp_in_lock_wait(regs))
+	if (hp_is_lock_kind(kind))
 		start->state = HP_STATE_LOCK;
-	if (futex_waits)
-		start->futex_kind = hp_futex_wait_in(regs, &start->futex_addr);
+	if (futex_waits) {
+		start->futex_kind = kind;
+		start->futex_addr = addr;
+	}
 }
 
 static __always_inline __u64 hash_stack(const struct hp_raw_stack *s)

@@ -207,19 +207,19 @@ _Static_assert(sizeof(struct pending_record) ==
 /* The waits in task storage, listed by the hp_offcpu_pending task iterator with their names. */
 static int drain_pending_listed(struct bpf_session *s, uint64_t now, drain_offcpu_fn fn, void *ctx)
 {
-	struct bpf_link *link = bpf_program__attach_iter(s->offcpu->progs.hp_offcpu_pending, NULL);
+	struct bpf_link *link;
 	struct pending_record *rec;
 	int fd, n = 0, ret = 0;
 	FILE *f;
 
-	if (!link)
-		return -errno;
-	fd = bpf_iter_create(bpf_link__fd(link));
-	f = fd >= 0 ? fdopen(fd, "re") : NULL;
+	fd = iter_open(s->offcpu->progs.hp_offcpu_pending, &link);
+	if (fd < 0)
+		return fd;
+	f = fdopen(fd, "re");
 	rec = malloc(sizeof(*rec));
 	if (!f || !rec) {
 		ret = -errno;
-		if (fd >= 0 && !f)
+		if (!f)
 			close(fd);
 		goto out;
 	}

@@ -830,13 +830,11 @@ static int unwind_attach(struct bpf_session *s)
  */
 static void offcpu_seed(struct bpf_session *s)
 {
-	struct bpf_link *link = bpf_program__attach_iter(s->offcpu->progs.hp_offcpu_seed, NULL);
-	int fd = link ? bpf_iter_create(bpf_link__fd(link)) : -1, err = 0;
+	struct bpf_link *link;
+	int fd = iter_open(s->offcpu->progs.hp_offcpu_seed, &link), err = fd < 0 ? fd : 0;
 	char buf[64];
 	ssize_t n;
 
-	if (fd < 0)
-		err = -errno;
 	/* The program runs as the iterator is read; it writes nothing. */
 	while (!err && (n = read(fd, buf, sizeof(buf))) != 0)
 		if (n < 0 && errno != EINTR)

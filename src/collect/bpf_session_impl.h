@@ -6,6 +6,7 @@
 #ifndef HOSTPROF_BPF_SESSION_IMPL_H
 #define HOSTPROF_BPF_SESSION_IMPL_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -65,5 +66,25 @@ struct bpf_session {
 /* A drained user stack is either a frame-pointer one (HP_MAX_STACK_DEPTH) or a walked one. */
 #define USER_IPS HP_UNWIND_MAX_DEPTH
 _Static_assert(HP_UNWIND_MAX_DEPTH >= HP_MAX_STACK_DEPTH, "user stack buffer");
+
+/*
+ * Start an iterator program (the off-CPU object's task iterators): the fd of its output, whose
+ * reading runs the program, and in *link the link to destroy once it is read; or -errno.
+ */
+static inline int iter_open(struct bpf_program *prog, struct bpf_link **link)
+{
+	int fd;
+
+	*link = bpf_program__attach_iter(prog, NULL);
+	if (!*link)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(*link));
+	if (fd < 0) {
+		fd = -errno;
+		bpf_link__destroy(*link);
+		*link = NULL;
+	}
+	return fd;
+}
 
 #endif /* HOSTPROF_BPF_SESSION_IMPL_H */

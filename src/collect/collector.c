@@ -170,36 +170,37 @@ static int keep_thread_ctx(struct sample_batch *b, const struct hp_thread_ctx *r
 	return 0;
 }
 
+/* The stack of a sample that has none: not NULL, which memcpy must not be handed. */
+static const uint64_t no_ips[1];
+
 /*
  * A futex wait the sched_switch program timed (struct hp_offcpu_key futex_kind), for the
- * contention profile: the same time and weight, its user stack and span, and no kernel stack, as
- * the futex calls' programs record it (the kernel part is only the wait's own path).
+ * contention profile: the off-CPU sample (its time, weight and user stack) with its span, and no
+ * kernel stack, as the futex calls' programs record it (the kernel part is only the wait's own
+ * path).
  */
 static int futex_wait_from_switch(struct drain_ctx *dc, const struct drained_offcpu *e,
-				  const struct raw_sample *offcpu)
+				  const struct raw_sample *offcpu, const uint64_t *user)
 {
-	static const uint64_t none[1];
 	struct raw_sample s = *offcpu;
 
 	s.state = 0;
 	s.wait_kind = e->key->futex_kind;
 	s.wait_addr = e->key->futex_addr;
+	s.nr_kern = 0;
 	s.thread_ctx = 0;
 	if (keep_thread_ctx(dc->lock, e->thread_ctx, &s))
 		return -ENOMEM;
 	dc->stats->lock_switch_waits += s.count;
-	if (!e->stack)
-		return sample_batch__add(dc->lock, &s, none, none);
-	s.nr_user =
-		e->stack->nr_user < HP_OFFCPU_USER_DEPTH ? e->stack->nr_user : HP_OFFCPU_USER_DEPTH;
-	s.nr_kern = 0;
-	return sample_batch__add(dc->lock, &s, (const uint64_t *)e->stack->user, none);
+	return sample_batch__add(dc->lock, &s, user, no_ips);
 }
 
 static int on_offcpu(const struct drained_offcpu *e, void *ctx)
 {
 	struct drain_ctx *dc = ctx;
-	static const uint64_t none[1];
+	/* __u64 and uint64_t are both 64-bit unsigned, spelled differently by the headers. */
+	const uint64_t *user = e->stack ? (const uint64_t *)e->stack->user : no_ips;
+	const uint64_t *kern = e->stack ? (const uint64_t *)e->stack->kern : no_ips;
 	struct raw_sample s = {
 		.pid = e->key->pid,
 		.tid = e->key->tid,
@@ -209,23 +210,21 @@ static int on_offcpu(const struct drained_offcpu *e, void *ctx)
 	};
 
 	copy_names(&s, e->value->thread_name, e->value->process_name);
+	if (e->stack) {
+		s.nr_user = e->stack->nr_user < HP_OFFCPU_USER_DEPTH ? e->stack->nr_user
+								     : HP_OFFCPU_USER_DEPTH;
+		s.nr_kern = e->stack->nr_kern < HP_OFFCPU_KERN_DEPTH ? e->stack->nr_kern
+								     : HP_OFFCPU_KERN_DEPTH;
+	}
 	if (dc->lock && e->key->futex_kind < HP_WAIT__COUNT) {
-		int err = futex_wait_from_switch(dc, e, &s);
+		int err = futex_wait_from_switch(dc, e, &s, user);
 
 		if (err)
 			return err;
 	}
 	if (keep_thread_ctx(dc->offcpu, e->thread_ctx, &s))
 		return -ENOMEM;
-	if (!e->stack)
-		return sample_batch__add(dc->offcpu, &s, none, none);
-	s.nr_user =
-		e->stack->nr_user < HP_OFFCPU_USER_DEPTH ? e->stack->nr_user : HP_OFFCPU_USER_DEPTH;
-	s.nr_kern =
-		e->stack->nr_kern < HP_OFFCPU_KERN_DEPTH ? e->stack->nr_kern : HP_OFFCPU_KERN_DEPTH;
-	/* __u64 and uint64_t are both 64-bit unsigned, spelled differently by the headers. */
-	return sample_batch__add(dc->offcpu, &s, (const uint64_t *)e->stack->user,
-				 (const uint64_t *)e->stack->kern);
+	return sample_batch__add(dc->offcpu, &s, user, kern);
 }
 
 static int on_lock(const struct drained_lock *e, void *ctx)
