@@ -186,6 +186,7 @@ static int run(int argc, char **argv)
 	struct dso *d = NULL;
 	uint64_t *addrs = NULL, closed;
 	size_t n = 0, cap = 0, with_lines = 0, with_inlines = 0, dwarf_bytes;
+	struct dso_dwarf_stats dw;
 	double t0, cold, warm[WARM_PASSES], best;
 	struct stat st;
 	char buf[64];
@@ -249,7 +250,9 @@ static int run(int argc, char **argv)
 			best = warm[p];
 	}
 	getrusage(RUSAGE_SELF, &ru);
-	dso_cache__dwarf_stats(c, &dwarf_bytes, &closed);
+	dso_cache__dwarf_stats(c, &dw);
+	dwarf_bytes = dw.bytes;
+	closed = dw.closed;
 	/* The median of the warm passes: one slow pass on a shared machine does not count. */
 	for (int i = 1; i < WARM_PASSES; i++)
 		for (int j = i; j > 0 && warm[j] < warm[j - 1]; j--) {

@@ -9,7 +9,7 @@
 # end: the least-squares slope of RSS after the warm-up (the first third), the breakdown of the
 # last sample by category (bench/rss_breakdown.py), every cache's bytes from /metrics, and
 # glibc's malloc_stats() (through gdb, when it is installed: the heap's arenas, in use and held),
-# the DWARF handles closed to keep the budget and the agent's CPU time.
+# the DWARF handles open, let go, opened again and closed, and the agent's CPU time.
 # Numbers only, nothing asserted.
 #
 # Usage (root): bench/rss.sh HOSTPROF [SECONDS [INTERVAL]]    defaults: 180 s, every 10 s
@@ -115,10 +115,13 @@ python3 "$here/rss_breakdown.py" "$agent"
 echo
 echo "# caches, from /metrics (KiB)"
 curl -s "http://127.0.0.1:$port/metrics" |
-	awk '/^hostprof_(cache_bytes|dwarf_bytes|kubelet_memory_bytes|export_queue_bytes)/ {
+	awk '/^hostprof_(cache_bytes|dwarf_bytes|dwarf_table_bytes|kubelet_memory_bytes|export_queue_bytes)/ {
 		printf "%-60s %d\n", $1, $2 / 1024 }'
-# What a smaller DWARF budget costs: handles closed (to be read again) and the agent's CPU.
-curl -s "http://127.0.0.1:$port/metrics" | awk '$1 == "hostprof_dwarf_closed_total" {
+# What the DWARF costs in time: handles open now, let go when idle (their line and inline tables
+# kept), opened again for a CU not met before (each reads and decompresses the debug sections),
+# tables dropped to keep the budget; and the agent's CPU.
+curl -s "http://127.0.0.1:$port/metrics" |
+	awk '$1 ~ /^hostprof_dwarf_(handles|binaries_complete|closed_total|released_total|reopened_total)$/ {
 	printf "%-60s %d\n", $1, $2 }'
 awk -v hz="$(getconf CLK_TCK)" -v secs="$secs" '{ cpu = ($14 + $15) / hz
 	printf "agent CPU over the run: %.2f s (%.2f%% of a core)\n", cpu, 100 * cpu / secs }' \

@@ -223,7 +223,7 @@ static int render_caches(struct metrics_text *m, struct capture *cap,
 		{"read", ws.read}, {"exited", ws.missed}, {"dropped", ws.dropped}};
 	struct labelled bytes[] = {
 		{"processes", mem.sym.procs_bytes},	 {"binaries", mem.sym.dsos_bytes},
-		{"dwarf", mem.sym.dwarf_bytes},		 {"locations", mem.location_bytes},
+		{"dwarf", mem.sym.dwarf.bytes},		 {"locations", mem.location_bytes},
 		{"perf_maps", mem.sym.perfmap_bytes},	 {"new_processes", mem.watch_bytes},
 		{"kernel_symbols", mem.sym.ksyms_bytes}, {"python_code", is.code.bytes},
 	};
@@ -288,11 +288,31 @@ static int render_symbols(struct metrics_text *m, const struct symbolizer_stats 
 		refused[i] = (struct labelled){safe_open__reason_name(i), ss->files_refused[i]};
 	const struct family_row rows[] = {
 		ONE("hostprof_dwarf_bytes", METRICS_GAUGE,
-		    "Memory of the open DWARF handles (bounded by limits.max_dwarf_bytes).",
-		    ss->dwarf_bytes),
+		    "Memory of DWARF: open handles and the line and inline tables built from them "
+		    "(bounded by limits.max_dwarf_bytes).",
+		    ss->dwarf.bytes),
+		ONE("hostprof_dwarf_table_bytes", METRICS_GAUGE,
+		    "Of hostprof_dwarf_bytes, the line and inline tables, which outlive the "
+		    "handles.",
+		    ss->dwarf.indexed_bytes),
+		ONE("hostprof_dwarf_handles", METRICS_GAUGE,
+		    "DWARF handles open (each holds its binary's debug sections, decompressed).",
+		    ss->dwarf.handles),
+		ONE("hostprof_dwarf_binaries_complete", METRICS_GAUGE,
+		    "Binaries with every compilation unit's tables built, their DWARF never opened "
+		    "again (those opened again and again for units not met before).",
+		    ss->dwarf.complete),
 		ONE("hostprof_dwarf_closed_total", METRICS_COUNTER,
-		    "DWARF handles closed to keep within limits.max_dwarf_bytes.",
-		    ss->dwarf_closed),
+		    "Binaries' DWARF tables dropped or closed to keep within "
+		    "limits.max_dwarf_bytes.",
+		    ss->dwarf.closed),
+		ONE("hostprof_dwarf_released_total", METRICS_COUNTER,
+		    "DWARF handles let go (idle for a window, or for the budget), their tables "
+		    "kept.",
+		    ss->dwarf.released),
+		ONE("hostprof_dwarf_reopened_total", METRICS_COUNTER,
+		    "DWARF handles opened again, for code in a compilation unit not met before.",
+		    ss->dwarf.reopened),
 		FAMILY("hostprof_frames_symbolized_total", METRICS_COUNTER,
 		       "Frames symbolized, and those that stayed [unknown], by kind.", "result",
 		       frames),

@@ -25,4 +25,20 @@
 		lo_;                                                                               \
 	})
 
+/* The same over an array of plain values sorted ascending: how many are <= key. */
+#define SEARCH_UPPER_BOUND_VALUE(arr, n, key)                                                      \
+	({                                                                                         \
+		size_t lo_ = 0, hi_ = (n);                                                         \
+                                                                                                   \
+		while (lo_ < hi_) {                                                                \
+			size_t mid_ = lo_ + (hi_ - lo_) / 2;                                       \
+                                                                                                   \
+			if ((arr)[mid_] <= (key))                                                  \
+				lo_ = mid_ + 1;                                                    \
+			else                                                                       \
+				hi_ = mid_;                                                        \
+		}                                                                                  \
+		lo_;                                                                               \
+	})
+
 #endif /* HOSTPROF_SEARCH_H */

@@ -544,6 +544,8 @@ int capture__drain(struct capture *cap)
 	interp_link__scan(cap->interps, &cap->batch);
 	if (!n && lock)
 		n = builder__add_batch(cap->builders[SLOT_CONTENTION], lock, BATCH_LOCK, 0);
+	/* The drain's frames are symbolized: a DWARF handle that built nothing for them goes. */
+	symbolizer__release_idle_dwarf(cap->sym);
 	/* Here, where the caller's status line is cleared: the fetch thread never logs warnings. */
 	debuginfod_fetch__warn_new_failures(cap->fetch);
 	return n;

@@ -448,8 +448,8 @@ static void print_stats(struct run *r)
 			"--max-binaries");
 	print_cache_row("binaries held open", m.sym.binaries_held, "256", 0,
 			"of new processes, read when sampled");
-	print_cache_row("DWARF (open handles)", UINT64_MAX,
-			human_bytes(m.sym.dwarf_max, b, sizeof(b)), m.sym.dwarf_bytes,
+	print_cache_row("DWARF (handles, tables)", UINT64_MAX,
+			human_bytes(m.sym.dwarf_max, b, sizeof(b)), m.sym.dwarf.bytes,
 			"--max-dwarf-mb");
 	snprintf(bound, sizeof(bound), "%zu", m.locations_max);
 	print_cache_row("locations", m.locations, bound, m.location_bytes,

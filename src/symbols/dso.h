@@ -62,12 +62,13 @@ size_t dso_cache__memory(const struct dso_cache *c);
 
 #define DSO_DEFAULT_DWARF_BYTES (14u << 20)
 /*
- * Bound the memory of open DWARF handles (their debug sections, read and decompressed, and the
- * tables built for the CUs met): beyond it the least recently used are closed, and opened again
- * on their next line lookup. One alone over the budget stays open while it is the newest, and
- * drops its CUs' tables (keeping its sections) once they are over a quarter of the budget. A
- * binary whose debug sections alone are over the budget is not read (a warning names it).
- * Default DSO_DEFAULT_DWARF_BYTES.
+ * Bound the memory of DWARF: the open handles (their debug sections, read and decompressed, and
+ * libdw's records) and the tables built for the CUs met. Beyond it the least recently used
+ * handles are let go, their tables kept; then the biggest tables are dropped, or the least
+ * recently used binaries' DWARF closed, to be opened again on their next line lookup. One alone
+ * over the budget stays open while it is the newest, and drops its CUs' tables (keeping its
+ * sections) once they are over a quarter of the budget. A binary whose debug sections alone are
+ * over the budget is not read (a warning names it). Default DSO_DEFAULT_DWARF_BYTES.
  */
 void dso_cache__set_dwarf_budget(struct dso_cache *c, size_t bytes, const char *name);
 /* 6 MiB of front-coded names hold what 8 MiB held when the names were stored whole. */
@@ -83,9 +84,23 @@ void dso_cache__set_dwarf_budget(struct dso_cache *c, size_t bytes, const char *
 void dso_cache__set_symbol_budget(struct dso_cache *c, size_t bytes);
 /* Binaries that could not be opened for want of permission (a directory only its owner reads). */
 uint64_t dso_cache__denied(const struct dso_cache *c);
-/* The bytes held by open DWARF handles, and how many were closed (or their CUs' tables dropped)
- * to keep the budget. */
-void dso_cache__dwarf_stats(const struct dso_cache *c, size_t *bytes, uint64_t *closed);
+struct dso_dwarf_stats {
+	size_t bytes;	      /* held by DWARF handles and tables, as counted */
+	size_t indexed_bytes; /* of which the tables (dwarf_index.h), which outlive the handles */
+	size_t handles;	      /* handles open */
+	size_t complete;      /* binaries with every CU's tables built, never opened again */
+	uint64_t closed;      /* tables dropped, or DWARF closed, to keep the budget */
+	uint64_t released;    /* handles let go, their tables kept: idle, or to keep the budget */
+	uint64_t reopened;    /* handles opened again for a CU not met before */
+};
+void dso_cache__dwarf_stats(const struct dso_cache *c, struct dso_dwarf_stats *out);
+/*
+ * Let go of the DWARF handles that built nothing since the last call (nor were opened): their
+ * tables answer the CUs met, and their debug sections, decompressed, are most of what they
+ * hold. Called after each drain's frames are symbolized (every second), so a handle closes once
+ * a whole drain met no CU new to it. Returns how many were let go.
+ */
+size_t dso_cache__release_idle(struct dso_cache *c);
 
 /* true while debuginfod may still bring d's debug file: what d says now (symbols, lines) can
  * change at a later dso_cache__get(), so it is not to be cached for good. */

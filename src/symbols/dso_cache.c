@@ -153,7 +153,9 @@ static size_t sym_bytes(const struct dso *d)
 /*
  * Evict the least recently used binaries other than keep while over the symbol budget. Those
  * with an open DWARF handle stay: the DWARF budget bounds them, and reading a debug file again
- * (libc's: 8 MiB decompressed) costs far more than a symbol table.
+ * (libc's: 8 MiB decompressed) costs far more than a symbol table. Those holding only tables
+ * built from their DWARF go with them: kept, any number of small binaries' tables would keep
+ * their symbol tables past the budget.
  */
 static void keep_symbol_budget(struct dso_cache *c, const struct dso *keep)
 {
@@ -241,17 +243,32 @@ uint64_t dso_cache__denied(const struct dso_cache *c)
 	return c->denied;
 }
 
-void dso_cache__dwarf_stats(const struct dso_cache *c, size_t *bytes, uint64_t *closed)
+void dso_cache__dwarf_stats(const struct dso_cache *c, struct dso_dwarf_stats *out)
 {
-	*bytes = c->dwarf_bytes;
-	*closed = c->dwarf_closed;
+	*out = (struct dso_dwarf_stats){.bytes = c->dwarf_bytes,
+					.closed = c->dwarf_closed,
+					.released = c->dwarf_released,
+					.reopened = c->dwarf_reopened};
+	for (const struct dso *d = dso_of(lru__newest(&c->lru)); d; d = dso_of(d->lru.older)) {
+		out->handles += d->dw != NULL;
+		out->complete += d->dw_all;
+		out->indexed_bytes += d->dw_indexed;
+	}
+}
+
+/* What d's DWARF built for its CUs: dropped by dso__dwarf_reset(), the sections kept. */
+static size_t tables_of(const struct dso *d)
+{
+	return d->dw_libdw + d->dw_indexed;
 }
 
 /*
- * Account for what d's DWARF grew by. Over the budget, drop the CUs' tables of the binary that
- * holds the most of them, when that is enough; else close the least recently used others until
- * the budget holds. The newest is kept even alone over it (it is needed now); when what it built
- * for its CUs is then over a quarter of the budget, its next lookup starts them afresh.
+ * Account for what d's DWARF grew by. Over the budget, let the others' handles go first, least
+ * recently used first: they keep their tables, so only a CU none of them has met needs its file
+ * again. Still over, drop the tables of the binary that holds the most of them, when that is
+ * enough; else close the least recently used others wholly until the budget holds. The newest
+ * is kept even alone over it (it is needed now); when what it built for its CUs is then over a
+ * quarter of the budget, its next lookup starts them afresh.
  */
 void dso_cache__dwarf_grew(struct dso_cache *c, struct dso *newest, size_t grew)
 {
@@ -259,27 +276,48 @@ void dso_cache__dwarf_grew(struct dso_cache *c, struct dso *newest, size_t grew)
 
 	newest->dw_bytes += grew;
 	c->dwarf_bytes += grew;
+	for (struct dso *d = dso_of(lru__oldest(&c->lru)); d && c->dwarf_bytes > c->max_dwarf_bytes;
+	     d = dso_of(d->lru.newer))
+		if (d != newest && d->dw) {
+			dso__dwarf_release(d);
+			c->dwarf_released++;
+		}
 	if (c->dwarf_bytes <= c->max_dwarf_bytes)
 		return;
-	/* Dropping one binary's CUs' tables is enough: its sections stay, not read again. */
 	for (struct dso *d = dso_of(lru__newest(&c->lru)); d; d = dso_of(d->lru.older))
-		if (d != newest && d->dw &&
-		    (!most || d->dw_bytes - d->dw_sections > most->dw_bytes - most->dw_sections))
+		if (d != newest && tables_of(d) && (!most || tables_of(d) > tables_of(most)))
 			most = d;
-	if (most && c->dwarf_bytes - (most->dw_bytes - most->dw_sections) <= c->max_dwarf_bytes) {
+	if (most && c->dwarf_bytes - tables_of(most) <= c->max_dwarf_bytes) {
 		dso__dwarf_reset(most);
 		return;
 	}
 	for (struct dso *d = dso_of(lru__oldest(&c->lru)); d && c->dwarf_bytes > c->max_dwarf_bytes;
 	     d = dso_of(d->lru.newer)) {
-		if (d == newest || !d->dw)
+		if (d == newest || !d->dw_bytes)
 			continue;
 		dso__dwarf_close(d);
 		c->dwarf_closed++;
 	}
-	if (c->dwarf_bytes > c->max_dwarf_bytes &&
-	    newest->dw_bytes - newest->dw_sections > c->max_dwarf_bytes / 4)
+	if (c->dwarf_bytes > c->max_dwarf_bytes && tables_of(newest) > c->max_dwarf_bytes / 4)
 		newest->dw_reset_due = true;
+}
+
+size_t dso_cache__release_idle(struct dso_cache *c)
+{
+	size_t n = 0;
+
+	for (struct dso *d = dso_of(lru__newest(&c->lru)); d; d = dso_of(d->lru.older)) {
+		if (!d->dw)
+			continue;
+		if (d->dw_busy) {
+			d->dw_busy = false;
+			continue;
+		}
+		dso__dwarf_release(d);
+		c->dwarf_released++;
+		n++;
+	}
+	return n;
 }
 
 void dso_cache__set_fetcher(struct dso_cache *c, struct debuginfod_fetch *f)
@@ -329,9 +367,11 @@ static struct dso *cache_get(struct dso_cache *c, uint64_t dev, uint64_t inode,
 			d->fid = fresh->fid;
 			d->have_fid = fresh->have_fid;
 			/* A DWARF open refused because the file had changed may now succeed. */
-			if (!d->dw) {
+			if (!d->dw && !d->dw_index) {
 				d->dwarf_tried = false;
 				d->lines_owner = ++c->lines_owners;
+			} else if (!d->dw) {
+				d->dwarf_tried = false;
 			}
 			set_open_path(d, open_path);
 			dso__free(fresh);

@@ -26,15 +26,43 @@ void dso__dwarf_close(struct dso *d)
 	if (d->dw_elf)
 		elf_end(d->dw_elf);
 	dwarf_index__delete(d->dw_index);
-	if (d->cache && d->dw)
+	if (d->cache)
 		d->cache->dwarf_bytes -= d->dw_bytes;
 	d->dw = NULL;
 	d->dw_elf = NULL;
 	d->dw_index = NULL;
 	d->dw_bytes = 0;
 	d->dw_sections = 0;
-	d->dw_walked = 0;
+	d->dw_libdw = 0;
+	d->dw_indexed = 0;
+	d->dw_busy = false;
+	d->dw_all = false;
+	d->dw_opens = 0;
 	d->dw_reset_due = false;
+	d->dwarf_tried = false;
+}
+
+/*
+ * Let d's libdw handle go (its debug sections, decompressed, and libdw's records of its CUs),
+ * keeping the tables built from it: lookups in the CUs met so far are answered without it, and
+ * the file is opened again for a CU not met before.
+ */
+void dso__dwarf_release(struct dso *d)
+{
+	size_t freed = d->dw_sections + d->dw_libdw;
+
+	if (!d->dw)
+		return;
+	dwarf_end(d->dw);
+	elf_end(d->dw_elf);
+	d->dw = NULL;
+	d->dw_elf = NULL;
+	if (d->cache)
+		d->cache->dwarf_bytes -= freed;
+	d->dw_bytes -= freed;
+	d->dw_sections = 0;
+	d->dw_libdw = 0;
+	d->dw_busy = false;
 	d->dwarf_tried = false;
 }
 
@@ -142,40 +170,52 @@ static bool dwarf_strings_terminated(Elf *elf)
 }
 
 /*
- * Drop what d's DWARF built for its CUs (libdw's line tables and CU records, our function
- * tables), keeping its debug sections: libdw reads them into the Elf handle, decompressed, and a
- * new Dwarf over the same Elf starts from them. A CU's tables take tens of microseconds to build
- * again; the sections of a big binary took tens of milliseconds to read and decompress. Never
- * between a lookup of d and the use of its answer (its strings would go with the tables).
+ * Drop the tables d's DWARF built for its CUs (ours, and libdw's line tables and CU records),
+ * keeping its CU map and, when open, its debug sections: libdw reads them into the Elf handle,
+ * decompressed, and a new Dwarf over the same Elf starts from them. A CU's tables take tens of
+ * microseconds to build again; the sections of a big binary took tens of milliseconds to read
+ * and decompress. Never between a lookup of d and the use of its answer (its strings go with the
+ * tables).
  */
 void dso__dwarf_reset(struct dso *d)
 {
-	Dwarf *dw;
+	struct dwarf_index_stats st;
+	size_t before = d->dw_bytes;
 
 	d->dw_reset_due = false;
-	dwarf_end(d->dw);
-	dwarf_index__delete(d->dw_index);
-	d->dw = NULL;
-	d->dw_index = NULL;
-	dw = dwarf_begin_elf(d->dw_elf, DWARF_C_READ, NULL);
-	d->dw_index = dw ? dwarf_index__new() : NULL;
-	if (!d->dw_index) {
-		/* Closed instead: opened again from the file on its next lookup. */
-		if (dw)
-			dwarf_end(dw);
-		if (d->cache)
-			d->cache->dwarf_bytes -= d->dw_bytes;
-		d->dw_bytes = 0;
-		dso__dwarf_close(d);
-		return;
-	}
-	d->dw = dw;
+	d->dw_all = false;
+	dwarf_index__drop_cus(d->dw_index);
+	dwarf_index__stats(d->dw_index, &st);
+	d->dw_indexed = d->dw_index ? st.bytes : 0;
+	d->dw_bytes = d->dw_sections + d->dw_libdw + d->dw_indexed;
 	if (d->cache)
-		d->cache->dwarf_bytes -= d->dw_bytes - d->dw_sections;
-	d->dw_bytes = d->dw_sections;
-	d->dw_walked = 0;
+		d->cache->dwarf_bytes -= before - d->dw_bytes;
+	dso__dwarf_restart(d);
 	if (d->cache)
 		d->cache->dwarf_closed++;
+}
+
+bool dso__dwarf_restart(struct dso *d)
+{
+	if (!d->dw)
+		return false;
+	dwarf_end(d->dw);
+	d->dw = dwarf_begin_elf(d->dw_elf, DWARF_C_READ, NULL);
+	if (d->cache)
+		d->cache->dwarf_bytes -= d->dw_libdw;
+	d->dw_bytes -= d->dw_libdw;
+	d->dw_libdw = 0;
+	if (d->dw)
+		return true;
+	/* Let go instead: opened again from the file when needed. */
+	elf_end(d->dw_elf);
+	d->dw_elf = NULL;
+	if (d->cache)
+		d->cache->dwarf_bytes -= d->dw_sections;
+	d->dw_bytes -= d->dw_sections;
+	d->dw_sections = 0;
+	d->dwarf_tried = false;
+	return false;
 }
 
 /*
@@ -267,8 +307,6 @@ Dwarf *dso__dwarf_open(struct dso *d)
 	size_t need;
 	int fd;
 
-	if (d->dw && d->dw_reset_due)
-		dso__dwarf_reset(d);
 	if (d->dwarf_tried)
 		return d->dw;
 	d->dwarf_tried = true;
@@ -306,8 +344,8 @@ Dwarf *dso__dwarf_open(struct dso *d)
 	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	if (!dw || !dwarf_strings_terminated(elf))
 		goto fail;
-	d->dw_index = dwarf_index__new();
-	if (!d->dw_index)
+	/* Kept from an earlier handle: the tables it built still hold. */
+	if (!d->dw_index && !(d->dw_index = dwarf_index__new()))
 		goto fail;
 	/*
 	 * dwarf_begin_elf() has read every debug section it uses into memory, so the fd can go:
@@ -317,6 +355,12 @@ Dwarf *dso__dwarf_open(struct dso *d)
 	close(fd);
 	d->dw = dw;
 	d->dw_elf = elf;
+	d->dw_busy = true;
+	if (dwarf_index__mapped(d->dw_index)) {
+		d->dw_opens++;
+		if (d->cache)
+			d->cache->dwarf_reopened++;
+	}
 	return dw;
 fail:
 	if (dw)

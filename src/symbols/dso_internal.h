@@ -106,13 +106,19 @@ struct dso {
 	char *open_path;
 	Dwarf *dw;
 	Elf *dw_elf;
-	struct dwarf_index *dw_index; /* the open DWARF's per-CU function tables */
-	Dwarf_Off dw_walked;	      /* how far walks over all CUs have reached */
-	size_t dw_bytes;	      /* what the open DWARF holds in memory, as counted */
-	size_t dw_sections;	      /* of which its debug sections */
-	bool dw_reset_due;	      /* alone over the budget: drop its CUs' tables */
-	bool dwarf_too_big;	      /* its sections alone are over the budget: not read */
-	bool dwarf_tried; /* an open was attempted: a file without usable DWARF is not retried */
+	/* Its CU map and the tables of the CUs met (dwarf_index.h): they outlive the handle. */
+	struct dwarf_index *dw_index;
+	size_t dw_bytes;    /* what its DWARF holds in memory, as counted: the three below */
+	size_t dw_sections; /* the open handle's debug sections */
+	size_t dw_libdw;    /* the open handle's CU records and line tables */
+	size_t dw_indexed;  /* the index */
+	bool dw_busy;	    /* opened, or a CU's tables built, since the last idle check */
+	bool dw_all;	    /* every CU's tables built: the file is not needed again */
+	uint32_t dw_opens;  /* handles opened with the CU map read: a count that keeps climbing
+			     * says its code is met a CU at a time (see dso_lines.c) */
+	bool dw_reset_due;  /* alone over the budget: drop its CUs' tables */
+	bool dwarf_too_big; /* its sections alone are over the budget: not read */
+	bool dwarf_tried;   /* an open was attempted: a file without usable DWARF is not retried */
 	/* Its answers' owner in the cache's line cache: new whenever its lines may change (a
 	 * debug file adopted, a refused DWARF open allowed again); 0 outside a cache. */
 	uint64_t lines_owner;
@@ -154,8 +160,10 @@ struct dso_cache {
 	uint64_t denied; /* binaries loaded that could not be opened for want of permission */
 	/* Line lookups answered before, whatever happened to the handles since (line_cache.h). */
 	struct line_cache *lines;
-	uint64_t lines_owners; /* the last owner given out */
-	uint64_t dwarf_closed;
+	uint64_t lines_owners;	 /* the last owner given out */
+	uint64_t dwarf_closed;	 /* tables dropped to keep the budget */
+	uint64_t dwarf_released; /* handles let go, their tables kept */
+	uint64_t dwarf_reopened; /* handles opened again after one was let go */
 };
 
 static inline void fid_from_stat(struct file_id *fid, const struct stat *st)
@@ -233,12 +241,19 @@ void dso_cache__dwarf_grew(struct dso_cache *c, struct dso *newest, size_t grew)
 
 /* dso_dwarf.c */
 
-/* Opens d's DWARF once (again after a close); NULL when there is none to use. */
+/* Opens d's DWARF handle once (again after a close or a release); NULL when there is none to
+ * use. */
 Dwarf *dso__dwarf_open(struct dso *d);
-/* Close d's DWARF; a later line lookup opens it again. */
+/* Close d's DWARF, handle and tables; a later line lookup opens it again. */
 void dso__dwarf_close(struct dso *d);
-/* Drop what d's DWARF built for its CUs, keeping its debug sections (see the definition). */
+/* Let d's handle go, keeping its tables (see the definition). */
+void dso__dwarf_release(struct dso *d);
+/* Drop what d's DWARF built for its CUs, keeping its CU map and debug sections (see the
+ * definition). */
 void dso__dwarf_reset(struct dso *d);
+/* Start d's open handle afresh over the sections it read, dropping libdw's records of its CUs
+ * (not our tables). false when that failed: the handle is then let go. */
+bool dso__dwarf_restart(struct dso *d);
 /* The debug sections' sizes once read (decompressed, or as in the file when that is more),
  * before or after libdw reads them; SIZE_MAX when they must not be read. */
 size_t elf_debug_bytes(Elf *elf, const char *path);

@@ -157,6 +157,11 @@ size_t symbolizer__retire_exited(struct symbolizer *s)
 	return proc_table__retire_exited(s->procs);
 }
 
+size_t symbolizer__release_idle_dwarf(struct symbolizer *s)
+{
+	return dso_cache__release_idle(s->dsos);
+}
+
 int symbolizer__track(struct symbolizer *s, pid_t pid)
 {
 	return proc_table__get(s->procs, pid) ? 0 : -errno;
@@ -635,7 +640,7 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)
 	}
 	out->ksyms = ksyms__size(s->ksyms);
 	out->ksyms_bytes = ksyms__bytes(s->ksyms);
-	dso_cache__dwarf_stats(s->dsos, &out->dwarf_bytes, &out->dwarf_closed);
+	dso_cache__dwarf_stats(s->dsos, &out->dwarf);
 	out->binaries_denied = dso_cache__denied(s->dsos);
 	safe_open__stats(out->files_refused);
 }

@@ -14,6 +14,7 @@
 #include "base/safe_open.h"
 #include "model/profile.h"
 #include "process/proc_watch.h"
+#include "symbols/dso.h"
 
 struct symbolizer;
 struct debuginfod_fetch;
@@ -39,12 +40,11 @@ struct symbolizer_stats {
 	size_t dsos_cached, dsos_max, dsos_bytes;    /* binaries' symbol tables */
 	size_t perfmaps, perfmap_bytes;		     /* JIT maps */
 	size_t ksyms, ksyms_bytes;		     /* kernel symbols */
-	size_t binaries_held;	  /* opened by the process watcher, not read yet (an fd each) */
-	size_t dwarf_bytes;	  /* held by open DWARF handles */
-	size_t dwarf_max;	  /* their budget */
-	uint64_t dwarf_closed;	  /* handles closed to keep the DWARF budget */
-	bool kernel_symbols;	  /* kallsyms was readable */
-	uint64_t binaries_denied; /* could not be opened for want of permission */
+	size_t binaries_held;	      /* opened by the process watcher, not read yet (an fd each) */
+	struct dso_dwarf_stats dwarf; /* DWARF handles and the tables built from them */
+	size_t dwarf_max;	      /* their budget */
+	bool kernel_symbols;	      /* kallsyms was readable */
+	uint64_t binaries_denied;     /* could not be opened for want of permission */
 	/* Files (or parts: sections, lines) a process controls that were refused, by reason:
 	 * process-wide, every thread that reads them included (base/safe_open.h). */
 	uint64_t files_refused[SAFE_OPEN_REASON__COUNT];
@@ -186,5 +186,9 @@ int symbolizer__load_bias(struct symbolizer *s, pid_t pid, uint64_t dev, uint64_
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out);
 /* Let go of the snapshots of processes gone for a whole window (see proc.h); how many. */
 size_t symbolizer__retire_exited(struct symbolizer *s);
+/* After a drain's frames are symbolized: let go of the DWARF handles that built nothing since
+ * the drain before, keeping the line and inline tables built from them
+ * (dso_cache__release_idle()); how many. */
+size_t symbolizer__release_idle_dwarf(struct symbolizer *s);
 
 #endif /* HOSTPROF_SYMBOLIZE_H */

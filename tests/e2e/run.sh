@@ -722,7 +722,7 @@ t_stats() {
 		fail stats "processes row '$procs': want 1..16 entries under the bound 16 (--max-processes 16)"
 	elif [ "$(cut -d' ' -f2 <<<"$bins")" != 32 ] || [ "$(cut -d' ' -f1 <<<"$bins")" -gt 32 ]; then
 		fail stats "binaries row '$bins': want at most 32 under the bound 32"
-	elif ! grep -q '^  DWARF (open handles).*8.0 MiB' "$WORK/stats.out"; then
+	elif ! grep -q '^  DWARF (handles, tables).*8.0 MiB' "$WORK/stats.out"; then
 		fail stats "DWARF row without the 8 MiB budget: $(grep 'DWARF' "$WORK/stats.out")"
 	else
 		pass stats "processes $procs, binaries $bins (entries bound MiB), RSS $rss"

@@ -179,6 +179,16 @@ out:
 	dso_cache__delete(c);
 }
 
+/* The cache's DWARF bytes and the tables dropped or handles closed for the budget. */
+static void dwarf_stats(struct dso_cache *c, size_t *bytes, uint64_t *closed)
+{
+	struct dso_dwarf_stats st;
+
+	dso_cache__dwarf_stats(c, &st);
+	*bytes = st.bytes;
+	*closed = st.closed;
+}
+
 /* addr's chain through the index alone, against addr2line's: the functions, and each inlined
  * frame's call line, which is the next frame's line. */
 static bool index_agrees(struct dwarf_index *x, Dwarf *dw, const struct expect *e)
@@ -378,32 +388,32 @@ static void test_dwarf_budget(const char *tmp)
 			other = &expects[i];
 	da = dso_cache__get(c, sa.st_dev, sa.st_ino, a, a);
 	CHECK(da && dso__find_lines(da, e->addr, got, DSO_MAX_LINES) == e->n, "A's lines");
-	dso_cache__dwarf_stats(c, &bytes, &closed);
+	dwarf_stats(c, &bytes, &closed);
 	CHECK(bytes > 0 && closed == 0, "A open: %zu bytes accounted, %" PRIu64 " closed", bytes,
 	      closed);
 	dso_cache__set_dwarf_budget(c, bytes, NULL); /* A fits, A and B do not */
 	db = dso_cache__get(c, sb.st_dev, sb.st_ino, b, b);
 	CHECK(db && dso__find_lines(db, e->addr, got, DSO_MAX_LINES) == e->n, "B's lines");
-	dso_cache__dwarf_stats(c, &bytes, &closed);
+	dwarf_stats(c, &bytes, &closed);
 	CHECK(closed == 1, "B's open closed A's: %" PRIu64, closed);
 	/* An address asked before is answered by the line cache: A is not opened again. */
 	da = dso_cache__get(c, sa.st_dev, sa.st_ino, a, a);
 	CHECK(da && dso__find_lines(da, e->addr, got, DSO_MAX_LINES) == e->n &&
 		      !strcmp(got[0].function, "fx_leaf"),
 	      "A's lines again, from the cache");
-	dso_cache__dwarf_stats(c, &bytes, &closed);
+	dwarf_stats(c, &bytes, &closed);
 	CHECK(closed == 1, "nothing opened for them: %" PRIu64 " closed", closed);
 	/* A new address opens A again (closing B's). */
 	CHECK(other && dso__find_lines(da, other->addr, got, DSO_MAX_LINES) == other->n &&
 		      !strcmp(got[0].function, other->lines[0].function),
 	      "A reopened gives the lines of another address");
-	dso_cache__dwarf_stats(c, &bytes, &closed);
+	dwarf_stats(c, &bytes, &closed);
 	CHECK(closed == 2, "and closed B's: %" PRIu64, closed);
 	/* A budget that holds both closes nothing. */
 	dso_cache__set_dwarf_budget(c, 1ULL << 30, NULL);
 	db = dso_cache__get(c, sb.st_dev, sb.st_ino, b, b);
 	dso__find_lines(db, e->addr, got, DSO_MAX_LINES);
-	dso_cache__dwarf_stats(c, &bytes, &closed);
+	dwarf_stats(c, &bytes, &closed);
 	CHECK(closed == 2, "within the budget: nothing closed");
 	dso_cache__delete(c);
 	unlink(b);
@@ -468,7 +478,7 @@ static size_t counted_dwarf(const char *path, const uint64_t *addrs, size_t n, s
 	/* What the line cache holds is not the DWARF's: taken out of the heap's growth. */
 	if (heap_grew)
 		*heap_grew = heap_in_use() - h0 - (dso_cache__memory(c) - m0);
-	dso_cache__dwarf_stats(c, &bytes, &closed);
+	dwarf_stats(c, &bytes, &closed);
 	dso_cache__delete(c);
 	return bytes;
 }
@@ -533,6 +543,219 @@ static void test_dwarf_count(void)
 	atomic_store(&churning, false);
 	pthread_join(t, NULL);
 	CHECK_U64(with_churn, alone);
+}
+
+/*
+ * The index's answers are libdw's: over every CU of this test's own binary (many CUs, built with
+ * -g), at every line row's address and the bytes around it, the CU the map finds is the one
+ * dwarf_addrdie() finds, and the position the kept rows give is dwarf_getsrc_die()'s (found or
+ * not, file and line), though the index keeps fewer rows than libdw reads.
+ */
+static void test_index_positions(void)
+{
+	char self[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	struct dwarf_index *x = dwarf_index__new();
+	struct dwarf_frame fr[DWARF_INDEX_MAX_DEPTH + 1];
+	struct dwarf_index_stats st;
+	size_t checked = 0, found = 0, wrong = 0, cus = 0, libdw_rows = 0, ncus;
+	uint64_t any_fn = 0; /* an address with a line */
+	Dwarf_Off off = 0, next;
+	Dwarf *dw = NULL;
+	size_t hsize;
+	int fd = -1;
+
+	if (len > 0) {
+		self[len] = '\0';
+		fd = open(self, O_RDONLY | O_CLOEXEC);
+	}
+	dw = fd >= 0 ? dwarf_begin(fd, DWARF_C_READ) : NULL;
+	CHECK(x && dw, "setup: own DWARF");
+	if (!x || !dw)
+		goto out;
+	CHECK(dwarf_index__map_cus(x, dw, SIZE_MAX, &ncus) == 0 && dwarf_index__mapped(x) &&
+		      ncus > 10,
+	      "CU map: %zu CUs", ncus);
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		Dwarf_Lines *lines;
+		size_t nlines, rows;
+
+		if (!dwarf_offdie(dw, off + hsize, &cu) ||
+		    dwarf_getsrclines(&cu, &lines, &nlines) || dwarf_index__add_cu(x, &cu, &rows)) {
+			off = next;
+			continue;
+		}
+		cus++;
+		libdw_rows += rows;
+		for (size_t i = 0; i < nlines; i++) {
+			Dwarf_Addr row_addr;
+
+			if (dwarf_lineaddr(dwarf_onesrcline(lines, i), &row_addr))
+				continue;
+			for (Dwarf_Addr a = row_addr ? row_addr - 1 : 0; a <= row_addr + 1; a++) {
+				Dwarf_Line *l = dwarf_getsrc_die(&cu, a);
+				struct dwarf_pos pos;
+				const char *file = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+				int lineno = 0;
+				Dwarf_Off at;
+				Dwarf_Die by_aranges;
+
+				if (l && (dwarf_lineno(l, &lineno) || lineno < 0))
+					lineno = 0;
+				checked++;
+				if (dwarf_index__lookup(x, off + hsize, a, &pos, fr, 1) < 0 ||
+				    pos.found != (l != NULL) ||
+				    (l && (pos.line != lineno || !pos.file != !file ||
+					   (file && strcmp(pos.file, file))))) {
+					if (wrong++ < 3)
+						CHECK(0,
+						      "0x%" PRIx64
+						      ": libdw %s:%d, index %s:%d (%d)",
+						      (uint64_t)a, file ? file : "-", lineno,
+						      pos.file ? pos.file : "-", pos.line,
+						      pos.found);
+				}
+				found += pos.found;
+				if (pos.found)
+					any_fn = a;
+				/* Where the aranges say, the map says too. */
+				if (dwarf_addrdie(dw, a, &by_aranges) &&
+				    (!dwarf_index__cu_of(x, a, &at) ||
+				     at != dwarf_dieoffset(&by_aranges)) &&
+				    wrong++ < 3)
+					CHECK(0,
+					      "0x%" PRIx64 ": CU %" PRIx64
+					      " by the aranges, not by the map",
+					      (uint64_t)a, (uint64_t)dwarf_dieoffset(&by_aranges));
+			}
+		}
+		off = next;
+	}
+	dwarf_index__stats(x, &st);
+	CHECK(cus > 10 && checked > 10000 && found > checked / 2 && !wrong,
+	      "%zu of %zu addresses over %zu CUs differ (%zu with a line)", wrong, checked, cus,
+	      found);
+	/* Fewer rows kept than read, encoded in a few bytes each. */
+	CHECK(st.rows > 0 && st.rows < libdw_rows && st.spans >= cus,
+	      "rows: %zu kept of %zu read, %zu CU ranges", st.rows, libdw_rows, st.spans);
+	printf("test_lines: index: %zu CUs, %zu of %zu line rows kept, %zu bytes\n", st.cus,
+	       st.rows, libdw_rows, st.bytes);
+	/* Bad arguments, and a CU not built. */
+	CHECK(dwarf_index__lookup(x, 1, 0, NULL, fr, 1) == -EINVAL, "lookup in a CU not built");
+	CHECK(dwarf_index__lookup(NULL, 0, 0, NULL, fr, 1) == -EINVAL, "lookup in NULL");
+	CHECK(!dwarf_index__cu_of(NULL, 0, &off), "cu_of(NULL)");
+	CHECK(dwarf_index__map_cus(NULL, dw, SIZE_MAX, &ncus) == -EINVAL, "map_cus(NULL)");
+	{
+		/* More CUs than allowed: refused, nothing kept. */
+		struct dwarf_index *few = dwarf_index__new();
+
+		CHECK(few && dwarf_index__map_cus(few, dw, 3, &ncus) == -E2BIG &&
+			      !dwarf_index__mapped(few) && !dwarf_index__cu_of(few, any_fn, &off),
+		      "map_cus past 3 CUs");
+		dwarf_index__delete(few);
+	}
+	dwarf_index__drop_cus(x);
+	dwarf_index__stats(x, &st);
+	CHECK(st.cus == 0 && st.rows == 0 && st.spans > 0 && any_fn &&
+		      dwarf_index__cu_of(x, any_fn, &off),
+	      "drop_cus keeps the map: %zu CUs, %zu spans", st.cus, st.spans);
+out:
+	dwarf_index__delete(x);
+	if (dw)
+		dwarf_end(dw);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Looks up addrs[from, to) + delta in d and in f, counting the answers that agree. */
+static void lines_agree(struct dso *d, struct dso *f, const uint64_t *addrs, size_t from, size_t to,
+			uint64_t delta, size_t *same, size_t *compared)
+{
+	struct dso_line got[DSO_MAX_LINES], want[DSO_MAX_LINES];
+
+	for (size_t i = from; i < to; i++) {
+		size_t ng = dso__find_lines(d, addrs[i] + delta, got, DSO_MAX_LINES);
+		size_t nw = dso__find_lines(f, addrs[i] + delta, want, DSO_MAX_LINES);
+
+		(*compared)++;
+		*same +=
+			ng == nw &&
+			(!ng || ((!got[0].function) == (!want[0].function) &&
+				 got[ng - 1].line == want[nw - 1].line &&
+				 (!got[0].function || !strcmp(got[0].function, want[0].function))));
+	}
+}
+
+/*
+ * A handle idle for a whole drain is let go, and its tables answer: another address of a CU met
+ * before needs no reopening; a CU not met before opens the file again; opened again
+ * DWARF_OPENS_BEFORE_ALL times (3), the binary has all its CUs' tables built and is never opened
+ * again. The answers are a fresh cache's, which never lets its handle go.
+ */
+static void test_dwarf_release(void)
+{
+	static uint64_t addrs[4096];
+	char self[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	struct dso_cache *c = dso_cache__new(4), *fresh = dso_cache__new(4);
+	struct dso_dwarf_stats st;
+	struct dso *d, *f;
+	struct stat sb;
+	size_t n, same = 0, compared = 0, q;
+
+	if (len <= 0 || !c || !fresh) {
+		CHECK(0, "setup");
+		goto out;
+	}
+	self[len] = '\0';
+	n = own_functions(self, addrs, sizeof(addrs) / sizeof(addrs[0]));
+	q = n / 8;
+	if (n < 100 || stat(self, &sb) ||
+	    !(d = dso_cache__get(c, sb.st_dev, sb.st_ino, self, self)) ||
+	    !(f = dso_cache__get(fresh, sb.st_dev, sb.st_ino, self, self))) {
+		CHECK(0, "setup: %zu functions", n);
+		goto out;
+	}
+	/* The first quarter of the functions, then a drain's end with it busy, then one idle. */
+	lines_agree(d, f, addrs, 0, 2 * q, 0, &same, &compared);
+	dso_cache__dwarf_stats(c, &st);
+	CHECK(st.handles == 1 && st.released == 0, "open: %zu handles", st.handles);
+	CHECK_U64(dso_cache__release_idle(c), 0);
+	CHECK_U64(dso_cache__release_idle(c), 1);
+	dso_cache__dwarf_stats(c, &st);
+	CHECK(st.handles == 0 && st.released == 1 && st.indexed_bytes > 0 &&
+		      st.bytes == st.indexed_bytes,
+	      "let go: %zu handles, %zu bytes, of them %zu tables", st.handles, st.bytes,
+	      st.indexed_bytes);
+	/* One byte further into each: not in the line cache, in CUs met. */
+	lines_agree(d, f, addrs, 0, 2 * q, 1, &same, &compared);
+	dso_cache__dwarf_stats(c, &st);
+	CHECK(st.reopened == 0 && st.handles == 0,
+	      "CUs met answered without the file: %" PRIu64 " reopened", st.reopened);
+	/* Three more eighths, each after the handle was let go: CUs not met, the file opened
+	 * again each time; at the third, every CU's tables are built. */
+	for (size_t k = 0; k < 3; k++) {
+		dso_cache__release_idle(c);
+		dso_cache__release_idle(c);
+		lines_agree(d, f, addrs, (2 + k) * q, (3 + k) * q, 0, &same, &compared);
+		dso_cache__dwarf_stats(c, &st);
+		CHECK(st.reopened == k + 1 && st.handles == 1 && st.complete == (k == 2),
+		      "new CUs, round %zu: %" PRIu64 " reopened, %zu handles, %zu complete", k,
+		      st.reopened, st.handles, st.complete);
+	}
+	/* The rest: never opened again. */
+	dso_cache__release_idle(c);
+	dso_cache__release_idle(c);
+	lines_agree(d, f, addrs, 5 * q, n, 0, &same, &compared);
+	lines_agree(d, f, addrs, 0, n, 2, &same, &compared);
+	dso_cache__dwarf_stats(c, &st);
+	CHECK(st.reopened == 3 && st.handles == 0 && st.complete == 1,
+	      "all built: %" PRIu64 " reopened, %zu handles", st.reopened, st.handles);
+	CHECK(same == compared, "%zu of %zu answers as a handle kept open gives", same, compared);
+out:
+	dso_cache__delete(c);
+	dso_cache__delete(fresh);
 }
 
 /* The sizes of path's debug sections, by readelf: those a line lookup reads, and the others
@@ -669,7 +892,7 @@ static void test_dwarf_reset(void)
 		snprintf(want[i], sizeof(want[i]), "%s:%" PRId64,
 			 k && got[0].function ? got[0].function : "", k ? got[0].line : 0);
 	}
-	dso_cache__dwarf_stats(c, &whole, &closed);
+	dwarf_stats(c, &whole, &closed);
 	dso_cache__delete(c);
 	c = dso_cache__new(4);
 	d = c ? dso_cache__get(c, st.st_dev, st.st_ino, self, self) : NULL;
@@ -686,11 +909,11 @@ static void test_dwarf_reset(void)
 		snprintf(line, sizeof(line), "%s:%" PRId64,
 			 k && got[0].function ? got[0].function : "", k ? got[0].line : 0);
 		differ += strcmp(line, want[i]) != 0;
-		dso_cache__dwarf_stats(c, &bytes, &closed);
+		dwarf_stats(c, &bytes, &closed);
 		if (bytes > peak)
 			peak = bytes;
 	}
-	dso_cache__dwarf_stats(c, &bytes, &closed);
+	dwarf_stats(c, &bytes, &closed);
 	CHECK(closed > 0, "the CUs' tables dropped over the budget: %" PRIu64 " times", closed);
 	CHECK(peak < whole - whole / 4, "DWARF counted at most %zu bytes, %zu with no budget", peak,
 	      whole);
@@ -744,7 +967,7 @@ static void test_dwarf_too_big(void)
 	}
 	CHECK(d && dso__find_symbol(d, e->addr, &sym) && sym.name,
 	      "the symbol table still names the function");
-	dso_cache__dwarf_stats(c, &bytes, &closed);
+	dwarf_stats(c, &bytes, &closed);
 	CHECK(bytes == 0 && closed == 0, "nothing read: %zu bytes, %" PRIu64 " closed", bytes,
 	      closed);
 	dso_cache__set_dwarf_budget(c, 1ULL << 30, NULL);
@@ -1235,6 +1458,8 @@ int main(void)
 	test_dso_lines();
 	test_dwarf_index();
 	test_dwarf_count();
+	test_index_positions();
+	test_dwarf_release();
 	test_dwarf_unread_sections();
 	test_dwarf_reset();
 	s = symbolizer__new(&o);
