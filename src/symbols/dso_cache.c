@@ -367,11 +367,11 @@ static struct dso *cache_get(struct dso_cache *c, uint64_t dev, uint64_t inode,
 			d->fid = fresh->fid;
 			d->have_fid = fresh->have_fid;
 			/* A DWARF open refused because the file had changed may now succeed. */
-			if (!d->dw && !d->dw_index) {
+			if (!d->dw) {
 				d->dwarf_tried = false;
-				d->lines_owner = ++c->lines_owners;
-			} else if (!d->dw) {
-				d->dwarf_tried = false;
+				/* Tables built from the file still describe it. */
+				if (!d->dw_index)
+					d->lines_owner = ++c->lines_owners;
 			}
 			set_open_path(d, open_path);
 			dso__free(fresh);

@@ -11,7 +11,8 @@
  *   debug_file  separate debug files: build-id path, .gnu_debuglink, debuginfod
  *   elf_symtab  an ELF file's segments, build-id and function symbols
  *   dso         the object: freeing, failing, accessors and address queries
- *   dso_dwarf   a dso's DWARF handle: opening, closing, dropping its CUs' tables
+ *   dso_dwarf   a dso's DWARF handle: opening, letting go, restarting, closing, dropping its
+ *               CUs' tables
  */
 #ifndef HOSTPROF_DSO_INTERNAL_H
 #define HOSTPROF_DSO_INTERNAL_H
