@@ -688,14 +688,12 @@ static int setup(struct run *r, int *release_fd)
 	if (!r->cap)
 		return -errno;
 	if (c->command) {
+		/* Made a target only when released (release_command()). */
 		r->child = spawn_held(c->command, release_fd, &r->exec_fd);
 		if (r->child < 0) {
 			log_error("cannot start '%s': %s", c->command[0], strerror(-r->child));
 			return r->child;
 		}
-		err = capture__add_pid(r->cap, r->child);
-		if (err)
-			return err;
 	}
 	for (size_t i = 0; i < c->nr_pids; i++) {
 		err = capture__add_pid(r->cap, c->pids[i]);
@@ -707,6 +705,28 @@ static int setup(struct run *r, int *release_fd)
 			log_warn("cannot read the maps of PID %d yet; its frames may be [unknown]",
 				 c->pids[i]);
 	return capture__start(r->cap);
+}
+
+/*
+ * Make the held command a target, then let it run (closing release_fd). It becomes a target only
+ * now, with the programs attached: its wait at the pipe was hostprof's, not the command's, and
+ * would otherwise show in the off-CPU profile under hostprof's name (as a thread already asleep
+ * when the capture began). Its first instructions are still profiled.
+ */
+static int release_command(struct run *r, int release_fd)
+{
+	int err = capture__add_pid(r->cap, r->child);
+
+	if (!err && write(release_fd, "g", 1) != 1) {
+		err = -errno;
+		log_error("cannot release the command: %s", strerror(errno));
+	}
+	close(release_fd); /* without the byte, the held child sees EOF and exits unrun */
+	if (err)
+		return err;
+	wait_for_exec(r->exec_fd);
+	capture__track(r->cap, r->child);
+	return 0;
 }
 
 static void describe_target(const struct config *c)
@@ -789,12 +809,10 @@ int do_profile(int argc, char **argv)
 		describe_target(&cfg);
 	started = clock__ns(CLOCK_MONOTONIC);
 	if (release_fd >= 0) {
-		if (write(release_fd, "g", 1) != 1)
-			log_warn("cannot release the command: %s", strerror(errno));
-		close(release_fd);
+		err = release_command(&r, release_fd);
 		release_fd = -1;
-		wait_for_exec(r.exec_fd);
-		capture__track(r.cap, r.child);
+		if (err)
+			goto out;
 	}
 	err = run_loop(&r);
 	/* Whatever went wrong during the capture, what was collected is still written. */
