@@ -163,6 +163,13 @@ static __always_inline __u32 hp_random(void)
 	return (x * 0x2545f4914f6cdd1dULL) >> 32;
 }
 
+/* How many waits of delta ns (above 0) a period stands for: period / delta, rounded up or down at
+ * random so that the count is right on average. */
+static __always_inline __u64 hp_waits_per_period(__u64 period, __u64 delta)
+{
+	return period / delta + ((__u64)hp_random() % delta < period % delta);
+}
+
 /*
  * Sampling of waits shorter than period_ns, in proportion to their length: one is kept with
  * probability delta / period and then stands for period ns and period / delta waits (rounded at
@@ -184,7 +191,7 @@ static __always_inline bool hp_sample_wait(__u64 delta, __u64 period, __u64 *ns,
 	if (((r * period) >> 32) >= delta)
 		return false;
 	*ns = period;
-	*n = period / delta + ((__u64)hp_random() % delta < period % delta);
+	*n = hp_waits_per_period(period, delta);
 	return true;
 }
 

@@ -145,16 +145,19 @@ struct hp_raw_stack {
  * of the period), so that one short wait among long ones does not make the next one's weight
  * large. At switch-in, a walked short wait is kept with probability length / guess (at most 1)
  * and weighted by period / guess on top of the usual, so that each wait is kept with probability
- * min(length, guess) / period and stands for period / min(length, guess) like it; a wait that
- * proves long is kept exactly either way, with its kernel stack taken at switch-in; when it was
- * not walked, its user stack and thread context are read when the thread returns to user mode
- * (Linux 6.18's task work: await_return, HP_STAT_OFFCPU_WALKED_AT_RETURN), or it has none
- * (HP_STAT_OFFCPU_UNWALKED_LONG). A thread whose recent
- * waits were long is walked at every switch-out, so that a wait still going on when the capture
- * ends has its stacks.
+ * min(length, guess) / period and stands for period / min(length, guess) like it.
+ *
+ * Where its user stack can be read when it returns to user mode (Linux 6.18's task work:
+ * await_return, HP_STAT_OFFCPU_WALKED_AT_RETURN), a wait longer than its guess is kept with
+ * probability length / period instead, walked or not, and stands for one period: weighted by
+ * period / guess, the few walks that stood for a loaded host's run-queue delays made its totals
+ * swing by a quarter. A wait that proves long is kept exactly either way. A kept wait that was
+ * not walked has its kernel stack taken at switch-in, and its user stack and thread context read
+ * at that return, or none (HP_STAT_OFFCPU_UNWALKED_LONG). A thread whose recent waits were long is
+ * walked at every switch-out, so that a wait still going on when the capture ends has its stacks.
  */
 struct hp_offcpu_start {
-	__u64 ts;	   /* bpf_ktime_get_ns() at switch-out; 0 when the thread is on a CPU */
+	__u64 ts;	   /* the switch's clock at switch-out; 0 when the thread is on a CPU */
 	__u32 state;	   /* enum hp_thread_state */
 	__u8 unwalked;	   /* its walk left out by chance (see above) */
 	__u8 await_return; /* kept, unwalked: its user stack read at its return to user mode */
@@ -164,7 +167,7 @@ struct hp_offcpu_start {
 	 * address, HP_WAIT__COUNT when it is not one (or not settled yet). */
 	__u8 futex_kind;
 	__u64 futex_addr;
-	__u64 guess_ns;	  /* walked by chance with probability guess_ns / period; 0: surely */
+	__u64 guess_ns;	  /* walk decided by chance, probability guess_ns / period; 0: surely */
 	__u64 thread_ctx; /* the thread's context record, in offcpu_tctx; 0: none (or not read) */
 	__u64 recent_ns;  /* the longest of its recent waits, halved at each wait since */
 	/* await_return: what the wait stands for, and the user registers it waited with */
