@@ -19,7 +19,7 @@ RUN make -j"$(nproc)" GIT_REV="$GIT_REV" && \
 FROM debian:bookworm-slim
 # libbpf1 libelf1 libdw1 zlib1g: BPF and ELF/DWARF; libdebuginfod1: debug files from the
 # servers in DEBUGINFOD_URLS; libprotobuf-c1: OTLP and pprof;
-# libcurl4 libssl3: the transports (libcrypto for hashes); libyaml-0-2: the config file;
+# libcurl4: the transports; libnettle8: SHA-256 (the file ids); libyaml-0-2: the config file;
 # libjson-c5: the kubelet's /pods and Docker's container configs; libmicrohttpd12: /metrics,
 # /healthz, /readyz; libsystemd0: sd_notify; liblzma5: MiniDebugInfo (.gnu_debugdata);
 # ca-certificates: TLS to the receivers.
@@ -35,8 +35,8 @@ RUN apt-get update && \
 		libjson-c5 \
 		liblzma5 \
 		libmicrohttpd12 \
+		libnettle8 \
 		libprotobuf-c1 \
-		libssl3 \
 		libsystemd0 \
 		libyaml-0-2 \
 		zlib1g \

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 build_pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
-	protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev libssl-dev pkg-config libiberty-dev
+	protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev nettle-dev pkg-config libiberty-dev
 	libyaml-dev libjson-c-dev libmicrohttpd-dev libsystemd-dev)
 # liblzma decompresses MiniDebugInfo (.gnu_debugdata, the symbols Fedora and RHEL binaries keep).
 build_pkgs+=(liblzma-dev)
@@ -61,7 +61,7 @@ fi
 # guest; qemu-system-arm boots it, cpio makes its initramfs.
 arm64_pkgs=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-system-arm cpio)
 for p in libbpf-dev libelf-dev libdw-dev zlib1g-dev libprotobuf-c-dev libcurl4-openssl-dev \
-	libssl-dev libiberty-dev libyaml-dev libjson-c-dev libmicrohttpd-dev libsystemd-dev \
+	nettle-dev libiberty-dev libyaml-dev libjson-c-dev libmicrohttpd-dev libsystemd-dev \
 	liblzma-dev libdebuginfod-dev libstdc++6; do
 	arm64_pkgs+=("$p:arm64")
 done

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libelf.h>
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,28 +23,29 @@
  * The OpenTelemetry file id (process.executable.build_id.htlhash): the first 16 bytes, in hex, of
  * SHA-256(first 4 KiB || last 4 KiB || file length as a big-endian uint64). It names any file,
  * with or without a GNU build-id, and is cheap: two 4 KiB reads whatever the file's size. For a
- * file under 4 KiB the two windows are the whole file, twice.
+ * file under 4 KiB the two windows are the whole file, twice. Nettle's SHA-256 rather than
+ * OpenSSL's EVP: the first EVP digest loads OpenSSL 3's providers, 1.9 MiB of libcrypto's pages
+ * resident for the agent's life, for one hash per binary.
  */
 static void compute_htlhash(struct dso *d, int fd, off_t size)
 {
 	enum { WINDOW = 4096 };
 	size_t head = size < WINDOW ? (size_t)size : WINDOW;
-	uint8_t buf[WINDOW], len_be[8], digest[EVP_MAX_MD_SIZE];
-	unsigned int digest_len = 0;
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	bool ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+	uint8_t buf[WINDOW], len_be[8], digest[SHA256_DIGEST_SIZE];
+	struct sha256_ctx ctx;
 
+	d->htlhash_hex[0] = '\0';
+	sha256_init(&ctx);
+	if (file__pread_full(fd, buf, head, 0))
+		return;
+	sha256_update(&ctx, head, buf);
+	if (file__pread_full(fd, buf, head, size - head))
+		return;
+	sha256_update(&ctx, head, buf);
 	for (int i = 0; i < 8; i++)
 		len_be[i] = (uint8_t)((uint64_t)size >> (56 - 8 * i));
-	ok = ok && !file__pread_full(fd, buf, head, 0) && EVP_DigestUpdate(ctx, buf, head);
-	ok = ok && !file__pread_full(fd, buf, head, size - head) &&
-	     EVP_DigestUpdate(ctx, buf, head);
-	ok = ok && EVP_DigestUpdate(ctx, len_be, sizeof(len_be)) &&
-	     EVP_DigestFinal_ex(ctx, digest, &digest_len) && digest_len >= 16;
-	EVP_MD_CTX_free(ctx);
-	d->htlhash_hex[0] = '\0';
-	if (!ok)
-		return;
+	sha256_update(&ctx, sizeof(len_be), len_be);
+	sha256_digest(&ctx, sizeof(digest), digest);
 	hex__encode(d->htlhash_hex, digest, 16);
 }
 
