@@ -457,6 +457,10 @@ static __always_inline bool keep_wait(const struct hp_offcpu_start *start, __u64
 {
 	__u64 guess = start->guess_ns;
 
+	/* Not walked, and no guess: asleep when the capture began (hp_offcpu_seed), kept only if
+	 * it proves long. */
+	if (start->unwalked && !guess)
+		return delta >= sample_ns && hp_sample_wait(delta, sample_ns, ns, count);
 	if (!guess || delta >= sample_ns)
 		return hp_sample_wait(delta, sample_ns, ns, count);
 	if (delta > guess && late_walk) {
