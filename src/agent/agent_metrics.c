@@ -307,8 +307,8 @@ static int render_symbols(struct metrics_text *m, const struct symbolizer_stats 
 		    "limits.max_dwarf_bytes.",
 		    ss->dwarf.closed),
 		ONE("hostprof_dwarf_released_total", METRICS_COUNTER,
-		    "DWARF handles let go (idle for a window, or for the budget), their tables "
-		    "kept.",
+		    "DWARF handles let go (after a drain that built nothing with them, or for the "
+		    "budget), their tables kept.",
 		    ss->dwarf.released),
 		ONE("hostprof_dwarf_reopened_total", METRICS_COUNTER,
 		    "DWARF handles opened again, for code in a compilation unit not met before.",
