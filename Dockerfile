@@ -19,8 +19,9 @@ RUN make -j"$(nproc)" GIT_REV="$GIT_REV" && \
 FROM debian:bookworm-slim
 # libbpf1 libelf1 libdw1 zlib1g: BPF and ELF/DWARF; libdebuginfod1: debug files from the
 # servers in DEBUGINFOD_URLS; libprotobuf-c1: OTLP and pprof;
-# libcurl4: the transports; libnettle8: SHA-256 (the file ids); libyaml-0-2: the config file;
-# libjson-c5: the kubelet's /pods and Docker's container configs; libmicrohttpd12: /metrics,
+# libcurl3-gnutls: the transports (libcurl's GnuTLS build, which libdebuginfod1 uses too);
+# libssh2-1: libcurl's SSH backend, set up without crypto (never used); libnettle8: SHA-256
+# (the file ids); libyaml-0-2: the config file; libjson-c5: the kubelet's /pods and Docker's container configs; libmicrohttpd12: /metrics,
 # /healthz, /readyz; libsystemd0: sd_notify; liblzma5: MiniDebugInfo (.gnu_debugdata);
 # ca-certificates: TLS to the receivers.
 # libiberty (demangling) is a static library: nothing to install.
@@ -28,7 +29,7 @@ RUN apt-get update && \
 	apt-get install -y --no-install-recommends \
 		ca-certificates \
 		libbpf1 \
-		libcurl4 \
+		libcurl3-gnutls \
 		libdebuginfod1 \
 		libdw1 \
 		libelf1 \
@@ -37,6 +38,7 @@ RUN apt-get update && \
 		libmicrohttpd12 \
 		libnettle8 \
 		libprotobuf-c1 \
+		libssh2-1 \
 		libsystemd0 \
 		libyaml-0-2 \
 		zlib1g \

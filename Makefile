@@ -36,7 +36,7 @@ CFLAGS += -std=gnu11 $(WARNINGS) -MMD -MP -D_GNU_SOURCE \
 # libmicrohttpd: /metrics, /healthz, /readyz; libsystemd: sd_notify for Type=notify;
 # liblzma: MiniDebugInfo (.gnu_debugdata is xz). libdebuginfod: separate debug files fetched by
 # build-id when DEBUGINFOD_URLS is set.
-LDLIBS += -lbpf -ldw -lelf -ldebuginfod -lz -lprotobuf-c -lcurl -lnettle -lpthread -liberty \
+LDLIBS += -lbpf -ldw -lelf -ldebuginfod -lz -lprotobuf-c -lcurl -lssh2 -lnettle -lpthread -liberty \
 	-lyaml -ljson-c -lmicrohttpd -lsystemd -llzma
 EXTRA_CFLAGS ?=
 EXTRA_LDFLAGS ?=

@@ -4,12 +4,13 @@
 # of several binaries (as bench/report.sh's memory section does: shell loops with coreutils,
 # python3 idle and with its C extensions loaded, a C++ program throwing exceptions and a
 # program calling into a shared library when WL has them), runs `hostprof agent` whole-host at
-# RSS_HZ (19, its default) writing files only (no exporter), and every INTERVAL seconds prints
-# VmRSS, RssAnon, RssFile, RssShmem, PSS, the open DWARF and the symbol tables (/metrics). At the
-# end: the least-squares slope of RSS after the warm-up (the first third), the breakdown of the
-# last sample by category (bench/rss_breakdown.py), every cache's bytes from /metrics, and
-# glibc's malloc_stats() (through gdb, when it is installed: the heap's arenas, in use and held),
-# the DWARF handles open, let go, opened again and closed, and the agent's CPU time.
+# RSS_HZ (19, its default) writing files (and exporting where RSS_AGENT_ARGS says), and every
+# INTERVAL seconds prints VmRSS, RssAnon, RssFile, RssShmem, PSS, the open DWARF and the symbol
+# tables (/metrics). At the end: the least-squares slope of RSS after the warm-up (the first
+# third), the breakdown of the last sample by category (bench/rss_breakdown.py), every cache's
+# bytes from /metrics, and glibc's malloc_stats() (through gdb, when it is installed: the heap's
+# arenas, in use and held), the DWARF handles open, let go, opened again and closed, and the
+# agent's CPU time.
 # Numbers only, nothing asserted.
 #
 # Usage (root): bench/rss.sh HOSTPROF [SECONDS [INTERVAL]]    defaults: 180 s, every 10 s
@@ -71,8 +72,10 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 
-printf '# hostprof agent RSS: %s s at %s Hz, 15 s windows, files only, %s processes on the host\n' \
-	"$secs" "$hz" "$(nprocs)"
+outputs="files only"
+[ -n "${RSS_AGENT_ARGS:-}" ] && outputs="files and $RSS_AGENT_ARGS"
+printf '# hostprof agent RSS: %s s at %s Hz, 15 s windows, %s, %s processes on the host\n' \
+	"$secs" "$hz" "$outputs" "$(nprocs)"
 printf '# machine: %s, %s CPUs, kernel %s, load average %s\n' \
 	"$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)" "$(nproc)" "$(uname -r)" \
 	"$(cut -d' ' -f1-3 /proc/loadavg)"

@@ -13,6 +13,8 @@
 /*
  * curl_global_init() once per process: libcurl wants it before any other thread uses libcurl,
  * and only once. Thread-safe; later calls return the first one's result. 0 or -EIO (logged).
+ * Call it before anything else that initialises libcurl (libdebuginfod's debuginfod_begin()),
+ * so that libcurl's SSH backend is set up without OpenSSL's crypto.
  */
 int curl_client__global_init(void);
 

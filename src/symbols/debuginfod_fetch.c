@@ -14,6 +14,7 @@
 
 #include "base/chain.h"
 #include "base/clock.h"
+#include "base/curl_client.h"
 #include "base/hash.h"
 #include "base/hex.h"
 #include "base/log.h"
@@ -494,6 +495,11 @@ struct debuginfod_fetch *debuginfod_fetch__new(const struct debuginfod_fetch_opt
 	while (f->nr_buckets < f->max_entries)
 		f->nr_buckets <<= 1;
 	f->buckets = calloc(f->nr_buckets, sizeof(*f->buckets));
+	/*
+	 * debuginfod_begin() initialises libcurl: ours first, so that it does so without OpenSSL's
+	 * crypto (curl_client.h). A failure is logged there, and debuginfod_begin() then fails too.
+	 */
+	curl_client__global_init();
 	f->client = debuginfod_begin();
 	if (!f->buckets || !f->client) {
 		debuginfod_fetch__delete(f);

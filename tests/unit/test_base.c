@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The base layer's small utilities: growable arrays, the LRU list, the hash index, UTF-8, hex and
- * percent-decoding, path normalisation, the monotonic millisecond clock and threads that take no
- * signals.
+ * percent-decoding, path normalisation, the monotonic millisecond clock, threads that take no
+ * signals, and libcurl's global init.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -18,6 +19,7 @@
 
 #include "base/atomic_file.h"
 #include "base/clock.h"
+#include "base/curl_client.h"
 #include "base/hash.h"
 #include "base/hash_index.h"
 #include "base/hex.h"
@@ -729,6 +731,29 @@ static void test_log_line_escaped(void)
 		       "\\x1b]0;title\\x07' exited\n");
 }
 
+/* --- libcurl's global init --- */
+
+/*
+ * libcurl's global init must not set up OpenSSL (1.7 MiB resident for the agent's life): its TLS
+ * is GnuTLS's, and its SSH backend's libssh2 is initialised without crypto first. OpenSSL's
+ * builtin engines are what both paths load (libssh2's crypto init, and libcurl's OpenSSL backend
+ * were it linked), so none may be loaded after the init. libcrypto is in the process (libssh2
+ * links it), so its ENGINE_get_first() is found without linking it here.
+ */
+static void test_curl_init_leaves_openssl(void)
+{
+	void *(*engine_first)(void);
+
+	CHECK(curl_client__global_init() == 0, "libcurl's global init failed");
+	CHECK(curl_client__global_init() == 0, "a second init must return the first's result");
+	*(void **)&engine_first = dlsym(RTLD_DEFAULT, "ENGINE_get_first");
+	if (!engine_first) {
+		printf("test_base: libcrypto not loaded: nothing of OpenSSL to initialise\n");
+		return;
+	}
+	CHECK(engine_first() == NULL, "OpenSSL's engines were loaded by libcurl's global init");
+}
+
 int main(void)
 {
 	test_atomic_file_mode();
@@ -750,5 +775,6 @@ int main(void)
 	test_clock();
 	test_thread();
 	test_cond_monotonic();
+	test_curl_init_leaves_openssl();
 	return check_summary("test_base");
 }
