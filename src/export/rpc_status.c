@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/leb128.h"
 #include "base/log_text.h"
 
 /* Protobuf wire format, just enough to read a Status and a RetryInfo. */
@@ -26,21 +27,7 @@ struct pb_field {
 
 static int pb_varint(struct pb *b, uint64_t *v)
 {
-	uint64_t r = 0;
-
-	for (int shift = 0; shift < 64; shift += 7) {
-		uint8_t c;
-
-		if (b->p >= b->end)
-			return -1;
-		c = *b->p++;
-		r |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80)) {
-			*v = r;
-			return 0;
-		}
-	}
-	return -1;
+	return leb128__read_u(&b->p, b->end, v) ? 0 : -1;
 }
 
 static int pb_skip(struct pb *b, uint64_t n)

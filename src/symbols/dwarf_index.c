@@ -14,6 +14,7 @@
 
 #include "symbols/dwarf_index.h"
 
+#include "base/leb128.h"
 #include "base/search.h"
 #include "base/vec.h"
 
@@ -70,7 +71,7 @@ struct cu_table {
 	uint32_t *files;   /* the files the rows name: offsets in strs */
 	char *strs;	   /* every name above, NUL-terminated, each once */
 	uint32_t comp_dir; /* offset in strs, NONE when the CU has none */
-	uint32_t nnodes, nsegs, nrows, nblocks, nfiles;
+	uint32_t nnodes, nsegs, nrows, nblocks, nfiles, row_len;
 	size_t bytes;
 };
 
@@ -513,20 +514,6 @@ static int put_uleb(uint8_t **buf, size_t *len, size_t *cap, uint64_t v)
 	return 0;
 }
 
-static uint64_t get_uleb(const uint8_t **p)
-{
-	uint64_t v = 0;
-
-	for (int shift = 0; shift < 64; shift += 7) {
-		uint8_t byte = *(*p)++;
-
-		v |= (uint64_t)(byte & 0x7f) << shift;
-		if (!(byte & 0x80))
-			break;
-	}
-	return v;
-}
-
 /* The code of a row's file (see ROW_BLOCK), the file added to t->files when new. */
 static int file_code(struct cu_table *t, size_t *cap, uint32_t file, uint64_t *code)
 {
@@ -586,6 +573,9 @@ static int encode_rows(struct cu_table *t, const struct line_row *rows, size_t n
 		prev = rows[i].addr;
 		line = rows[i].line;
 	}
+	if (len > UINT32_MAX)
+		return -EOVERFLOW;
+	t->row_len = (uint32_t)len;
 	if (len < cap) {
 		uint8_t *fit = realloc(t->row_bytes, len);
 
@@ -759,7 +749,7 @@ static void position(const struct cu_table *t, uint64_t pc, struct dwarf_pos *po
 {
 	uint64_t off, addr, code = ROW_CODE_END;
 	size_t lo, n;
-	const uint8_t *p;
+	const uint8_t *p, *end;
 	int64_t line = 0, at_line = 0;
 
 	*pos = (struct dwarf_pos){.comp_dir = str_at(t, t->comp_dir)};
@@ -771,14 +761,17 @@ static void position(const struct cu_table *t, uint64_t pc, struct dwarf_pos *po
 	if (!lo)
 		return;
 	p = t->row_bytes + t->block_at[lo - 1];
+	end = t->row_bytes + t->row_len;
 	addr = t->block_lo[lo - 1];
 	n = t->nrows - (lo - 1) * ROW_BLOCK;
 	for (size_t i = 0; i < n && i < ROW_BLOCK; i++) {
-		uint64_t c, zig;
+		uint64_t step, c, zig;
 
-		addr += get_uleb(&p);
-		c = get_uleb(&p);
-		zig = get_uleb(&p);
+		/* Our own bytes: a row cut short (a bug) ends the block. */
+		if (!leb128__read_u(&p, end, &step) || !leb128__read_u(&p, end, &c) ||
+		    !leb128__read_u(&p, end, &zig))
+			break;
+		addr += step;
 		line += zig & 1 ? -(int64_t)((zig + 1) >> 1) : (int64_t)(zig >> 1);
 		if (addr > off)
 			break;

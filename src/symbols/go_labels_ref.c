@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/leb128.h"
 #include "base/safe_open.h"
 #include "process/proc.h"
 
@@ -40,8 +41,8 @@ const struct go_runtime_layout *go_labels__layout(int minor)
 
 int go_labels__version(const uint8_t *buildinfo, size_t len, int *minor, char *version, size_t vlen)
 {
-	uint64_t n = 0;
-	size_t off = BUILDINFO_HEADER;
+	const uint8_t *p = buildinfo + BUILDINFO_HEADER, *stop = buildinfo + len;
+	uint64_t n;
 	char *end;
 	long m;
 
@@ -49,16 +50,10 @@ int go_labels__version(const uint8_t *buildinfo, size_t len, int *minor, char *v
 		return -EINVAL;
 	if (!(buildinfo[15] & BUILDINFO_INLINE))
 		return -ENOTSUP;
-	for (int shift = 0; off < len && shift < 64; shift += 7) {
-		uint8_t b = buildinfo[off++];
-
-		n |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			break;
-	}
-	if (!n || n > len - off || n >= vlen)
+	/* The version string, after its length. */
+	if (!leb128__read_u(&p, stop, &n) || !n || n > (uint64_t)(stop - p) || n >= vlen)
 		return -EINVAL;
-	memcpy(version, buildinfo + off, n);
+	memcpy(version, p, n);
 	version[n] = '\0';
 	if (strncmp(version, "go1.", 4))
 		return -ENOTSUP; /* "devel +abc": a toolchain built from source */

@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/leb128.h"
 #include "unwind/unwind_table.h"
 
 /* .eh_frame pointer encodings (LSB, "DWARF Exception Header Encoding"). */
@@ -173,50 +174,14 @@ static inline bool rd_u8(struct rd *r, uint8_t *v)
 	return rd_bytes(r, v, 1);
 }
 
-/*
- * A LEB128 number's bits into *v, with how many it carried (*shift) and its last byte (which
- * holds the sign). At most 10 bytes hold 64 bits: more is corrupt, not a bigger number.
- */
-static inline bool rd_leb(struct rd *r, uint64_t *v, unsigned int *shift, uint8_t *last)
-{
-	*v = 0;
-	*shift = 0;
-	for (int i = 0; i < 10; i++) {
-		uint8_t byte;
-
-		if (!rd_u8(r, &byte))
-			return false;
-		if (*shift < 64)
-			*v |= (uint64_t)(byte & 0x7f) << *shift;
-		*shift += 7;
-		if (!(byte & 0x80)) {
-			*last = byte;
-			return true;
-		}
-	}
-	return false;
-}
-
 static inline bool rd_uleb(struct rd *r, uint64_t *v)
 {
-	unsigned int shift;
-	uint8_t last;
-
-	return rd_leb(r, v, &shift, &last);
+	return leb128__read_u(&r->p, r->end, v);
 }
 
 static inline bool rd_sleb(struct rd *r, int64_t *v)
 {
-	unsigned int shift;
-	uint8_t last;
-	uint64_t u;
-
-	if (!rd_leb(r, &u, &shift, &last))
-		return false;
-	if (shift < 64 && (last & 0x40))
-		u |= ~(uint64_t)0 << shift;
-	*v = (int64_t)u;
-	return true;
+	return leb128__read_s(&r->p, r->end, v);
 }
 
 static inline bool is_cie_id(const struct cfi_builder *b, uint64_t id, bool is64)

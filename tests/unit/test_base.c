@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The base layer's small utilities: growable arrays, the LRU list, the hash index, UTF-8, hex and
- * percent-decoding, path normalisation, the monotonic millisecond clock, threads that take no
- * signals, and libcurl's global init.
+ * percent-decoding, LEB128, path normalisation, the monotonic millisecond clock, threads that
+ * take no signals, and libcurl's global init.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -23,6 +23,7 @@
 #include "base/hash.h"
 #include "base/hash_index.h"
 #include "base/hex.h"
+#include "base/leb128.h"
 #include "base/log.h"
 #include "base/log_text.h"
 #include "base/lru.h"
@@ -731,6 +732,83 @@ static void test_log_line_escaped(void)
 		       "\\x1b]0;title\\x07' exited\n");
 }
 
+/* --- LEB128 --- */
+
+/* The examples of the DWARF 5 standard (7.6, figures 22 and 23), and the 64-bit extremes. */
+static void test_leb128(void)
+{
+	static const struct {
+		uint8_t b[11];
+		size_t n;
+		uint64_t u;
+		int64_t s;
+	} ok[] = {
+		{{0x02}, 1, 2, 2},
+		/* The sign is bit 6 of the last byte, and only that bit. */
+		{{0x40}, 1, 64, -64},
+		{{0x3f}, 1, 63, 63},
+		{{0xc0, 0x00}, 2, 64, 64},
+		{{0x7f}, 1, 127, -1},
+		{{0x80, 0x01}, 2, 128, 128},
+		{{0x81, 0x01}, 2, 129, 129},
+		{{0x82, 0x01}, 2, 130, 130},
+		{{0xb9, 0x64}, 2, 12857, -3527},
+		{{0x7e}, 1, 126, -2},
+		{{0x81, 0x7f}, 2, 16257, -127},
+		{{0x80, 0x7f}, 2, 16256, -128},
+		{{0xff, 0x00}, 2, 127, 127},
+		{{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, 10, UINT64_MAX, -1},
+		{{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7f},
+		 10,
+		 1ull << 63,
+		 INT64_MIN},
+		/* Bits past 64 are dropped, not an error: the 10th byte carries only one. */
+		{{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7e}, 10, 0, 0},
+	};
+	/* Never terminated within 10 bytes. */
+	static const uint8_t too_long[11] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+					     0x80, 0x80, 0x80, 0x80, 0x01};
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		const uint8_t *p = ok[i].b;
+		uint64_t u = 0;
+		int64_t v = 0;
+
+		CHECK(leb128__read_u(&p, ok[i].b + ok[i].n, &u) && p == ok[i].b + ok[i].n,
+		      "example %zu: unsigned not read", i);
+		CHECK_U64(u, ok[i].u);
+		p = ok[i].b;
+		CHECK(leb128__read_s(&p, ok[i].b + ok[i].n, &v) && p == ok[i].b + ok[i].n,
+		      "example %zu: signed not read", i);
+		CHECK(v == ok[i].s, "example %zu: signed %" PRId64 ", want %" PRId64, i, v,
+		      ok[i].s);
+		/* One byte short: refused, the cursor where it was. */
+		p = ok[i].b;
+		CHECK(!leb128__read_u(&p, ok[i].b + ok[i].n - 1, &u) && p == ok[i].b,
+		      "example %zu: read past its end", i);
+	}
+	{
+		const uint8_t *p = too_long;
+		uint64_t u = 7;
+
+		CHECK(!leb128__read_u(&p, too_long + sizeof(too_long), &u) && p == too_long &&
+			      u == 7,
+		      "an 11-byte number was read");
+	}
+	{
+		/* Two numbers back to back: the second starts where the first ended. */
+		static const uint8_t two[] = {0xe5, 0x8e, 0x26, 0x05};
+		const uint8_t *p = two;
+		uint64_t a = 0, b = 0;
+
+		CHECK(leb128__read_u(&p, two + sizeof(two), &a) &&
+			      leb128__read_u(&p, two + sizeof(two), &b) && p == two + sizeof(two),
+		      "two numbers");
+		CHECK_U64(a, 624485);
+		CHECK_U64(b, 5);
+	}
+}
+
 /* --- libcurl's global init --- */
 
 /*
@@ -770,6 +848,7 @@ int main(void)
 	test_hex_digit_encode();
 	test_percent_decode();
 	test_hex_parse();
+	test_leb128();
 	test_search();
 	test_path_normalize();
 	test_clock();
