@@ -21,8 +21,9 @@ FROM debian:bookworm-slim
 # servers in DEBUGINFOD_URLS; libprotobuf-c1: OTLP and pprof;
 # libcurl3-gnutls: the transports (libcurl's GnuTLS build, which libdebuginfod1 uses too);
 # libssh2-1: libcurl's SSH backend, set up without crypto (never used); libnettle8: SHA-256
-# (the file ids); libyaml-0-2: the config file; libjson-c5: the kubelet's /pods and Docker's container configs; libmicrohttpd12: /metrics,
-# /healthz, /readyz; libsystemd0: sd_notify; liblzma5: MiniDebugInfo (.gnu_debugdata);
+# (the file ids); libyaml-0-2: the config file; libjson-c5: the kubelet's /pods and Docker's
+# container configs; libmicrohttpd12: /metrics, /healthz, /readyz; libsystemd0: sd_notify;
+# liblzma5: MiniDebugInfo (.gnu_debugdata);
 # ca-certificates: TLS to the receivers.
 # libiberty (demangling) is a static library: nothing to install.
 RUN apt-get update && \

@@ -6,9 +6,10 @@ set -euo pipefail
 build_pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
 	protobuf-c-compiler libprotobuf-c-dev libcurl4-gnutls-dev libssh2-1-dev nettle-dev pkg-config
 	libiberty-dev libyaml-dev libjson-c-dev libmicrohttpd-dev libsystemd-dev)
-# libcurl's GnuTLS build, the one libdebuginfod already loads: one libcurl in the process, and no
-# OpenSSL initialisation (3 MiB resident for the agent's life). libssh2-1-dev: libcurl's SSH
-# backend is initialised without its OpenSSL crypto (src/base/curl_client.c says why).
+# libcurl's GnuTLS build, the one libdebuginfod already loads: one libcurl in the process, and
+# OpenSSL never initialised (it kept ~1.7 MiB more of libcrypto resident for the agent's life).
+# libssh2-1-dev: libcurl's SSH backend is initialised without its OpenSSL crypto
+# (src/base/curl_client.c says why).
 # liblzma decompresses MiniDebugInfo (.gnu_debugdata, the symbols Fedora and RHEL binaries keep).
 build_pkgs+=(liblzma-dev)
 # libdebuginfod-dev: the client library that fetches separate debug files by build-id from the
@@ -64,8 +65,8 @@ fi
 # guest; qemu-system-arm boots it, cpio makes its initramfs.
 arm64_pkgs=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-system-arm cpio)
 for p in libbpf-dev libelf-dev libdw-dev zlib1g-dev libprotobuf-c-dev libcurl4-gnutls-dev \
-	libssh2-1-dev nettle-dev libiberty-dev libyaml-dev libjson-c-dev libmicrohttpd-dev libsystemd-dev \
-	liblzma-dev libdebuginfod-dev libstdc++6; do
+	libssh2-1-dev nettle-dev libiberty-dev libyaml-dev libjson-c-dev libmicrohttpd-dev \
+	libsystemd-dev liblzma-dev libdebuginfod-dev libstdc++6; do
 	arm64_pkgs+=("$p:arm64")
 done
 
