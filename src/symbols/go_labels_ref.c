@@ -41,7 +41,7 @@ const struct go_runtime_layout *go_labels__layout(int minor)
 
 int go_labels__version(const uint8_t *buildinfo, size_t len, int *minor, char *version, size_t vlen)
 {
-	const uint8_t *p = buildinfo + BUILDINFO_HEADER, *stop = buildinfo + len;
+	const uint8_t *p, *stop = buildinfo + len;
 	uint64_t n;
 	char *end;
 	long m;
@@ -51,6 +51,7 @@ int go_labels__version(const uint8_t *buildinfo, size_t len, int *minor, char *v
 	if (!(buildinfo[15] & BUILDINFO_INLINE))
 		return -ENOTSUP;
 	/* The version string, after its length. */
+	p = buildinfo + BUILDINFO_HEADER;
 	if (!leb128__read_u(&p, stop, &n) || !n || n > (uint64_t)(stop - p) || n >= vlen)
 		return -EINVAL;
 	memcpy(version, p, n);
